@@ -1,0 +1,60 @@
+# Helpers shared by every module: warnings, sanitizers, tests.
+
+function(reelfs_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow=local
+                                           -Wno-missing-field-initializers)
+  if(REELFS_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+if(REELFS_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# reelfs_add_module(NAME SOURCES ... [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
+function(reelfs_add_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC ${ARG_PUBLIC_LIBS} PRIVATE ${ARG_PRIVATE_LIBS})
+  reelfs_set_warnings(${name})
+endfunction()
+
+# reelfs_add_test(NAME LABEL unit|integration|interop|e2e|hw SOURCES ... LIBS ...
+#                 [NO_DOCTEST_MAIN] [TIMEOUT s] [ENV k=v...])
+# A test whose precondition is missing prints why and exits 77 (SKIP_RETURN_CODE).
+function(reelfs_add_test name)
+  cmake_parse_arguments(ARG "NO_DOCTEST_MAIN" "LABEL;TIMEOUT" "SOURCES;LIBS;ENV" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS})
+  if(NOT ARG_NO_DOCTEST_MAIN)
+    target_link_libraries(${name} PRIVATE reelfs_doctest_main)
+  endif()
+  reelfs_set_warnings(${name})
+  add_test(NAME ${name} COMMAND ${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} SKIP_RETURN_CODE 77
+                                          TIMEOUT ${ARG_TIMEOUT})
+  if(ARG_ENV)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${ARG_ENV}")
+  endif()
+endfunction()
+
+# reelfs_add_script_test(NAME LABEL ... COMMAND ... [TIMEOUT s])
+function(reelfs_add_script_test name)
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "COMMAND;ENV" ${ARGN})
+  add_test(NAME ${name} COMMAND ${ARG_COMMAND})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 600)
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} SKIP_RETURN_CODE 77
+                                          TIMEOUT ${ARG_TIMEOUT})
+  if(ARG_ENV)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${ARG_ENV}")
+  endif()
+endfunction()

@@ -1,0 +1,142 @@
+#include "common/log.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/syslog_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "common/result.h"
+
+namespace reelfs {
+namespace {
+
+struct LogState {
+  std::shared_mutex mutex;
+  LogLevel default_level = LogLevel::kInfo;
+  std::map<std::string, LogLevel, std::less<>> subject_levels;  // GUARDED_BY(mutex)
+  std::shared_ptr<spdlog::logger> logger;                       // GUARDED_BY(mutex)
+};
+
+LogState& State() {
+  static LogState* state = [] {
+    auto* s = new LogState();  // leaked on purpose: logging must outlive static destructors
+    s->logger = std::make_shared<spdlog::logger>("reelfs",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    s->logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+    s->logger->set_level(spdlog::level::trace);
+    return s;
+  }();
+  return *state;
+}
+
+Result<LogLevel> ParseLevel(std::string_view name) {
+  if (name == "trace") return LogLevel::kTrace;
+  if (name == "debug") return LogLevel::kDebug;
+  if (name == "info") return LogLevel::kInfo;
+  if (name == "warn" || name == "warning") return LogLevel::kWarn;
+  if (name == "error") return LogLevel::kError;
+  if (name == "off") return LogLevel::kOff;
+  return Status::InvalidArgument("unknown log level '" + std::string(name) +
+                                 "' (trace, debug, info, warn, error, off)");
+}
+
+spdlog::level::level_enum ToSpd(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace:
+      return spdlog::level::trace;
+    case LogLevel::kDebug:
+      return spdlog::level::debug;
+    case LogLevel::kInfo:
+      return spdlog::level::info;
+    case LogLevel::kWarn:
+      return spdlog::level::warn;
+    case LogLevel::kError:
+      return spdlog::level::err;
+    case LogLevel::kOff:
+      return spdlog::level::off;
+  }
+  return spdlog::level::info;
+}
+
+void ReplaceSink(spdlog::sink_ptr sink, bool with_time) {
+  LogState& s = State();
+  auto logger = std::make_shared<spdlog::logger>("reelfs", std::move(sink));
+  logger->set_pattern(with_time ? "%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v" : "%l %v",
+                      spdlog::pattern_time_type::utc);
+  logger->set_level(spdlog::level::trace);
+  std::unique_lock lock(s.mutex);
+  s.logger = std::move(logger);
+}
+
+}  // namespace
+
+Status ConfigureLogging(std::string_view spec) {
+  LogLevel default_level = LogLevel::kInfo;
+  std::map<std::string, LogLevel, std::less<>> subjects;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t end = spec.find(',', pos);
+    if (end == std::string_view::npos) end = spec.size();
+    std::string_view item = spec.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      auto level = ParseLevel(item);
+      if (!level.ok()) return level.status();
+      default_level = *level;
+    } else {
+      auto level = ParseLevel(item.substr(eq + 1));
+      if (!level.ok()) return level.status();
+      subjects[std::string(item.substr(0, eq))] = *level;
+    }
+  }
+  LogState& s = State();
+  std::unique_lock lock(s.mutex);
+  s.default_level = default_level;
+  s.subject_levels = std::move(subjects);
+  return Status::Ok();
+}
+
+Status LogToFile(const std::string& path) {
+  try {
+    ReplaceSink(std::make_shared<spdlog::sinks::basic_file_sink_mt>(path), true);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument("cannot open log file " + path + ": " + e.what());
+  }
+  return Status::Ok();
+}
+
+void LogToSyslog(std::string_view ident) {
+  ReplaceSink(
+      std::make_shared<spdlog::sinks::syslog_sink_mt>(std::string(ident), 0, LOG_USER, true),
+      false);
+}
+
+void LogToStderr() { ReplaceSink(std::make_shared<spdlog::sinks::stderr_sink_mt>(), true); }
+
+bool LogEnabled(LogLevel level, std::string_view subject) {
+  LogState& s = State();
+  std::shared_lock lock(s.mutex);
+  auto it = s.subject_levels.find(subject);
+  LogLevel threshold = it != s.subject_levels.end() ? it->second : s.default_level;
+  return level != LogLevel::kOff && level >= threshold;
+}
+
+void LogWrite(LogLevel level, std::string_view subject, std::string_view message) {
+  std::shared_ptr<spdlog::logger> logger;
+  {
+    LogState& s = State();
+    std::shared_lock lock(s.mutex);
+    logger = s.logger;
+  }
+  logger->log(ToSpd(level), "[{}] {}", subject, message);
+}
+
+}  // namespace reelfs

@@ -1,0 +1,140 @@
+// Status: the result of an operation that returns no value.
+//
+// Errors are values (style.md §C). A Status is OK or carries a canonical code chosen by retry
+// semantics, a message for humans, and an optional Detail with the foreign error that caused it
+// (errno, HTTP status, S3 error code, request id). OK costs one null pointer.
+//
+// Thread-safety: a Status is a value; distinct objects may be used from distinct threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace reelfs {
+
+// Canonical codes (the abseil set we need). Pick by what the caller should do next:
+// kUnavailable = retry later; kFailedPrecondition = retrying will not help until the world
+// changes (e.g. an archived object not yet restored); kUnauthenticated = bad signature/keys.
+enum class StatusCode : uint8_t {
+  kOk = 0,
+  kCancelled,
+  kUnknown,
+  kInvalidArgument,
+  kDeadlineExceeded,
+  kNotFound,
+  kAlreadyExists,
+  kPermissionDenied,
+  kResourceExhausted,
+  kFailedPrecondition,
+  kAborted,
+  kOutOfRange,
+  kUnimplemented,
+  kInternal,
+  kUnavailable,
+  kDataLoss,
+  kUnauthenticated,
+};
+
+std::string_view StatusCodeName(StatusCode code);
+
+// Where an error came from, kept so the single errno mapping and the logs can use it.
+struct StatusDetail {
+  int sys_errno = 0;       // errno captured right after the failing call, 0 if none
+  int http_status = 0;     // HTTP status of the response, 0 if none
+  std::string s3_code;     // S3 error <Code>, e.g. "NoSuchKey"
+  std::string request_id;  // x-amz-request-id, for support
+};
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;  // OK
+  Status(StatusCode code, std::string message, StatusDetail detail = {});
+
+  Status(const Status& other);
+  Status& operator=(const Status& other);
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+
+  static Status Ok() { return Status(); }
+  static Status Cancelled(std::string msg) { return {StatusCode::kCancelled, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {StatusCode::kInvalidArgument, std::move(msg)};
+  }
+  static Status NotFound(std::string msg) { return {StatusCode::kNotFound, std::move(msg)}; }
+  static Status AlreadyExists(std::string msg) {
+    return {StatusCode::kAlreadyExists, std::move(msg)};
+  }
+  static Status PermissionDenied(std::string msg) {
+    return {StatusCode::kPermissionDenied, std::move(msg)};
+  }
+  static Status FailedPrecondition(std::string msg) {
+    return {StatusCode::kFailedPrecondition, std::move(msg)};
+  }
+  static Status OutOfRange(std::string msg) { return {StatusCode::kOutOfRange, std::move(msg)}; }
+  static Status Unimplemented(std::string msg) {
+    return {StatusCode::kUnimplemented, std::move(msg)};
+  }
+  static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+  static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
+  static Status DeadlineExceeded(std::string msg) {
+    return {StatusCode::kDeadlineExceeded, std::move(msg)};
+  }
+  static Status DataLoss(std::string msg) { return {StatusCode::kDataLoss, std::move(msg)}; }
+  static Status ResourceExhausted(std::string msg) {
+    return {StatusCode::kResourceExhausted, std::move(msg)};
+  }
+  static Status Unauthenticated(std::string msg) {
+    return {StatusCode::kUnauthenticated, std::move(msg)};
+  }
+  static Status Aborted(std::string msg) { return {StatusCode::kAborted, std::move(msg)}; }
+
+  bool ok() const { return rep_ == nullptr; }
+  StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }
+  // Empty for OK.
+  std::string_view message() const;
+  // Default-constructed for OK or when the error had no foreign cause.
+  const StatusDetail& detail() const;
+
+  // "NOT_FOUND: no such key a/b (http 404, NoSuchKey, request-id R)"; "OK" for OK.
+  std::string ToString() const;
+
+  // Returns a copy with `context + ": "` prepended to the message.
+  Status WithContext(std::string_view context) const;
+
+  // Marks an intentional ignore so it can be found by grep.
+  void IgnoreError() const {}
+
+ private:
+  struct Rep {
+    StatusCode code;
+    std::string message;
+    StatusDetail detail;
+  };
+  std::unique_ptr<Rep> rep_;
+};
+
+// Whether trying the same operation again may succeed. Derived from the code only.
+bool IsRetryable(const Status& status);
+
+// Converts an errno value, captured right after the failing call, into a Status.
+Status ErrnoToStatus(int err, std::string_view context);
+
+}  // namespace reelfs
+
+// Propagation helpers: the only two (style.md §C).
+#define REELFS_RETURN_IF_ERROR(expr)                   \
+  do {                                                 \
+    ::reelfs::Status reelfs_status__ = (expr);         \
+    if (!reelfs_status__.ok()) return reelfs_status__; \
+  } while (0)
+
+#define REELFS_CONCAT_INNER_(a, b) a##b
+#define REELFS_CONCAT_(a, b) REELFS_CONCAT_INNER_(a, b)
+#define REELFS_ASSIGN_OR_RETURN(lhs, expr) \
+  REELFS_ASSIGN_OR_RETURN_IMPL_(REELFS_CONCAT_(reelfs_result_, __LINE__), lhs, expr)
+#define REELFS_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
+  auto tmp = (expr);                                  \
+  if (!tmp.ok()) return std::move(tmp).status();      \
+  lhs = std::move(tmp).value()

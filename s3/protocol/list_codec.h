@@ -1,0 +1,36 @@
+// XML codecs for listings: ListObjectsV2 and ListBuckets (ListAllMyBucketsResult).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "s3/types.h"
+
+namespace reelfs::s3 {
+
+// What a server sends for ListObjectsV2, with the echoed request fields.
+struct ListObjectsV2Result {
+  std::string bucket;
+  std::string prefix;
+  std::string delimiter;
+  std::string start_after;
+  std::string continuation_token;  // echoed
+  int max_keys = 1000;
+  bool include_restore_status = false;  // emit <RestoreStatus> for entries that have restore info
+  ListObjectsPage page;
+};
+
+// Parses Contents (Key, LastModified, ETag, Size, StorageClass, RestoreStatus), CommonPrefixes,
+// IsTruncated, NextContinuationToken. Tolerates missing optional elements and EncodingType=url
+// (keys then decoded). Malformed XML or a missing Key is kInvalidArgument.
+Result<ListObjectsPage> ParseListObjectsV2(std::string_view xml);
+std::string EncodeListObjectsV2(const ListObjectsV2Result& result);
+
+Result<std::vector<BucketInfo>> ParseListBuckets(std::string_view xml);
+std::string EncodeListBuckets(const std::vector<BucketInfo>& buckets, std::string_view owner_id);
+
+}  // namespace reelfs::s3

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency from Debian's archive (and s3rver from npm), then
+# configures and builds reelfs. Idempotent: a second run installs nothing and rebuilds only what
+# changed.
+#
+#   scripts/setup.sh                 # release-ish build in build/
+#   REELFS_BUILD_DIR=build-asan REELFS_SANITIZE=ON scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git
+  # libraries
+  libcurl4-openssl-dev libssl-dev libpugixml-dev libyaml-cpp-dev doctest-dev libcli11-dev
+  libspdlog-dev libfmt-dev libboost-dev libsqlite3-dev
+  # tests and interop: real third-party clients and tools
+  sqlite3 curl awscli python3 python3-boto3 xxd procps psmisc
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node.js with npm runs s3rver (an S3 server no one here wrote). Use the machine's node if it has
+# one with npm; otherwise Debian's.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# s3rver for the interop tests, pinned by tests/interop/package-lock.json.
+if [ ! -x tests/interop/node_modules/.bin/s3rver ]; then
+  echo "setup: installing s3rver (npm)"
+  (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+BUILD_DIR=${REELFS_BUILD_DIR:-build}
+SANITIZE=${REELFS_SANITIZE:-OFF}
+BUILD_TYPE=${REELFS_BUILD_TYPE:-RelWithDebInfo}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
+  -DREELFS_SANITIZE="$SANITIZE" -DREELFS_WERROR=ON >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+echo "setup: built in $BUILD_DIR"

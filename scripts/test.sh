@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The test command (README): sets up a fresh Debian 12 machine, builds, and runs every test
+# through CTest; then builds the suite again with ASan/UBSan and runs the unit and integration
+# tests under the sanitizers.
+#
+# Tests whose precondition is missing print why and exit 77 (reported as skipped, never passed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs=$(nproc)
+scripts/setup.sh
+(cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
+
+if [ "${REELFS_SKIP_SANITIZERS:-0}" != "1" ]; then
+  REELFS_BUILD_DIR=build-asan REELFS_SANITIZE=ON REELFS_BUILD_TYPE=Debug scripts/setup.sh
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     ctest --output-on-failure -j "$jobs" -L 'unit|integration' --timeout 900)
+fi
