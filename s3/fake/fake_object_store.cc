@@ -1,0 +1,1 @@
+#include "s3/fake/fake_object_store.h"

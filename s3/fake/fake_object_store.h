@@ -1,0 +1,2 @@
+#pragma once
+#include "s3/object_store.h"

@@ -1,0 +1,1 @@
+#include "s3/fake/fault_injecting_store.h"

@@ -1,0 +1,1 @@
+#include "s3/protocol/request_codecs.h"
