@@ -21,12 +21,19 @@ struct ListObjectsV2Result {
   std::string continuation_token;  // echoed
   int max_keys = 1000;
   bool include_restore_status = false;  // emit <RestoreStatus> for entries that have restore info
+  // EncodingType=url was requested: keys, prefixes, delimiter and start-after are percent-encoded
+  // (UriEncode, '/' kept) and <EncodingType>url</EncodingType> is emitted. Without it, control
+  // characters go out as numeric references (&#1;), as AWS does; NUL cannot be carried by XML and
+  // ends the text there, so a server that allows NUL in keys must list with url encoding.
+  bool url_encode = false;
   ListObjectsPage page;
 };
 
 // Parses Contents (Key, LastModified, ETag, Size, StorageClass, RestoreStatus), CommonPrefixes,
 // IsTruncated, NextContinuationToken. Tolerates missing optional elements and EncodingType=url
-// (keys then decoded). Malformed XML or a missing Key is kInvalidArgument.
+// (Key, Prefix, CommonPrefixes, Delimiter, StartAfter then percent-decoded, '+' as space, as AWS
+// encodes). Malformed XML, a missing Key, or a malformed value (Size "abc", a bad LastModified,
+// IsTruncated "maybe") is kInvalidArgument.
 Result<ListObjectsPage> ParseListObjectsV2(std::string_view xml);
 std::string EncodeListObjectsV2(const ListObjectsV2Result& result);
 

@@ -58,10 +58,13 @@ struct CopyObjectResult {
   WallTime last_modified{};
 };
 std::string EncodeCopyObjectResult(const CopyObjectResult& r);
+// Like Complete, a 200 CopyObject response may carry an <Error> document: returned as a Status.
 Result<CopyObjectResult> ParseCopyObjectResult(std::string_view xml);
 
 // <RestoreRequest><Days/><GlacierJobParameters><Tier/></GlacierJobParameters></RestoreRequest>
-// The tier goes only in GlacierJobParameters (a top-level Tier draws MalformedXML on AWS).
+// The tier goes only in GlacierJobParameters (a top-level Tier draws MalformedXML on AWS, and the
+// parser rejects it likewise). Parsing: Days optional but > 0 when present; no
+// GlacierJobParameters means Standard; an unknown tier is kInvalidArgument.
 struct RestoreRequestBody {
   std::optional<int> days;
   RestoreTier tier = RestoreTier::kStandard;
