@@ -78,8 +78,13 @@ struct VerifiedRequest {
 };
 
 // Verifies header auth (Authorization: AWS4-HMAC-SHA256 ...) or a presigned query. Failures carry
-// the S3 error code in detail().s3_code: AccessDenied (no or malformed auth, expired presign),
-// InvalidAccessKeyId, SignatureDoesNotMatch, RequestTimeTooSkewed, AuthorizationHeaderMalformed.
+// the S3 error code in detail().s3_code (and the HTTP status in detail().http_status):
+// AccessDenied (kPermissionDenied: no auth, another auth scheme, bad date, expired presign),
+// InvalidAccessKeyId and SignatureDoesNotMatch (kUnauthenticated), RequestTimeTooSkewed
+// (kPermissionDenied), AuthorizationHeaderMalformed / AuthorizationQueryParametersError
+// (kInvalidArgument: an AWS4-HMAC-SHA256 header or presigned query that does not parse).
+// VerifiedRequest::payload_hash is x-amz-content-sha256 as sent (req.payload_hash if set, the
+// empty-body hash if neither) or UNSIGNED-PAYLOAD for presigned URLs.
 Result<VerifiedRequest> VerifyRequest(const SignableRequest& req, const SecretLookup& lookup,
                                       std::chrono::system_clock::time_point now,
                                       std::chrono::seconds max_skew = std::chrono::minutes(15));
