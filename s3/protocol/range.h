@@ -31,6 +31,7 @@ struct ContentRange {
 
 // "bytes 0-99/1000"; "bytes */1000" (for 416) parses to total only with first=last=0.
 Result<ContentRange> ParseContentRange(std::string_view header);
+// "bytes 0-99/1000"; an empty range gives "bytes */1000", the form a 416 carries.
 std::string FormatContentRange(const ByteRange& range, uint64_t total);
 
 }  // namespace reelfs::s3

@@ -6,7 +6,8 @@
 //   ongoing-request="false"                           -> restored, no expiry (versitygw 2026-03)
 //   true / false (bare, versitygw before 2026-03)     -> running / restored
 // Keys in any order and case, extra whitespace, unknown keys ignored; the 2050 placeholder
-// expiry of versitygw is flagged as such.
+// expiry of versitygw is flagged as such (any expiry within the year 2050). Anything else,
+// including an empty value or ongoing-request="maybe", is kInvalidArgument.
 //
 // Thread-safety: pure functions.
 #pragma once
