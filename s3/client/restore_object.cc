@@ -1,0 +1,27 @@
+// RestoreObject: 202 queued, 200 already restored, 409 RestoreAlreadyInProgress.
+#include "s3/client/operation_internal.h"
+#include "s3/client/s3_client.h"
+#include "s3/protocol/request_codecs.h"
+
+namespace reelfs::s3 {
+
+void S3Client::RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOutcome> done) {
+  HttpRequest r = internal::MakeRequest("POST", req.bucket, req.key,
+                                        internal::What("RestoreObject", req.bucket, req.key));
+  r.query.emplace_back("restore", "");
+  // Always a body: versitygw rejects a RestoreObject without one.
+  r.owned_body = EncodeRestoreRequest(RestoreRequestBody{req.days, req.tier});
+  r.headers.emplace_back("content-type", "application/xml");
+  transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
+    if (!resp.ok()) {
+      const Status& st = resp.status();
+      if (st.detail().s3_code == "RestoreAlreadyInProgress" || st.detail().http_status == 409) {
+        return done(RestoreOutcome::kAlreadyInProgress);
+      }
+      return done(st);
+    }
+    done(resp->status == 202 ? RestoreOutcome::kAccepted : RestoreOutcome::kAlreadyRestored);
+  });
+}
+
+}  // namespace reelfs::s3

@@ -1,0 +1,55 @@
+#include "s3/client/s3_client.h"
+
+#include "s3/client/aws_config.h"
+
+namespace reelfs::s3 {
+
+Result<ClientOptions> ClientOptionsFromAwsEnvironment(std::string_view profile) {
+  REELFS_ASSIGN_OR_RETURN(AwsSettings settings, ResolveAwsSettings(ProcessEnvironment(), profile));
+  ClientOptions options;
+  options.endpoint = settings.endpoint_url;
+  options.region = settings.region;
+  options.credentials = settings.credentials;
+  return options;
+}
+
+Result<std::unique_ptr<S3Client>> S3Client::Create(ClientOptions options) {
+  TransportOptions t;
+  const std::string endpoint =
+      options.endpoint.empty() ? AwsEndpointForRegion(options.region) : options.endpoint;
+  REELFS_ASSIGN_OR_RETURN(t.endpoint, ParseEndpoint(endpoint));
+  t.addressing = options.addressing;
+  t.region = options.region;
+  t.credentials = options.credentials;
+  t.max_connections = options.max_connections;
+  t.connect_timeout = options.connect_timeout;
+  t.idle_timeout = options.idle_timeout;
+  t.total_timeout = options.total_timeout;
+  t.retry = options.retry;
+  t.jitter = options.jitter;
+  t.ca_bundle = options.ca_bundle;
+  t.verify_tls = options.verify_tls;
+  t.user_agent = options.user_agent.empty() ? "reelfs/0.1" : options.user_agent;
+  t.unsigned_payload_min_bytes = options.unsigned_payload_min_bytes;
+  if (t.max_connections <= 0) return Status::InvalidArgument("max_connections must be positive");
+  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, Transport::Create(std::move(t)));
+  return std::unique_ptr<S3Client>(new S3Client(std::move(options), std::move(transport)));
+}
+
+S3Client::S3Client(ClientOptions options, std::unique_ptr<Transport> transport)
+    : options_(std::move(options)), transport_(std::move(transport)) {}
+
+S3Client::~S3Client() = default;
+
+ClientCounters S3Client::counters() const {
+  const TransportCounters t = transport_->counters();
+  ClientCounters c;
+  c.requests = t.requests;
+  c.retries = t.retries;
+  c.failures = t.failures;
+  c.bytes_sent = t.bytes_sent;
+  c.bytes_received = t.bytes_received;
+  return c;
+}
+
+}  // namespace reelfs::s3

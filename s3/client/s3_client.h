@@ -1,0 +1,107 @@
+// S3Client: the libcurl implementation of reelfs::s3::ObjectStore (s3/object_store.h).
+//
+//   auto options = ClientOptionsFromAwsEnvironment();       // env + ~/.aws, like the AWS CLI
+//   auto client = S3Client::Create(*options);               // starts the event-loop thread
+//   auto info = Await<ObjectInfo>([&](auto cb) { (*client)->HeadObject({"b", "k"}, cb); });
+//
+// Each operation is one HTTP exchange on the shared Transport (one event-loop thread, pooled
+// connections, retries with full-jitter backoff); operations live one per file (get_object.cc,
+// list_objects.cc, ...). Completions run on the event-loop thread.
+//
+// Thread-safety: all methods may be called concurrently from any thread. Destroying the client
+// completes every pending operation with kCancelled before it returns.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "s3/client/request_target.h"
+#include "s3/client/retry_policy.h"
+#include "s3/client/transport.h"
+#include "s3/object_store.h"
+#include "s3/protocol/sigv4.h"
+
+namespace reelfs::s3 {
+
+struct ClientOptions {
+  // "http(s)://host[:port][/path]". Empty: AWS for `region` (https://s3.REGION.amazonaws.com).
+  std::string endpoint;
+  // SigV4 signing region.
+  std::string region = "us-east-1";
+  // kPath: http://host/bucket/key (gateways, s3rver, MinIO). kVirtualHost: http://bucket.host/key.
+  Addressing addressing = Addressing::kPath;
+  // Empty access key: requests go unsigned (anonymous).
+  Credentials credentials;
+  // Upper bound of concurrent connections (per host and in total); more requests queue in libcurl.
+  int max_connections = 64;
+  // TCP + TLS connection set-up limit per attempt.
+  std::chrono::milliseconds connect_timeout{10'000};
+  // An attempt during which no byte moves for this long is aborted (and retried). Whole seconds.
+  std::chrono::milliseconds idle_timeout{30'000};
+  // Limit for one attempt, start to end; 0 disables it (large GETs may take long but are never
+  // idle, which idle_timeout catches).
+  std::chrono::milliseconds total_timeout{0};
+  // Retries: max_attempts=5 (first try included), base=100 ms, cap=20 s, full jitter.
+  RetryOptions retry;
+  // PEM file of trusted CAs for https (CURLOPT_CAINFO); empty: the system store.
+  std::string ca_bundle;
+  // Certificate and host name verification for https. Turn off only for test servers.
+  bool verify_tls = true;
+  // User-Agent header; empty: "reelfs/0.1".
+  std::string user_agent;
+  // Upload bodies at least this large are sent with x-amz-content-sha256: UNSIGNED-PAYLOAD
+  // instead of their SHA-256 (saves hashing them; TLS still protects them). 0: always hash.
+  uint64_t unsigned_payload_min_bytes = 0;
+  // For tests: the retry jitter source (uniform in [0, 1)); empty: random.
+  RetryPolicy::JitterSource jitter;
+};
+
+// Options filled from AWS_* variables and ~/.aws/{credentials,config} (s3/client/aws_config.h).
+// `profile` overrides AWS_PROFILE.
+Result<ClientOptions> ClientOptionsFromAwsEnvironment(std::string_view profile = {});
+
+struct ClientCounters {
+  uint64_t requests = 0;        // operations submitted
+  uint64_t retries = 0;         // attempts beyond the first
+  uint64_t failures = 0;        // operations that ended with an error
+  uint64_t bytes_sent = 0;      // request bodies
+  uint64_t bytes_received = 0;  // response bodies
+};
+
+class S3Client final : public ObjectStore {
+ public:
+  static Result<std::unique_ptr<S3Client>> Create(ClientOptions options);
+  ~S3Client() override;
+
+  void ListBuckets(Callback<std::vector<BucketInfo>> done) override;
+  void CreateBucket(const std::string& bucket, StatusCallback done) override;
+  void DeleteBucket(const std::string& bucket, StatusCallback done) override;
+  void ListObjects(const ListObjectsRequest& req, Callback<ListObjectsPage> done) override;
+  void HeadObject(const HeadObjectRequest& req, Callback<ObjectInfo> done) override;
+  void GetObject(const GetObjectRequest& req, Callback<GetObjectResult> done) override;
+  void PutObject(const PutObjectRequest& req, Callback<std::string> done) override;
+  void CreateMultipartUpload(const CreateMultipartUploadRequest& req,
+                             Callback<std::string> done) override;
+  void UploadPart(const UploadPartRequest& req, Callback<std::string> done) override;
+  void CompleteMultipartUpload(const CompleteMultipartUploadRequest& req,
+                               Callback<std::string> done) override;
+  void AbortMultipartUpload(const AbortMultipartUploadRequest& req, StatusCallback done) override;
+  void DeleteObject(const DeleteObjectRequest& req, StatusCallback done) override;
+  void DeleteObjects(const DeleteObjectsRequest& req, Callback<DeleteObjectsResult> done) override;
+  void CopyObject(const CopyObjectRequest& req, Callback<std::string> done) override;
+  void RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOutcome> done) override;
+
+  ClientCounters counters() const;
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  S3Client(ClientOptions options, std::unique_ptr<Transport> transport);
+
+  ClientOptions options_;
+  std::unique_ptr<Transport> transport_;  // owns the event-loop thread
+};
+
+}  // namespace reelfs::s3

@@ -1,0 +1,8 @@
+# Interop: the reelfs S3 client against s3rver (npm), included from tests/interop/CMakeLists.txt.
+reelfs_add_test(client_s3rver_test LABEL interop
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/client_s3rver_test.cc
+          ${PROJECT_SOURCE_DIR}/tests/fakes/gateway_process.cc
+  LIBS reelfs_s3_client
+  NO_DOCTEST_MAIN
+  TIMEOUT 300
+  ENV REELFS_S3RVER_BIN=${CMAKE_CURRENT_SOURCE_DIR}/node_modules/.bin/s3rver)
