@@ -1,0 +1,389 @@
+// The only translation unit that includes Boost.Beast (compile cost, and one place to audit).
+#include "gateway/http/server.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <ctime>
+#include <limits>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "common/log.h"
+
+namespace reelfs::gateway::http {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+
+constexpr size_t kChunkBytes = 1 << 20;
+constexpr char kServerName[] = "reelfs-gateway (reference gateway, not for production)";
+
+std::string NewRequestId() {
+  static const uint64_t kPrefix = std::random_device{}() & 0xFFFFFF;
+  static std::atomic<uint64_t> counter{0};
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%06llX%010llX", static_cast<unsigned long long>(kPrefix),
+           static_cast<unsigned long long>(++counter));
+  return buf;
+}
+
+std::string HttpDateNow() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  return buf;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, Handler& handler, std::chrono::seconds idle)
+      : stream_(std::move(socket)), handler_(handler), idle_(idle), buf_(kChunkBytes) {}
+
+  void Start() {
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+  }
+
+ private:
+  void ReadHeader() {
+    parser_.emplace();
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    parser_->header_limit(64 * 1024);
+    stream_.expires_after(idle_);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+  }
+
+  void OnHeader(beast::error_code ec, size_t /*bytes*/) {
+    if (ec) {
+      if (ec != bhttp::error::end_of_stream && ec != beast::error::timeout &&
+          ec != net::error::connection_reset && ec != net::error::eof) {
+        REELFS_LOG_DEBUG("gateway.http", "read header: {}", ec.message());
+        if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
+          meta_ = Request{};
+          meta_.request_id = NewRequestId();
+          keep_alive_ = false;
+          Response r = handler_.InternalError(meta_, "malformed HTTP request");
+          r.status = 400;
+          return Send(std::move(r));
+        }
+      }
+      return Close();
+    }
+    start_ = std::chrono::steady_clock::now();
+    bytes_in_ = 0;
+    auto& msg = parser_->get();
+    Request req;
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    for (const auto& field : msg) {
+      req.headers.emplace_back(
+          Lower(std::string_view(field.name_string().data(), field.name_string().size())),
+          std::string(field.value()));
+    }
+    req.has_body = !parser_->is_done();
+    req.request_id = NewRequestId();
+    beast::error_code ep_ec;
+    auto remote = stream_.socket().remote_endpoint(ep_ec);
+    if (!ep_ec)
+      req.remote_address = remote.address().to_string() + ":" + std::to_string(remote.port());
+    meta_.method = req.method;
+    meta_.request_id = req.request_id;
+    meta_.remote_address = req.remote_address;
+    keep_alive_ = msg.keep_alive();
+    bool expect_continue = beast::iequals(msg[bhttp::field::expect], "100-continue");
+
+    Handler::Started started;
+    try {
+      started = handler_.Start(std::move(req));
+    } catch (const std::exception& e) {
+      started = handler_.InternalError(meta_, e.what());
+    } catch (...) {
+      started = handler_.InternalError(meta_, "unknown exception");
+    }
+    if (auto* resp = std::get_if<Response>(&started)) {
+      if (!parser_->is_done()) keep_alive_ = false;  // unread body: the connection is spent
+      return Send(std::move(*resp));
+    }
+    exchange_ = std::move(std::get<std::unique_ptr<Exchange>>(started));
+    if (parser_->is_done()) return FinishExchange();
+    if (expect_continue) {
+      continue_.emplace(bhttp::status::continue_, msg.version());
+      continue_->set(bhttp::field::server, kServerName);
+      stream_.expires_after(idle_);
+      bhttp::async_write(stream_, *continue_,
+                         [self = shared_from_this()](beast::error_code wec, size_t) {
+                           self->continue_.reset();
+                           if (wec) return self->Close();
+                           self->ReadBody();
+                         });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    auto& body = parser_->get().body();
+    body.data = buf_.data();
+    body.size = buf_.size();
+    stream_.expires_after(idle_);
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      beast::bind_front_handler(&Session::OnBody, shared_from_this()));
+  }
+
+  void OnBody(beast::error_code ec, size_t /*bytes*/) {
+    if (ec == bhttp::error::need_buffer) ec = {};
+    if (ec) {
+      REELFS_LOG_DEBUG("gateway.http", "{} read body: {}", meta_.request_id, ec.message());
+      return Close();  // the exchange (and its temporary file) goes with the session
+    }
+    size_t got = buf_.size() - parser_->get().body().size;
+    if (got > 0) {
+      bytes_in_ += got;
+      try {
+        if (!failed_) exchange_->OnBody(std::string_view(buf_.data(), got));
+      } catch (const std::exception& e) {
+        failed_ = true;
+        failure_ = e.what();
+      }
+    }
+    if (parser_->is_done()) return FinishExchange();
+    ReadBody();
+  }
+
+  void FinishExchange() {
+    Response r;
+    try {
+      r = failed_ ? handler_.InternalError(meta_, failure_) : exchange_->Finish();
+    } catch (const std::exception& e) {
+      r = handler_.InternalError(meta_, e.what());
+    } catch (...) {
+      r = handler_.InternalError(meta_, "unknown exception");
+    }
+    exchange_.reset();
+    failed_ = false;
+    Send(std::move(r));
+  }
+
+  void Send(Response r) {
+    res_.emplace();
+    auto& res = *res_;
+    res.version(11);
+    res.result(static_cast<unsigned>(r.status));
+    res.set(bhttp::field::server, kServerName);
+    res.set("x-amz-request-id", meta_.request_id);
+    res.set(bhttp::field::date, HttpDateNow());
+    for (auto& [name, value] : r.headers) res.insert(name, value);
+    const uint64_t length = r.stream ? r.stream_length : r.body.size();
+    const bool no_body_status = r.status == 204 || r.status == 304 || r.status < 200;
+    if (!no_body_status) res.content_length(length);
+    res.keep_alive(keep_alive_);
+    small_ = std::move(r.body);
+    source_ = std::move(r.stream);
+    remaining_ = length;
+    omit_ = r.omit_body || no_body_status || length == 0;
+    status_ = r.status;
+    log_context_ = std::move(r.log_context);
+    bytes_out_ = 0;
+    res.body().data = nullptr;
+    res.body().size = 0;
+    res.body().more = !omit_;
+    sr_.emplace(res);
+    sr_->split(true);
+    stream_.expires_after(idle_);
+    bhttp::async_write_header(
+        stream_, *sr_, beast::bind_front_handler(&Session::OnHeaderWritten, shared_from_this()));
+  }
+
+  void OnHeaderWritten(beast::error_code ec, size_t /*bytes*/) {
+    if (ec) return Close();
+    if (omit_) return Done();
+    WriteBody();
+  }
+
+  void WriteBody() {
+    auto& body = res_->body();
+    if (source_) {
+      size_t want = static_cast<size_t>(std::min<uint64_t>(buf_.size(), remaining_));
+      Result<size_t> n = Status::Internal("no read");
+      try {
+        n = source_->Read(std::span<char>(buf_.data(), want));
+      } catch (const std::exception& e) {
+        n = Status::Internal(e.what());
+      }
+      if (!n.ok() || *n == 0) {
+        REELFS_LOG_ERROR("gateway.http", "{} response body read failed after {} bytes: {}",
+                         meta_.request_id, bytes_out_,
+                         n.ok() ? std::string("short file") : n.status().ToString());
+        return Close();  // mid-body: the only honest signal left is closing the connection
+      }
+      body.data = buf_.data();
+      body.size = *n;
+      remaining_ -= *n;
+      bytes_out_ += *n;
+      body.more = remaining_ > 0;
+    } else {
+      body.data = small_.data();
+      body.size = small_.size();
+      bytes_out_ += small_.size();
+      body.more = false;
+    }
+    stream_.expires_after(idle_);
+    bhttp::async_write(stream_, *sr_,
+                       beast::bind_front_handler(&Session::OnBodyWritten, shared_from_this()));
+  }
+
+  void OnBodyWritten(beast::error_code ec, size_t /*bytes*/) {
+    if (ec == bhttp::error::need_buffer) ec = {};
+    if (ec) return Close();
+    if (sr_->is_done()) return Done();
+    WriteBody();
+  }
+
+  void Done() {
+    auto ms = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - start_)
+                  .count() /
+              1000.0;
+    // Never the target: it may carry a presigned signature.
+    REELFS_LOG_INFO("gateway.http", "{} {} {} status={} in={} out={} ms={:.2f}", meta_.request_id,
+                    meta_.method, log_context_, status_, bytes_in_, bytes_out_, ms);
+    sr_.reset();
+    res_.reset();
+    source_.reset();
+    small_.clear();
+    if (!keep_alive_) return Close();
+    ReadHeader();
+  }
+
+  void Close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.socket().close(ec);
+  }
+
+  beast::tcp_stream stream_;
+  Handler& handler_;
+  std::chrono::seconds idle_;
+  std::vector<char> buf_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::buffer_body>> parser_;
+  std::optional<bhttp::response<bhttp::empty_body>> continue_;
+  std::unique_ptr<Exchange> exchange_;
+  bool failed_ = false;
+  std::string failure_;
+  Request meta_;  // method, request id, remote address of the current request
+  bool keep_alive_ = true;
+  std::chrono::steady_clock::time_point start_{};
+  uint64_t bytes_in_ = 0;
+  // Response state.
+  std::optional<bhttp::response<bhttp::buffer_body>> res_;
+  std::optional<bhttp::response_serializer<bhttp::buffer_body>> sr_;
+  std::string small_;
+  std::unique_ptr<BodySource> source_;
+  uint64_t remaining_ = 0;
+  uint64_t bytes_out_ = 0;
+  bool omit_ = false;
+  int status_ = 0;
+  std::string log_context_;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(const ServerOptions& o, Handler& h) : options(o), handler(h), acceptor(ioc), signals(ioc) {}
+
+  void Accept() {
+    acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
+      if (!ec) {
+        std::make_shared<Session>(std::move(s), handler, options.idle_timeout)->Start();
+      } else if (ec != net::error::operation_aborted) {
+        REELFS_LOG_WARN("gateway.http", "accept: {}", ec.message());
+      }
+      if (acceptor.is_open()) Accept();
+    });
+  }
+
+  ServerOptions options;
+  Handler& handler;
+  net::io_context ioc;
+  tcp::acceptor acceptor;
+  net::signal_set signals;
+};
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Server::~Server() = default;
+
+Result<std::unique_ptr<Server>> Server::Bind(const ServerOptions& options, Handler& handler) {
+  auto impl = std::make_unique<Impl>(options, handler);
+  beast::error_code ec;
+  auto address = net::ip::make_address(options.host, ec);
+  if (ec) return Status::InvalidArgument("invalid listen address '" + options.host + "'");
+  tcp::endpoint endpoint(address, options.port);
+  auto& acc = impl->acceptor;
+  auto fail = [&](std::string_view what) {
+    return Status(StatusCode::kUnavailable, std::string(what) + " " + options.host + ":" +
+                                                std::to_string(options.port) + ": " + ec.message());
+  };
+  if (acc.open(endpoint.protocol(), ec)) return fail("open socket for");
+  if (acc.set_option(net::socket_base::reuse_address(true), ec)) return fail("SO_REUSEADDR on");
+  if (acc.bind(endpoint, ec)) return fail("bind");
+  if (acc.listen(net::socket_base::max_listen_connections, ec)) return fail("listen on");
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+std::string Server::host() const { return impl_->options.host; }
+
+uint16_t Server::port() const {
+  beast::error_code ec;
+  return impl_->acceptor.local_endpoint(ec).port();
+}
+
+void Server::Run() {
+  if (impl_->options.handle_signals) {
+    impl_->signals.add(SIGINT);
+    impl_->signals.add(SIGTERM);
+    impl_->signals.async_wait([this](beast::error_code ec, int signo) {
+      if (ec) return;
+      REELFS_LOG_INFO("gateway", "signal {} received, shutting down", signo);
+      Stop();
+    });
+  }
+  impl_->Accept();
+  std::vector<std::thread> threads;
+  for (int i = 1; i < std::max(1, impl_->options.threads); ++i) {
+    threads.emplace_back([this] { impl_->ioc.run(); });
+  }
+  impl_->ioc.run();
+  for (auto& t : threads) t.join();
+}
+
+void Server::Stop() {
+  net::post(impl_->ioc, [this] {
+    beast::error_code ec;
+    impl_->acceptor.close(ec);
+    impl_->signals.cancel(ec);
+    impl_->ioc.stop();
+  });
+}
+
+}  // namespace reelfs::gateway::http

@@ -1,0 +1,475 @@
+#include "gateway/store/fs_root.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include <sys/stat.h>
+
+#include "common/c_handle.h"
+#include "common/log.h"
+#include "gateway/store/key_validation.h"
+
+namespace reelfs::gateway {
+namespace {
+
+using DirHandle = CHandle<DIR, closedir>;
+
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+FileStat ToFileStat(const struct stat& st) {
+  FileStat out;
+  out.is_dir = S_ISDIR(st.st_mode);
+  out.size = out.is_dir ? 0 : static_cast<uint64_t>(st.st_size);
+  out.mtime_ns = MtimeNs(st);
+  return out;
+}
+
+Status NoSuchKey(std::string_view key) {
+  return S3CodeError(StatusCode::kNotFound, "NoSuchKey", 404,
+                     "The specified key does not exist: " + std::string(key));
+}
+
+Result<UniqueFd> OpenDirAt(int dir_fd, const char* name) {
+  int fd = ::openat(dir_fd, name, kDirFlags);
+  if (fd < 0) return ErrnoToStatus(errno, std::string("openat ") + name);
+  return UniqueFd(fd);
+}
+
+// Classifies why a directory component could not be opened.
+Status ComponentError(int dir_fd, const std::string& comp, int err, bool creating) {
+  struct stat st {};
+  if (::fstatat(dir_fd, comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      return S3CodeError(StatusCode::kPermissionDenied, "AccessDenied", 403,
+                         "path component is a symlink; refused");
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      if (creating) {
+        return S3CodeError(StatusCode::kFailedPrecondition, "ObjectParentIsFile", 409,
+                           "a parent of the key is an object (file): " + comp);
+      }
+      return Status::NotFound("parent is a file");
+    }
+  }
+  return ErrnoToStatus(err, "open directory " + comp);
+}
+
+// Opens comps[0..count) below dir_fd, one openat per component, creating when asked.
+// `levels` receives the fd of every directory opened (for upward cleanup).
+Status WalkDirs(int start_fd, const std::vector<std::string>& comps, size_t count, bool create,
+                std::vector<UniqueFd>* levels) {
+  int cur = start_fd;
+  for (size_t i = 0; i < count; ++i) {
+    const std::string& comp = comps[i];
+    int fd = ::openat(cur, comp.c_str(), kDirFlags);
+    if (fd < 0 && errno == ENOENT && create) {
+      if (::mkdirat(cur, comp.c_str(), 0755) != 0 && errno != EEXIST) {
+        int err = errno;
+        return ComponentError(cur, comp, err, create);
+      }
+      fd = ::openat(cur, comp.c_str(), kDirFlags);
+    }
+    if (fd < 0) {
+      int err = errno;
+      if (err == ENOENT) return Status::NotFound("no such directory " + comp);
+      return ComponentError(cur, comp, err, create);
+    }
+    levels->emplace_back(fd);
+    cur = fd;
+  }
+  return Status::Ok();
+}
+
+std::string RandomHex(size_t bytes) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < bytes; ++i) {
+    auto b = static_cast<uint8_t>(rng());
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+Status WalkRec(int dir_fd, const std::string& prefix,
+               const std::function<void(const std::string&, const FileStat&)>& fn, bool is_root) {
+  int dup_fd = ::openat(dir_fd, ".", kDirFlags);
+  if (dup_fd < 0) return ErrnoToStatus(errno, "open directory " + prefix);
+  DirHandle dir(::fdopendir(dup_fd));
+  if (!dir) {
+    int err = errno;
+    ::close(dup_fd);
+    return ErrnoToStatus(err, "fdopendir " + prefix);
+  }
+  std::vector<std::string> names;
+  while (dirent* ent = ::readdir(dir.get())) {
+    std::string_view name = ent->d_name;
+    if (name == "." || name == "..") continue;
+    names.emplace_back(name);
+  }
+  if (names.empty() && !is_root) {
+    struct stat st {};
+    if (::fstat(dir_fd, &st) == 0) fn(prefix, ToFileStat(st));
+    return Status::Ok();
+  }
+  for (const std::string& name : names) {
+    if (is_root && name == kReservedDir) continue;
+    struct stat st {};
+    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    std::string key = prefix + name;
+    if (S_ISREG(st.st_mode)) {
+      if (!ValidateObjectKey(key).ok()) continue;
+      fn(key, ToFileStat(st));
+    } else if (S_ISDIR(st.st_mode)) {
+      if (!ValidateObjectKey(key + "/").ok()) continue;
+      auto sub = OpenDirAt(dir_fd, name.c_str());
+      if (!sub.ok()) continue;
+      REELFS_RETURN_IF_ERROR(WalkRec(sub->get(), key + "/", fn, false));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status S3CodeError(StatusCode code, std::string_view s3_code, int http_status, std::string msg) {
+  StatusDetail detail;
+  detail.s3_code = std::string(s3_code);
+  detail.http_status = http_status;
+  return Status(code, std::move(msg), std::move(detail));
+}
+
+// ---- TmpFile ----
+
+TmpFile::~TmpFile() {
+  if (!name_.empty() && fd_.valid()) ::unlinkat(dir_fd_, name_.c_str(), 0);
+}
+
+TmpFile::TmpFile(TmpFile&& other) noexcept
+    : dir_fd_(other.dir_fd_),
+      name_(std::move(other.name_)),
+      fd_(std::move(other.fd_)),
+      size_(other.size_) {
+  other.name_.clear();
+}
+
+Status TmpFile::Write(std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd_.get(), data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoToStatus(errno, "write temporary file");
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+    size_ += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status TmpFile::CopyFrom(int src_fd, uint64_t offset, uint64_t length) {
+  auto off = static_cast<off64_t>(offset);
+  while (length > 0) {
+    ssize_t n = ::copy_file_range(src_fd, &off, fd_.get(), nullptr, length, 0);
+    if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+      // Fallback: plain pread/write.
+      std::vector<char> buf(1 << 20);
+      while (length > 0) {
+        ssize_t r = ::pread(src_fd, buf.data(), std::min<uint64_t>(buf.size(), length), off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return ErrnoToStatus(errno, "read source");
+        if (r == 0) return Status::DataLoss("source shorter than expected");
+        REELFS_RETURN_IF_ERROR(Write(std::string_view(buf.data(), static_cast<size_t>(r))));
+        off += r;
+        length -= static_cast<uint64_t>(r);
+      }
+      return Status::Ok();
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoToStatus(errno, "copy_file_range");
+    }
+    if (n == 0) return Status::DataLoss("source shorter than expected");
+    length -= static_cast<uint64_t>(n);
+    size_ += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+// ---- FsRoot ----
+
+Result<std::unique_ptr<FsRoot>> FsRoot::Open(const std::string& root) {
+  if (::mkdir(root.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoToStatus(errno, "create root " + root);
+  }
+  REELFS_ASSIGN_OR_RETURN(UniqueFd root_fd, UniqueFd::Open(root, O_RDONLY | O_DIRECTORY));
+  const std::string internal(kReservedDir);
+  for (const char* sub : {"", "/tmp", "/uploads"}) {
+    std::string p = internal + sub;
+    if (::mkdirat(root_fd.get(), p.c_str(), 0700) != 0 && errno != EEXIST) {
+      return ErrnoToStatus(errno, "create " + root + "/" + p);
+    }
+  }
+  REELFS_ASSIGN_OR_RETURN(UniqueFd internal_fd, OpenDirAt(root_fd.get(), internal.c_str()));
+  REELFS_ASSIGN_OR_RETURN(UniqueFd tmp_fd, OpenDirAt(internal_fd.get(), "tmp"));
+  REELFS_ASSIGN_OR_RETURN(UniqueFd uploads_fd, OpenDirAt(internal_fd.get(), "uploads"));
+  // Leftovers of a previous run (crash mid-upload) are garbage.
+  {
+    int dup_fd = ::openat(tmp_fd.get(), ".", kDirFlags);
+    DirHandle dir(dup_fd >= 0 ? ::fdopendir(dup_fd) : nullptr);
+    if (!dir && dup_fd >= 0) ::close(dup_fd);
+    while (dir) {
+      dirent* ent = ::readdir(dir.get());
+      if (ent == nullptr) break;
+      if (ent->d_type == DT_REG) ::unlinkat(tmp_fd.get(), ent->d_name, 0);
+    }
+  }
+  return std::unique_ptr<FsRoot>(
+      new FsRoot(root, std::move(root_fd), std::move(tmp_fd), std::move(uploads_fd)));
+}
+
+std::string FsRoot::internal_path() const { return path_ + "/" + std::string(kReservedDir); }
+
+Result<std::vector<std::string>> FsRoot::ListBucketDirs() const {
+  int dup_fd = ::openat(root_.get(), ".", kDirFlags);
+  if (dup_fd < 0) return ErrnoToStatus(errno, "open root");
+  DirHandle dir(::fdopendir(dup_fd));
+  if (!dir) {
+    int err = errno;
+    ::close(dup_fd);
+    return ErrnoToStatus(err, "fdopendir root");
+  }
+  std::vector<std::string> out;
+  while (dirent* ent = ::readdir(dir.get())) {
+    std::string name = ent->d_name;
+    if (!ValidateBucketName(name).ok()) continue;  // also excludes ".", "..", the reserved dir
+    struct stat st {};
+    if (::fstatat(root_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISDIR(st.st_mode)) out.push_back(std::move(name));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Status FsRoot::MakeBucketDir(const std::string& bucket) {
+  if (::mkdirat(root_.get(), bucket.c_str(), 0755) != 0) {
+    if (errno == EEXIST) {
+      return S3CodeError(StatusCode::kAlreadyExists, "BucketAlreadyOwnedByYou", 409,
+                         "bucket already exists: " + bucket);
+    }
+    return ErrnoToStatus(errno, "mkdir bucket " + bucket);
+  }
+  return Status::Ok();
+}
+
+Status FsRoot::RemoveBucketDir(const std::string& bucket) {
+  if (::unlinkat(root_.get(), bucket.c_str(), AT_REMOVEDIR) != 0) {
+    if (errno == ENOENT) {
+      return S3CodeError(StatusCode::kNotFound, "NoSuchBucket", 404, "no such bucket " + bucket);
+    }
+    if (errno == ENOTEMPTY || errno == EEXIST) {
+      return S3CodeError(StatusCode::kFailedPrecondition, "BucketNotEmpty", 409,
+                         "The bucket you tried to delete is not empty");
+    }
+    return ErrnoToStatus(errno, "rmdir bucket " + bucket);
+  }
+  return Status::Ok();
+}
+
+Result<UniqueFd> FsRoot::OpenBucket(const std::string& bucket) const {
+  int fd = ::openat(root_.get(), bucket.c_str(), kDirFlags);
+  if (fd < 0) {
+    return S3CodeError(StatusCode::kNotFound, "NoSuchBucket", 404,
+                       "The specified bucket does not exist: " + bucket);
+  }
+  return UniqueFd(fd);
+}
+
+Result<FsRoot::OpenedObject> FsRoot::OpenObject(const std::string& bucket,
+                                                std::string_view key) const {
+  REELFS_ASSIGN_OR_RETURN(UniqueFd bucket_fd, OpenBucket(bucket));
+  std::vector<std::string> comps = SplitKey(key);
+  if (comps.empty()) return NoSuchKey(key);
+  std::vector<UniqueFd> levels;
+  bool marker = IsDirectoryMarker(key);
+  size_t dirs = marker ? comps.size() : comps.size() - 1;
+  Status st = WalkDirs(bucket_fd.get(), comps, dirs, false, &levels);
+  if (!st.ok()) {
+    if (st.detail().s3_code == "AccessDenied") return st;
+    return NoSuchKey(key);
+  }
+  int parent = levels.empty() ? bucket_fd.get() : levels.back().get();
+  OpenedObject out;
+  if (marker) {
+    out.fd = std::move(levels.back());
+  } else {
+    int fd = ::openat(parent, comps.back().c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return NoSuchKey(key);
+    out.fd = UniqueFd(fd);
+  }
+  struct stat sb {};
+  if (::fstat(out.fd.get(), &sb) != 0) return ErrnoToStatus(errno, "fstat");
+  if (marker ? !S_ISDIR(sb.st_mode) : !S_ISREG(sb.st_mode)) return NoSuchKey(key);
+  out.stat = ToFileStat(sb);
+  return out;
+}
+
+Result<TmpFile> FsRoot::CreateTmp(std::string_view purpose) {
+  static std::atomic<uint64_t> counter{0};
+  std::string name = std::string(purpose) + "-" + RandomHex(8) + "-" + std::to_string(++counter);
+  int fd =
+      ::openat(tmp_.get(), name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return ErrnoToStatus(errno, "create temporary file");
+  return TmpFile(tmp_.get(), std::move(name), UniqueFd(fd));
+}
+
+Result<FileStat> FsRoot::Publish(TmpFile& tmp, const std::string& bucket, std::string_view key) {
+  if (::fsync(tmp.fd()) != 0) return ErrnoToStatus(errno, "fsync temporary file");
+  REELFS_ASSIGN_OR_RETURN(UniqueFd bucket_fd, OpenBucket(bucket));
+  std::vector<std::string> comps = SplitKey(key);
+  // A concurrent delete may remove an empty parent between mkdir and rename: retry a few times.
+  for (int attempt = 0;; ++attempt) {
+    std::vector<UniqueFd> levels;
+    REELFS_RETURN_IF_ERROR(WalkDirs(bucket_fd.get(), comps, comps.size() - 1, true, &levels));
+    int parent = levels.empty() ? bucket_fd.get() : levels.back().get();
+    const char* leaf = comps.back().c_str();
+    struct stat sb {};
+    if (::fstatat(parent, leaf, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode)) {
+      return S3CodeError(StatusCode::kFailedPrecondition, "ExistingObjectIsDirectory", 409,
+                         "a directory (prefix with objects below it) exists at this key");
+    }
+    if (::renameat(tmp.dir_fd(), tmp.name().c_str(), parent, leaf) != 0) {
+      int err = errno;
+      if (err == ENOENT && attempt < 3) continue;
+      if (err == EISDIR || err == ENOTEMPTY) {
+        return S3CodeError(StatusCode::kFailedPrecondition, "ExistingObjectIsDirectory", 409,
+                           "a directory exists at this key");
+      }
+      return ErrnoToStatus(err, "rename into place");
+    }
+    tmp.MarkPublished();
+    ::fsync(parent);
+    if (::fstatat(parent, leaf, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+      return ErrnoToStatus(errno, "stat published object");
+    }
+    return ToFileStat(sb);
+  }
+}
+
+Result<FileStat> FsRoot::MakeMarker(const std::string& bucket, std::string_view key) {
+  REELFS_ASSIGN_OR_RETURN(UniqueFd bucket_fd, OpenBucket(bucket));
+  std::vector<std::string> comps = SplitKey(key);
+  std::vector<UniqueFd> levels;
+  REELFS_RETURN_IF_ERROR(WalkDirs(bucket_fd.get(), comps, comps.size() - 1, true, &levels));
+  int parent = levels.empty() ? bucket_fd.get() : levels.back().get();
+  const char* leaf = comps.back().c_str();
+  if (::mkdirat(parent, leaf, 0755) != 0 && errno != EEXIST) {
+    return ErrnoToStatus(errno, "mkdir marker");
+  }
+  struct stat sb {};
+  if (::fstatat(parent, leaf, &sb, AT_SYMLINK_NOFOLLOW) != 0) return ErrnoToStatus(errno, "stat");
+  if (!S_ISDIR(sb.st_mode)) {
+    return S3CodeError(StatusCode::kFailedPrecondition, "ObjectParentIsFile", 409,
+                       "an object (file) exists where the directory marker would go");
+  }
+  return ToFileStat(sb);
+}
+
+Status FsRoot::RemoveObject(const std::string& bucket, std::string_view key,
+                            const std::function<bool(const std::string&)>& keep_dir) {
+  REELFS_ASSIGN_OR_RETURN(UniqueFd bucket_fd, OpenBucket(bucket));
+  std::vector<std::string> comps = SplitKey(key);
+  std::vector<UniqueFd> levels;
+  if (!WalkDirs(bucket_fd.get(), comps, comps.size() - 1, false, &levels).ok()) {
+    return Status::Ok();  // parent missing: nothing to delete
+  }
+  auto dir_at = [&](size_t depth) {
+    return depth == 0 ? bucket_fd.get() : levels[depth - 1].get();
+  };
+  size_t leaf_depth = comps.size() - 1;
+  bool marker = IsDirectoryMarker(key);
+  if (::unlinkat(dir_at(leaf_depth), comps.back().c_str(), marker ? AT_REMOVEDIR : 0) != 0) {
+    int err = errno;
+    if (err == ENOTEMPTY || err == EEXIST) return Status::Ok();  // marker over live children
+    if (err != ENOENT && err != EISDIR && err != ENOTDIR) {
+      return ErrnoToStatus(err, "unlink object");
+    }
+    if (err != ENOENT) return Status::Ok();  // a directory at a plain key: not an object
+  }
+  // Remove directories left empty, deepest first, keeping declared markers.
+  for (size_t depth = leaf_depth; depth > 0; --depth) {
+    std::string dir_key;
+    for (size_t i = 0; i < depth; ++i) dir_key += comps[i] + "/";
+    if (keep_dir && keep_dir(dir_key)) break;
+    if (::unlinkat(dir_at(depth - 1), comps[depth - 1].c_str(), AT_REMOVEDIR) != 0) break;
+  }
+  return Status::Ok();
+}
+
+Status FsRoot::Walk(const std::string& bucket,
+                    const std::function<void(const std::string&, const FileStat&)>& fn) const {
+  REELFS_ASSIGN_OR_RETURN(UniqueFd bucket_fd, OpenBucket(bucket));
+  return WalkRec(bucket_fd.get(), "", fn, true);
+}
+
+Status FsRoot::MakeUploadDir(const std::string& upload_id) {
+  if (::mkdirat(uploads_.get(), upload_id.c_str(), 0700) != 0) {
+    return ErrnoToStatus(errno, "mkdir upload dir");
+  }
+  return Status::Ok();
+}
+
+Status FsRoot::PublishPart(TmpFile& tmp, const std::string& upload_id, int part_number) {
+  if (::fsync(tmp.fd()) != 0) return ErrnoToStatus(errno, "fsync part");
+  REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
+  std::string name = std::to_string(part_number);
+  if (::renameat(tmp.dir_fd(), tmp.name().c_str(), dir.get(), name.c_str()) != 0) {
+    return ErrnoToStatus(errno, "rename part");
+  }
+  tmp.MarkPublished();
+  return Status::Ok();
+}
+
+Result<UniqueFd> FsRoot::OpenPart(const std::string& upload_id, int part_number) const {
+  REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
+  std::string name = std::to_string(part_number);
+  int fd = ::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return S3CodeError(StatusCode::kInvalidArgument, "InvalidPart", 400,
+                       "part " + name + " was not uploaded");
+  }
+  return UniqueFd(fd);
+}
+
+Status FsRoot::RemoveUploadDir(const std::string& upload_id) {
+  int fd = ::openat(uploads_.get(), upload_id.c_str(), kDirFlags);
+  if (fd < 0) return Status::Ok();
+  UniqueFd dir_fd(fd);
+  int dup_fd = ::openat(dir_fd.get(), ".", kDirFlags);
+  DirHandle dir(dup_fd >= 0 ? ::fdopendir(dup_fd) : nullptr);
+  if (!dir && dup_fd >= 0) ::close(dup_fd);
+  while (dir) {
+    dirent* ent = ::readdir(dir.get());
+    if (ent == nullptr) break;
+    std::string_view name = ent->d_name;
+    if (name == "." || name == "..") continue;
+    ::unlinkat(dir_fd.get(), ent->d_name, 0);
+  }
+  if (::unlinkat(uploads_.get(), upload_id.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+    return ErrnoToStatus(errno, "remove upload dir");
+  }
+  return Status::Ok();
+}
+
+}  // namespace reelfs::gateway

@@ -1,0 +1,122 @@
+// FsRoot: the gateway's directory root and every filesystem call made under it.
+//
+// Layout: ROOT/<bucket>/<key path>; ROOT/.reelfs-gateway/{tmp,uploads}/ are internal. Paths are
+// never built as strings and handed to open(2): each component is opened with openat(2) and
+// O_NOFOLLOW from the bucket's directory fd, so a symlink planted in the root (or a key that
+// slipped past validation) cannot reach a file outside it. Keys must be validated
+// (key_validation.h) before they get here.
+//
+// Errors carry detail().s3_code for the API layer: NoSuchBucket, NoSuchKey, ObjectParentIsFile,
+// ExistingObjectIsDirectory, BucketNotEmpty, BucketAlreadyOwnedByYou, AccessDenied (symlink).
+//
+// Thread-safety: FsRoot is safe to use from many threads (it holds only directory fds); a
+// TmpFile has a single owner.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace reelfs::gateway {
+
+struct FileStat {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  bool is_dir = false;
+};
+
+// A file under ROOT/.reelfs-gateway/tmp (same filesystem as the buckets, so publishing it is one
+// rename). Unlinked on destruction unless it was published.
+class TmpFile {
+ public:
+  TmpFile(int dir_fd, std::string name, UniqueFd fd)
+      : dir_fd_(dir_fd), name_(std::move(name)), fd_(std::move(fd)) {}
+  ~TmpFile();
+  TmpFile(TmpFile&& other) noexcept;
+  TmpFile& operator=(TmpFile&&) = delete;
+  TmpFile(const TmpFile&) = delete;
+  TmpFile& operator=(const TmpFile&) = delete;
+
+  int fd() const { return fd_.get(); }
+  int dir_fd() const { return dir_fd_; }
+  const std::string& name() const { return name_; }
+  uint64_t size() const { return size_; }
+  // Appends all of `data` (retries short writes).
+  Status Write(std::string_view data);
+  // Appends `length` bytes of `src_fd` from `offset` (copy_file_range, read/write fallback).
+  Status CopyFrom(int src_fd, uint64_t offset, uint64_t length);
+  // Called once the file was renamed away: the destructor then leaves it alone.
+  void MarkPublished() { name_.clear(); }
+
+ private:
+  int dir_fd_;
+  std::string name_;
+  UniqueFd fd_;
+  uint64_t size_ = 0;
+};
+
+class FsRoot {
+ public:
+  // Opens (creating when needed) ROOT and its internal directories; clears stale tmp files.
+  static Result<std::unique_ptr<FsRoot>> Open(const std::string& root);
+
+  const std::string& path() const { return path_; }
+  std::string internal_path() const;
+
+  // Bucket directories (names that are valid bucket names; the reserved dir never appears).
+  Result<std::vector<std::string>> ListBucketDirs() const;
+  Status MakeBucketDir(const std::string& bucket);
+  Status RemoveBucketDir(const std::string& bucket);
+  Result<UniqueFd> OpenBucket(const std::string& bucket) const;
+
+  struct OpenedObject {
+    UniqueFd fd;
+    FileStat stat;
+  };
+  // Regular file for a plain key; the directory for a marker key ("a/"). NoSuchKey otherwise.
+  Result<OpenedObject> OpenObject(const std::string& bucket, std::string_view key) const;
+
+  Result<TmpFile> CreateTmp(std::string_view purpose);
+  // fsync, create parent directories, rename into place. Returns the published file's stat.
+  Result<FileStat> Publish(TmpFile& tmp, const std::string& bucket, std::string_view key);
+  // Creates the directory for a marker key ("a/b/"), parents included.
+  Result<FileStat> MakeMarker(const std::string& bucket, std::string_view key);
+  // Removes the object (idempotent) and then empty parent directories up to the bucket, except
+  // those for which keep_dir("a/b/") returns true (directory markers).
+  Status RemoveObject(const std::string& bucket, std::string_view key,
+                      const std::function<bool(const std::string&)>& keep_dir);
+
+  // Calls fn(key, stat) for every regular file and every empty directory (as "dir/") under the
+  // bucket. Names that are not valid keys, symlinks and special files are skipped.
+  Status Walk(const std::string& bucket,
+              const std::function<void(const std::string&, const FileStat&)>& fn) const;
+
+  // Multipart staging: ROOT/.reelfs-gateway/uploads/<upload_id>/.
+  Status MakeUploadDir(const std::string& upload_id);
+  Status PublishPart(TmpFile& tmp, const std::string& upload_id, int part_number);
+  Result<UniqueFd> OpenPart(const std::string& upload_id, int part_number) const;
+  Status RemoveUploadDir(const std::string& upload_id);
+
+ private:
+  FsRoot(std::string path, UniqueFd root, UniqueFd tmp, UniqueFd uploads)
+      : path_(std::move(path)),
+        root_(std::move(root)),
+        tmp_(std::move(tmp)),
+        uploads_(std::move(uploads)) {}
+
+  std::string path_;
+  UniqueFd root_;
+  UniqueFd tmp_;
+  UniqueFd uploads_;
+};
+
+// Status with an S3 error code attached (used by the store and the API layer).
+Status S3CodeError(StatusCode code, std::string_view s3_code, int http_status, std::string msg);
+
+}  // namespace reelfs::gateway

@@ -1,0 +1,217 @@
+#include "gateway/store/store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "common/log.h"
+#include "gateway/store/etag.h"
+#include "gateway/store/key_validation.h"
+#include "s3/protocol/crypto.h"
+
+namespace reelfs::gateway {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr std::string_view kEmptyMd5 = "d41d8cd98f00b204e9800998ecf8427e";
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& root, StoreOptions options) {
+  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<FsRoot> fs, FsRoot::Open(root));
+  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<Catalog> catalog,
+                          Catalog::Open(fs->internal_path() + "/catalog.db"));
+  std::unique_ptr<Store> store(new Store(std::move(fs), std::move(catalog), options));
+  REELFS_RETURN_IF_ERROR(store->Reconcile());
+  return store;
+}
+
+Status Store::Reconcile() {
+  REELFS_ASSIGN_OR_RETURN(std::vector<std::string> dirs, fs_->ListBucketDirs());
+  REELFS_ASSIGN_OR_RETURN(auto known, catalog_->Buckets());
+  for (const auto& [name, created] : known) {
+    if (!std::binary_search(dirs.begin(), dirs.end(), name)) {
+      REELFS_RETURN_IF_ERROR(catalog_->DeleteBucket(name));
+    }
+  }
+  for (const std::string& bucket : dirs) {
+    REELFS_RETURN_IF_ERROR(catalog_->PutBucket(bucket, NowNs()));
+    REELFS_RETURN_IF_ERROR(ReconcileBucket(bucket));
+  }
+  return Status::Ok();
+}
+
+Status Store::ReconcileBucket(const std::string& bucket) {
+  std::set<std::string> seen;
+  size_t refreshed = 0;
+  Status walk_error;
+  return catalog_->InTransaction([&]() -> Status {
+    REELFS_RETURN_IF_ERROR(fs_->Walk(bucket, [&](const std::string& key, const FileStat& st) {
+      if (!walk_error.ok()) return;
+      seen.insert(key);
+      auto rec = catalog_->GetObject(bucket, key);
+      if (!rec.ok()) {
+        walk_error = rec.status();
+        return;
+      }
+      if (rec->has_value() && (*rec)->size == st.size &&
+          ((*rec)->mtime_ns == st.mtime_ns || st.is_dir)) {
+        return;
+      }
+      ObjectRecord out = rec->has_value() ? **rec : ObjectRecord{};
+      out.key = key;
+      out.size = st.size;
+      out.mtime_ns = st.mtime_ns;
+      if (st.is_dir) {
+        out.etag = kEmptyMd5;
+      } else {
+        auto opened = fs_->OpenObject(bucket, key);
+        if (!opened.ok()) return;  // vanished meanwhile
+        auto md5 = Md5HexOfFd(opened->fd.get());
+        if (!md5.ok()) {
+          walk_error = md5.status();
+          return;
+        }
+        out.etag = *md5;
+      }
+      ++refreshed;
+      walk_error = catalog_->PutObject(bucket, out);
+    }));
+    REELFS_RETURN_IF_ERROR(walk_error);
+    // Rows whose files are gone. Markers over non-empty directories are kept.
+    std::string lower;
+    bool inclusive = true;
+    size_t dropped = 0;
+    while (true) {
+      REELFS_ASSIGN_OR_RETURN(auto rows, catalog_->ListObjects(bucket, lower, inclusive, "", 1000));
+      if (rows.empty()) break;
+      for (const ObjectRecord& r : rows) {
+        if (seen.count(r.key)) continue;
+        if (IsDirectoryMarker(r.key) && fs_->OpenObject(bucket, r.key).ok()) continue;
+        REELFS_RETURN_IF_ERROR(catalog_->DeleteObject(bucket, r.key));
+        ++dropped;
+      }
+      lower = rows.back().key;
+      inclusive = false;
+    }
+    if (refreshed || dropped) {
+      REELFS_LOG_INFO("gateway", "catalog: bucket {}: {} rows refreshed, {} dropped", bucket,
+                      refreshed, dropped);
+    }
+    return Status::Ok();
+  });
+}
+
+// ---- buckets ----
+
+Result<std::vector<s3::BucketInfo>> Store::ListBuckets() {
+  REELFS_ASSIGN_OR_RETURN(std::vector<std::string> dirs, fs_->ListBucketDirs());
+  REELFS_ASSIGN_OR_RETURN(auto known, catalog_->Buckets());
+  std::vector<s3::BucketInfo> out;
+  for (const std::string& name : dirs) {
+    s3::BucketInfo info;
+    info.name = name;
+    auto it = known.find(name);
+    int64_t ns = it != known.end() ? it->second : NowNs();
+    info.creation_date = s3::WallTime(
+        std::chrono::duration_cast<s3::WallTime::duration>(std::chrono::nanoseconds(ns)));
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Status Store::CreateBucket(const std::string& bucket) {
+  REELFS_RETURN_IF_ERROR(fs_->MakeBucketDir(bucket));
+  return catalog_->PutBucket(bucket, NowNs());
+}
+
+Status Store::DeleteBucket(const std::string& bucket) {
+  REELFS_RETURN_IF_ERROR(HeadBucket(bucket));
+  // Directory markers are empty directories: a bucket holding only markers is not empty.
+  REELFS_RETURN_IF_ERROR(fs_->RemoveBucketDir(bucket));
+  return catalog_->DeleteBucket(bucket);
+}
+
+Status Store::HeadBucket(const std::string& bucket) {
+  REELFS_ASSIGN_OR_RETURN(UniqueFd fd, fs_->OpenBucket(bucket));
+  return Status::Ok();
+}
+
+// ---- objects ----
+
+Result<Store::OpenedObject> Store::Open(const std::string& bucket, const std::string& key) {
+  REELFS_ASSIGN_OR_RETURN(FsRoot::OpenedObject file, fs_->OpenObject(bucket, key));
+  REELFS_ASSIGN_OR_RETURN(std::optional<ObjectRecord> rec, catalog_->GetObject(bucket, key));
+  const bool marker = IsDirectoryMarker(key);
+  if (marker && !rec.has_value()) {
+    // A directory that is not a declared marker is a prefix, not an object.
+    return S3CodeError(StatusCode::kNotFound, "NoSuchKey", 404,
+                       "The specified key does not exist: " + key);
+  }
+  if (!rec.has_value() ||
+      (!marker && (rec->size != file.stat.size || rec->mtime_ns != file.stat.mtime_ns))) {
+    // Written behind our back (or the catalog lost it): recompute and keep what we knew.
+    ObjectRecord fixed = rec.value_or(ObjectRecord{});
+    fixed.key = key;
+    fixed.size = file.stat.size;
+    fixed.mtime_ns = file.stat.mtime_ns;
+    REELFS_ASSIGN_OR_RETURN(fixed.etag, Md5HexOfFd(file.fd.get()));
+    REELFS_RETURN_IF_ERROR(catalog_->PutObject(bucket, fixed));
+    rec = std::move(fixed);
+  }
+  OpenedObject out;
+  out.fd = std::move(file.fd);
+  out.record = std::move(*rec);
+  return out;
+}
+
+Result<ObjectRecord> Store::Head(const std::string& bucket, const std::string& key) {
+  REELFS_ASSIGN_OR_RETURN(OpenedObject o, Open(bucket, key));
+  return std::move(o.record);
+}
+
+Result<ObjectRecord> Store::Put(const std::string& bucket, const std::string& key, TmpFile& tmp,
+                                const std::string& etag, const PutOptions& options) {
+  REELFS_ASSIGN_OR_RETURN(FileStat st, fs_->Publish(tmp, bucket, key));
+  ObjectRecord rec;
+  rec.key = key;
+  rec.size = st.size;
+  rec.etag = etag;
+  rec.mtime_ns = st.mtime_ns;
+  rec.content_type = options.content_type;
+  rec.storage_class = options.storage_class.empty() ? "STANDARD" : options.storage_class;
+  rec.user_meta = options.user_meta;
+  REELFS_RETURN_IF_ERROR(catalog_->PutObject(bucket, rec));
+  return rec;
+}
+
+Result<ObjectRecord> Store::PutMarker(const std::string& bucket, const std::string& key,
+                                      const PutOptions& options) {
+  REELFS_ASSIGN_OR_RETURN(FileStat st, fs_->MakeMarker(bucket, key));
+  ObjectRecord rec;
+  rec.key = key;
+  rec.size = 0;
+  rec.etag = kEmptyMd5;
+  rec.mtime_ns = st.mtime_ns;
+  rec.content_type = options.content_type;
+  rec.storage_class = options.storage_class.empty() ? "STANDARD" : options.storage_class;
+  rec.user_meta = options.user_meta;
+  REELFS_RETURN_IF_ERROR(catalog_->PutObject(bucket, rec));
+  return rec;
+}
+
+Status Store::Delete(const std::string& bucket, const std::string& key) {
+  REELFS_RETURN_IF_ERROR(HeadBucket(bucket));
+  REELFS_RETURN_IF_ERROR(fs_->RemoveObject(bucket, key, [&](const std::string& dir_key) {
+    auto rec = catalog_->GetObject(bucket, dir_key);
+    return !rec.ok() || rec->has_value();  // on doubt, keep the directory
+  }));
+  return catalog_->DeleteObject(bucket, key);
+}
+
+}  // namespace reelfs::gateway

@@ -1,0 +1,100 @@
+// Store: buckets and objects over FsRoot (the files) and Catalog (their metadata).
+//
+// Every mutation goes file first, catalog second: a crash in between leaves a file whose
+// catalog row is missing or stale, which Open() repairs lazily (size/mtime mismatch -> ETag
+// recomputed) and Reconcile() repairs at start-up. Keys must be validated before they get here.
+//
+// Thread-safety: all methods are safe to call from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "gateway/store/catalog.h"
+#include "gateway/store/fs_root.h"
+#include "s3/types.h"
+
+namespace reelfs::gateway {
+
+struct PutOptions {
+  std::string content_type;
+  std::string storage_class = "STANDARD";
+  UserMetadata user_meta;
+};
+
+struct ListParams {
+  std::string prefix;
+  std::string delimiter;
+  std::string start_after;
+  std::string continuation_token;  // opaque, as returned in next_continuation_token
+  int max_keys = 1000;
+};
+
+struct StoreOptions {
+  uint64_t min_part_size = 5 * 1024 * 1024;  // every part but the last (S3: EntityTooSmall)
+};
+
+class Store {
+ public:
+  // Opens ROOT, the catalog, and reconciles the catalog with the files.
+  static Result<std::unique_ptr<Store>> Open(const std::string& root, StoreOptions options = {});
+
+  FsRoot& fs() { return *fs_; }
+  Catalog& catalog() { return *catalog_; }
+
+  // ---- buckets ----
+  Result<std::vector<s3::BucketInfo>> ListBuckets();
+  Status CreateBucket(const std::string& bucket);
+  Status DeleteBucket(const std::string& bucket);
+  Status HeadBucket(const std::string& bucket);
+
+  // ---- objects ----
+  struct OpenedObject {
+    UniqueFd fd;
+    ObjectRecord record;
+  };
+  Result<OpenedObject> Open(const std::string& bucket, const std::string& key);
+  Result<ObjectRecord> Head(const std::string& bucket, const std::string& key);
+  // Publishes tmp at bucket/key; etag is the content's hex MD5 (or multipart ETag).
+  Result<ObjectRecord> Put(const std::string& bucket, const std::string& key, TmpFile& tmp,
+                           const std::string& etag, const PutOptions& options);
+  // A directory marker ("a/b/"), empty content.
+  Result<ObjectRecord> PutMarker(const std::string& bucket, const std::string& key,
+                                 const PutOptions& options);
+  // Idempotent: deleting a missing key succeeds.
+  Status Delete(const std::string& bucket, const std::string& key);
+  Result<s3::ListObjectsPage> List(const std::string& bucket, const ListParams& params);
+
+  // ---- multipart ----
+  Result<std::string> CreateUpload(const std::string& bucket, const std::string& key,
+                                   const PutOptions& options);
+  // NoSuchUpload unless the upload exists and belongs to bucket/key.
+  Result<UploadRecord> GetUpload(const std::string& bucket, const std::string& key,
+                                 const std::string& upload_id);
+  Status PutPart(const UploadRecord& upload, int part_number, TmpFile& tmp,
+                 const std::string& md5_hex);
+  Result<ObjectRecord> CompleteUpload(const UploadRecord& upload,
+                                      const std::vector<s3::CompletedPart>& parts);
+  Status AbortUpload(const UploadRecord& upload);
+
+  // Brings the catalog in line with the files (all buckets). Called by Open.
+  Status Reconcile();
+
+ private:
+  Store(std::unique_ptr<FsRoot> fs, std::unique_ptr<Catalog> catalog, StoreOptions options)
+      : fs_(std::move(fs)), catalog_(std::move(catalog)), options_(options) {}
+  Status ReconcileBucket(const std::string& bucket);
+
+  std::unique_ptr<FsRoot> fs_;
+  std::unique_ptr<Catalog> catalog_;
+  StoreOptions options_;
+};
+
+// Encoding of continuation tokens (exposed for tests): opaque hex of a kind byte and a bound.
+std::string EncodeContinuationToken(char kind, const std::string& bound);
+
+}  // namespace reelfs::gateway
