@@ -1,0 +1,193 @@
+#include "s3/client/aws_config.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <doctest/doctest.h>
+
+using namespace reelfs;
+using namespace reelfs::s3;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A temporary HOME with ~/.aws files, removed at the end.
+class TempHome {
+ public:
+  TempHome() {
+    char tmpl[] = "/tmp/reelfs-aws-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir_ = tmpl;
+    fs::create_directories(dir_ / ".aws");
+  }
+  ~TempHome() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  void Write(const std::string& rel, const std::string& text) { std::ofstream(dir_ / rel) << text; }
+  std::string path() const { return dir_.string(); }
+
+ private:
+  fs::path dir_;
+};
+
+EnvLookup Env(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+constexpr const char* kCredentials = R"(# comment
+[default]
+aws_access_key_id = DEFAULTKEY
+aws_secret_access_key = defaultsecret
+
+[dev]
+aws_access_key_id=DEVKEY
+aws_secret_access_key=devsecret
+aws_session_token = devtoken
+)";
+
+constexpr const char* kConfig = R"(
+[default]
+region = eu-west-1
+
+[profile dev]
+region = ap-south-1
+s3 =
+  endpoint_url = http://127.0.0.1:7070
+  addressing_style = path
+
+[profile  cfgonly]
+aws_access_key_id = CFGKEY
+aws_secret_access_key = cfgsecret
+endpoint_url = http://example:9000
+; another comment
+)";
+
+}  // namespace
+
+TEST_CASE("ParseIni: sections, comments, nested properties, errors") {
+  auto ini = ParseIni(kConfig);
+  REQUIRE(ini.ok());
+  CHECK((*ini)["default"]["region"] == "eu-west-1");
+  CHECK((*ini)["profile dev"]["s3.endpoint_url"] == "http://127.0.0.1:7070");
+  CHECK((*ini)["profile dev"]["s3.addressing_style"] == "path");
+  CHECK((*ini)["profile cfgonly"]["endpoint_url"] == "http://example:9000");
+  CHECK(ParseIni("[x\nk=v").status().code() == StatusCode::kInvalidArgument);
+  CHECK(ParseIni("k=v\n").status().code() == StatusCode::kInvalidArgument);  // outside a section
+  CHECK(ParseIni("[s]\njunk\n").status().code() == StatusCode::kInvalidArgument);
+  CHECK(ParseIni("").ok());
+  auto keys = ParseIni("[S]\nAWS_Access_Key_ID = X\n");
+  REQUIRE(keys.ok());
+  CHECK((*keys)["S"]["aws_access_key_id"] == "X");
+}
+
+TEST_CASE("nothing configured: defaults") {
+  TempHome home;
+  auto s = ResolveAwsSettings(Env({{"HOME", home.path()}}));
+  REQUIRE(s.ok());
+  CHECK(s->credentials.empty());
+  CHECK(s->region == "us-east-1");
+  CHECK(s->endpoint_url.empty());
+  CHECK(s->profile == "default");
+}
+
+TEST_CASE("default profile from files") {
+  TempHome home;
+  home.Write(".aws/credentials", kCredentials);
+  home.Write(".aws/config", kConfig);
+  auto s = ResolveAwsSettings(Env({{"HOME", home.path()}}));
+  REQUIRE(s.ok());
+  CHECK(s->credentials.access_key_id == "DEFAULTKEY");
+  CHECK(s->credentials.secret_access_key == "defaultsecret");
+  CHECK(s->region == "eu-west-1");
+  CHECK(s->credentials_source.find("[default]") != std::string::npos);
+}
+
+TEST_CASE("AWS_PROFILE selects [name] in credentials and [profile name] in config") {
+  TempHome home;
+  home.Write(".aws/credentials", kCredentials);
+  home.Write(".aws/config", kConfig);
+  auto s = ResolveAwsSettings(Env({{"HOME", home.path()}, {"AWS_PROFILE", "dev"}}));
+  REQUIRE(s.ok());
+  CHECK(s->credentials.access_key_id == "DEVKEY");
+  CHECK(s->credentials.session_token == "devtoken");
+  CHECK(s->region == "ap-south-1");
+  CHECK(s->endpoint_url == "http://127.0.0.1:7070");
+  // Credentials only in the config file.
+  auto c = ResolveAwsSettings(Env({{"HOME", home.path()}}), "cfgonly");
+  REQUIRE(c.ok());
+  CHECK(c->credentials.access_key_id == "CFGKEY");
+  CHECK(c->endpoint_url == "http://example:9000");
+  CHECK(ResolveAwsSettings(Env({{"HOME", home.path()}}), "nosuch").status().code() ==
+        StatusCode::kNotFound);
+}
+
+TEST_CASE("precedence: environment over files, explicit profile over environment") {
+  TempHome home;
+  home.Write(".aws/credentials", kCredentials);
+  home.Write(".aws/config", kConfig);
+  auto env = Env({{"HOME", home.path()},
+                  {"AWS_ACCESS_KEY_ID", "ENVKEY"},
+                  {"AWS_SECRET_ACCESS_KEY", "envsecret"},
+                  {"AWS_SESSION_TOKEN", "envtoken"},
+                  {"AWS_PROFILE", "dev"},
+                  {"AWS_DEFAULT_REGION", "us-west-1"},
+                  {"AWS_ENDPOINT_URL", "http://generic:1"}});
+  auto s = ResolveAwsSettings(env);
+  REQUIRE(s.ok());
+  CHECK(s->credentials.access_key_id == "ENVKEY");
+  CHECK(s->credentials.session_token == "envtoken");
+  CHECK(s->credentials_source == "environment");
+  CHECK(s->region == "us-west-1");
+  CHECK(s->endpoint_url == "http://generic:1");
+  auto explicit_profile = ResolveAwsSettings(env, "dev");
+  REQUIRE(explicit_profile.ok());
+  CHECK(explicit_profile->credentials.access_key_id == "DEVKEY");
+
+  auto specific = Env({{"HOME", home.path()},
+                       {"AWS_REGION", "ca-central-1"},
+                       {"AWS_DEFAULT_REGION", "us-west-1"},
+                       {"AWS_ENDPOINT_URL", "http://generic:1"},
+                       {"AWS_ENDPOINT_URL_S3", "http://s3specific:2"}});
+  auto sp = ResolveAwsSettings(specific);
+  REQUIRE(sp.ok());
+  CHECK(sp->region == "ca-central-1");
+  CHECK(sp->endpoint_url == "http://s3specific:2");
+  // Only a key id in the environment is not a credential pair: the files are used.
+  auto half = ResolveAwsSettings(Env({{"HOME", home.path()}, {"AWS_ACCESS_KEY_ID", "ONLYKEY"}}));
+  REQUIRE(half.ok());
+  CHECK(half->credentials.access_key_id == "DEFAULTKEY");
+}
+
+TEST_CASE("AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE move the files") {
+  TempHome home;
+  home.Write("creds", "[default]\naws_access_key_id=MOVED\naws_secret_access_key=s\n");
+  home.Write("conf", "[default]\nregion=sa-east-1\n");
+  auto s = ResolveAwsSettings(Env({{"HOME", "/nonexistent"},
+                                   {"AWS_SHARED_CREDENTIALS_FILE", home.path() + "/creds"},
+                                   {"AWS_CONFIG_FILE", home.path() + "/conf"}}));
+  REQUIRE(s.ok());
+  CHECK(s->credentials.access_key_id == "MOVED");
+  CHECK(s->region == "sa-east-1");
+}
+
+TEST_CASE("ProcessEnvironment reads the real environment (restored afterwards)") {
+  const char* old = std::getenv("AWS_REGION");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  REQUIRE(setenv("AWS_REGION", "xx-test-1", 1) == 0);
+  CHECK(ProcessEnvironment()("AWS_REGION") == std::optional<std::string>("xx-test-1"));
+  if (saved) {
+    setenv("AWS_REGION", saved->c_str(), 1);
+  } else {
+    unsetenv("AWS_REGION");
+  }
+  CHECK(ProcessEnvironment()("REELFS_SURELY_UNSET_VARIABLE") == std::nullopt);
+}
