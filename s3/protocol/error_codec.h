@@ -5,7 +5,10 @@
 // AccessDenied kPermissionDenied; SignatureDoesNotMatch/InvalidAccessKeyId kUnauthenticated;
 // InvalidObjectState kFailedPrecondition (archived, restore first); InvalidRange kOutOfRange;
 // PreconditionFailed kFailedPrecondition; RestoreAlreadyInProgress kAlreadyExists; other 4xx
-// kInvalidArgument or by status. Detail carries http status, S3 code and request id.
+// kInvalidArgument or by status. Exceptions to "5xx is retryable": NotImplemented (501) is
+// kUnimplemented, since retrying cannot help. Without a known code the HTTP status decides (a bare
+// 409 is kAborted; no status at all is kUnknown). Detail carries http status, S3 code and request
+// id; for an error document inside a 200 (or with no status) it carries the code's AWS status.
 //
 // Thread-safety: pure functions.
 #pragma once
