@@ -541,10 +541,10 @@ std::string FormatAmzDate(system_clock::time_point t) {
       std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count());
   std::tm tm{};
   gmtime_r(&tt, &tm);
+  // strftime, not snprintf: the field widths are fixed, so nothing can be truncated.
   std::array<char, 32> buf{};
-  std::snprintf(buf.data(), buf.size(), "%04d%02d%02dT%02d%02d%02dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  return buf.data();
+  size_t n = std::strftime(buf.data(), buf.size(), "%Y%m%dT%H%M%SZ", &tm);
+  return std::string(buf.data(), n);
 }
 
 std::string CanonicalRequest(const SignableRequest& req,
