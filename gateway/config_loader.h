@@ -1,0 +1,21 @@
+// Loads gateway::Options from YAML (the only file that includes yaml-cpp). Unknown keys are
+// rejected; errors name the file, the key and the line. Sizes and durations take units
+// ("5GiB", "60s").
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "gateway/options.h"
+
+namespace reelfs::gateway {
+
+// Overwrites the fields present in the file, leaves the others as they are.
+Status LoadConfigFile(const std::string& path, Options* options);
+// Same, from text (`origin` names it in errors).
+Status LoadConfigString(std::string_view yaml, std::string_view origin, Options* options);
+
+}  // namespace reelfs::gateway

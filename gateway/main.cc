@@ -1,0 +1,149 @@
+// reelfs-gateway: composition root. Flags -> Options -> Store -> S3Service -> Server.
+//
+// Contract used by tests: after binding, exactly one line goes to stdout,
+// "reelfs-gateway listening on http://HOST:PORT", and the port is written to --port-file.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "common/log.h"
+#include "common/units.h"
+#include "gateway/config_loader.h"
+#include "gateway/credentials.h"
+#include "gateway/http/server.h"
+#include "gateway/listen_address.h"
+#include "gateway/options.h"
+#include "gateway/s3api/service.h"
+#include "gateway/store/store.h"
+
+namespace reelfs::gateway {
+namespace {
+
+int Fail(const Status& st) {
+  std::cerr << "reelfs-gateway: " << st.ToString() << "\n";
+  return 1;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"reelfs-gateway: reference S3 gateway over a directory (not for production)"};
+  Options cli;
+  std::string config_file;
+  std::string idle_timeout;
+  app.add_option("--root", cli.root, "directory to serve (buckets are its subdirectories)");
+  app.add_option("--listen", cli.listen, "HOST:PORT to listen on (port 0: ephemeral)");
+  app.add_option("--config", config_file, "YAML config file (flags override it)");
+  app.add_option("--access-key", cli.access_key, "access key id accepted");
+  app.add_option("--secret-key", cli.secret_key, "secret access key");
+  app.add_option("--region", cli.region, "SigV4 region");
+  app.add_option("--port-file", cli.port_file, "write the bound port here");
+  app.add_option("--threads", cli.threads, "io threads")->check(CLI::Range(1, 256));
+  app.add_flag("--allow-non-loopback", cli.allow_non_loopback,
+               "allow listening on a non-loopback address");
+  app.add_option("--log-level", cli.log_level, "log spec, e.g. info,gateway.http=debug");
+  app.add_option("--virtual-host-domain", cli.virtual_host_domain,
+                 "serve Host <bucket>.<domain> as virtual-host addressing");
+  app.add_option("--idle-timeout", idle_timeout, "close idle connections after, e.g. 60s");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  Options options;
+  if (!config_file.empty()) {
+    Status st = LoadConfigFile(config_file, &options);
+    if (!st.ok()) return Fail(st);
+  }
+  // Flags given explicitly override the file.
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  if (given("--root")) options.root = cli.root;
+  if (given("--listen")) options.listen = cli.listen;
+  if (given("--access-key")) options.access_key = cli.access_key;
+  if (given("--secret-key")) options.secret_key = cli.secret_key;
+  if (given("--region")) options.region = cli.region;
+  if (given("--port-file")) options.port_file = cli.port_file;
+  if (given("--threads")) options.threads = cli.threads;
+  if (given("--allow-non-loopback")) options.allow_non_loopback = true;
+  if (given("--log-level")) options.log_level = cli.log_level;
+  if (given("--virtual-host-domain")) options.virtual_host_domain = cli.virtual_host_domain;
+  if (given("--idle-timeout")) {
+    auto d = ParseDuration(idle_timeout);
+    if (!d.ok()) return Fail(d.status());
+    options.idle_timeout = std::chrono::duration_cast<std::chrono::seconds>(*d);
+  }
+  if (options.root.empty()) return Fail(Status::InvalidArgument("--root is required"));
+  if (Status st = ConfigureLogging(options.log_level); !st.ok()) return Fail(st);
+
+  auto listen = ParseListenAddress(options.listen);
+  if (!listen.ok()) return Fail(listen.status());
+  if (!IsLoopbackHost(listen->host) && !options.allow_non_loopback) {
+    return Fail(Status::PermissionDenied(
+        "refusing to listen on non-loopback address " + listen->host +
+        ": reelfs-gateway is a reference gateway, not for production; pass "
+        "--allow-non-loopback to do it anyway"));
+  }
+
+  StoreOptions store_options;
+  store_options.min_part_size = options.min_part_size;
+  auto store = Store::Open(options.root, store_options);
+  if (!store.ok()) return Fail(store.status());
+
+  auto creds = ResolveCredentials(&options, (*store)->fs().internal_path());
+  if (!creds.ok()) return Fail(creds.status());
+  if (creds->generated) {
+    // The secret goes to the 0600 file only, never to a log or the terminal.
+    std::cerr << "reelfs-gateway: generated credentials: access key " << options.access_key
+              << ", secret in " << creds->file << "\n";
+  }
+
+  ServiceOptions service_options;
+  service_options.access_key = options.access_key;
+  service_options.secret_key = options.secret_key;
+  service_options.region = options.region;
+  service_options.virtual_host_domain = options.virtual_host_domain;
+  service_options.max_put_size = options.max_put_size;
+  S3Service service(**store, service_options);
+
+  http::ServerOptions server_options;
+  server_options.host = listen->host;
+  server_options.port = listen->port;
+  server_options.threads = options.threads;
+  server_options.idle_timeout = options.idle_timeout;
+  auto server = http::Server::Bind(server_options, service);
+  if (!server.ok()) return Fail(server.status());
+
+  const uint16_t port = (*server)->port();
+  if (!options.port_file.empty()) {
+    std::string tmp = options.port_file + ".tmp";
+    {
+      std::ofstream out(tmp);
+      out << port << "\n";
+      if (!out) return Fail(Status::Internal("cannot write port file " + options.port_file));
+    }
+    if (std::rename(tmp.c_str(), options.port_file.c_str()) != 0) {
+      return Fail(ErrnoToStatus(errno, "rename port file"));
+    }
+  }
+  std::string shown_host =
+      listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
+  std::cout << "reelfs-gateway listening on http://" << shown_host << ":" << port << std::endl;
+  REELFS_LOG_INFO("gateway", "serving {} on {}:{} with {} threads (access key {})", options.root,
+                  shown_host, port, options.threads, options.access_key);
+  (*server)->Run();
+  REELFS_LOG_INFO("gateway", "stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace reelfs::gateway
+
+int main(int argc, char** argv) {
+  try {
+    return reelfs::gateway::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "reelfs-gateway: fatal: " << e.what() << "\n";
+    return 1;
+  }
+}

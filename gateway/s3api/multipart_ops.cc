@@ -1,0 +1,78 @@
+// Multipart upload operations: Create, UploadPart, Complete, Abort.
+#include <charconv>
+
+#include "gateway/s3api/internal.h"
+#include "s3/protocol/request_codecs.h"
+
+namespace reelfs::gateway::s3api {
+
+Started CreateMultipartUpload(Context ctx, const S3Request& req) {
+  auto options = PutOptionsFromHeaders(req);
+  if (!options.ok()) return ErrorResponse(req, options.status());
+  auto id = ctx.store.CreateUpload(req.bucket, req.key, *options);
+  if (!id.ok()) return ErrorResponse(req, id.status());
+  s3::InitiateMultipartUploadResult result{req.bucket, req.key, *id};
+  http::Response r = XmlResponse(200, s3::EncodeInitiateMultipartUploadResult(result));
+  r.log_context = "op=CreateMultipartUpload";
+  return r;
+}
+
+Started UploadPart(Context ctx, S3Request req) {
+  std::string pn = req.Query("partNumber");
+  int part_number = 0;
+  auto [p, ec] = std::from_chars(pn.data(), pn.data() + pn.size(), part_number);
+  if (ec != std::errc() || p != pn.data() + pn.size() || part_number < 1 || part_number > 10000) {
+    return ErrorResponse(req, "InvalidArgument",
+                         "Part number must be an integer between 1 and 10000, inclusive", 400);
+  }
+  auto upload = ctx.store.GetUpload(req.bucket, req.key, req.Query("uploadId"));
+  if (!upload.ok()) return ErrorResponse(req, upload.status());
+  return StartUpload(ctx, std::move(req), "part",
+                     [ctx, u = std::move(*upload), part_number](const S3Request& r, TmpFile& tmp,
+                                                                const UploadResult& result) {
+                       Status st = ctx.store.PutPart(u, part_number, tmp, result.md5_hex);
+                       if (!st.ok()) return ErrorResponse(r, st);
+                       http::Response resp = EmptyResponse(200);
+                       resp.headers.emplace_back("ETag", QuoteEtag(result.md5_hex));
+                       resp.log_context = "op=UploadPart part=" + std::to_string(part_number) +
+                                          " size=" + std::to_string(result.size);
+                       return resp;
+                     });
+}
+
+Started CompleteMultipartUpload(Context ctx, S3Request req) {
+  auto upload = ctx.store.GetUpload(req.bucket, req.key, req.Query("uploadId"));
+  if (!upload.ok()) return ErrorResponse(req, upload.status());
+  return StartBuffered(
+      ctx, std::move(req), [ctx, u = std::move(*upload)](const S3Request& r, std::string body) {
+        auto parts = s3::ParseCompleteMultipartUpload(body);
+        if (!parts.ok()) {
+          return ErrorResponse(r, "MalformedXML",
+                               "The XML you provided was not well-formed or "
+                               "did not validate against our published schema",
+                               400);
+        }
+        auto rec = ctx.store.CompleteUpload(u, *parts);
+        if (!rec.ok()) return ErrorResponse(r, rec.status());
+        s3::CompleteMultipartUploadResult result;
+        result.location = "/" + r.bucket + "/" + r.key;
+        result.bucket = r.bucket;
+        result.key = r.key;
+        result.etag = rec->etag;
+        http::Response resp = XmlResponse(200, s3::EncodeCompleteMultipartUploadResult(result));
+        resp.log_context = "op=CompleteMultipartUpload parts=" + std::to_string(parts->size());
+        return resp;
+      });
+}
+
+Started AbortMultipartUpload(Context ctx, const S3Request& req) {
+  auto upload = ctx.store.GetUpload(req.bucket, req.key, req.Query("uploadId"));
+  if (!upload.ok()) return ErrorResponse(req, upload.status());
+  Status st = ctx.store.AbortUpload(*upload);
+  if (!st.ok()) return ErrorResponse(req, st);
+  http::Response r = EmptyResponse(204);
+  r.log_context = "op=AbortMultipartUpload";
+  return r;
+}
+
+}  // namespace reelfs::gateway::s3api

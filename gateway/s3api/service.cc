@@ -1,0 +1,289 @@
+#include "gateway/s3api/service.h"
+
+#include <array>
+#include <chrono>
+
+#include "common/log.h"
+#include "gateway/s3api/internal.h"
+#include "gateway/store/key_validation.h"
+#include "s3/protocol/crypto.h"
+#include "s3/protocol/error_codec.h"
+
+namespace reelfs::gateway {
+namespace s3api {
+
+bool S3Request::Has(std::string_view name) const {
+  for (const auto& [n, v] : query) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+std::string S3Request::Query(std::string_view name) const {
+  for (const auto& [n, v] : query) {
+    if (n == name) return v;
+  }
+  return {};
+}
+
+std::string LogSafe(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 256)) {
+    auto u = static_cast<unsigned char>(c);
+    out.push_back(u < 0x20 || u == 0x7F ? '?' : c);
+  }
+  if (s.size() > 256) out += "...";
+  return out;
+}
+
+std::string QuoteEtag(std::string_view etag) { return "\"" + std::string(etag) + "\""; }
+
+http::Response XmlResponse(int status, std::string xml) {
+  http::Response r;
+  r.status = status;
+  r.headers.emplace_back("Content-Type", "application/xml");
+  r.body = std::move(xml);
+  return r;
+}
+
+http::Response EmptyResponse(int status) {
+  http::Response r;
+  r.status = status;
+  return r;
+}
+
+http::Response ErrorResponse(const S3Request& req, std::string_view code, std::string message,
+                             int http_status) {
+  s3::S3Error err;
+  err.code = std::string(code);
+  err.http_status = http_status != 0 ? http_status : s3::HttpStatusForErrorCode(code);
+  err.message = std::move(message);
+  err.resource = req.resource();
+  err.request_id = req.http.request_id;
+  http::Response r = XmlResponse(err.http_status, s3::EncodeErrorXml(err));
+  if (req.is_head()) r.omit_body = true;
+  r.log_context = "error=" + err.code;
+  REELFS_LOG_DEBUG("gateway", "{} {} {}: {}", req.http.request_id, err.http_status, err.code,
+                   LogSafe(err.message));
+  return r;
+}
+
+http::Response ErrorResponse(const S3Request& req, const Status& status) {
+  const StatusDetail& d = status.detail();
+  std::string code = d.s3_code;
+  if (code.empty()) {
+    switch (status.code()) {
+      case StatusCode::kNotFound:
+        code = req.key.empty() ? "NoSuchBucket" : "NoSuchKey";
+        break;
+      case StatusCode::kInvalidArgument:
+        code = "InvalidArgument";
+        break;
+      case StatusCode::kPermissionDenied:
+      case StatusCode::kUnauthenticated:
+        code = "AccessDenied";
+        break;
+      case StatusCode::kUnimplemented:
+        code = "NotImplemented";
+        break;
+      default:
+        code = "InternalError";
+        REELFS_LOG_ERROR("gateway", "{} internal error: {}", req.http.request_id,
+                         status.ToString());
+        break;
+    }
+  }
+  std::string message(status.message());
+  if (code == "InternalError") message = "We encountered an internal error. Please try again.";
+  return ErrorResponse(req, code, std::move(message), d.http_status);
+}
+
+}  // namespace s3api
+
+using s3api::ErrorResponse;
+using s3api::LogSafe;
+using s3api::S3Request;
+
+namespace {
+
+// Query parameters that are part of an operation we implement (others: 501 NotImplemented).
+bool IsKnownParam(std::string_view name) {
+  static constexpr std::array<std::string_view, 21> kKnown = {"list-type",
+                                                              "prefix",
+                                                              "delimiter",
+                                                              "max-keys",
+                                                              "continuation-token",
+                                                              "start-after",
+                                                              "fetch-owner",
+                                                              "encoding-type",
+                                                              "partNumber",
+                                                              "uploadId",
+                                                              "uploads",
+                                                              "delete",
+                                                              "restore",
+                                                              "x-id",
+                                                              "response-content-type",
+                                                              "response-content-language",
+                                                              "response-expires",
+                                                              "response-cache-control",
+                                                              "response-content-disposition",
+                                                              "response-content-encoding",
+                                                              "marker"};
+  if (name.starts_with("X-Amz-")) return true;  // presigned URL parameters
+  for (std::string_view k : kKnown) {
+    if (k == name) return true;
+  }
+  return false;
+}
+
+std::string HostWithoutPort(const std::string* host) {
+  if (host == nullptr) return {};
+  std::string h = *host;
+  if (!h.empty() && h.front() == '[') return h;  // IPv6 literal: never a virtual host
+  size_t colon = h.rfind(':');
+  if (colon != std::string::npos) h.resize(colon);
+  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return h;
+}
+
+s3api::Started Dispatch(s3api::Context ctx, S3Request req) {
+  using namespace s3api;  // NOLINT(google-build-using-namespace)
+  const std::string& m = req.http.method;
+  for (const auto& [name, value] : req.query) {
+    if (!IsKnownParam(name)) {
+      return ErrorResponse(req, "NotImplemented",
+                           "subresource '" + LogSafe(name) + "' is not implemented", 501);
+    }
+  }
+  if (req.bucket.empty()) {
+    if (m == "GET") return ListBuckets(ctx, req);
+    return ErrorResponse(req, "MethodNotAllowed", "method not allowed on the service", 405);
+  }
+  if (req.key.empty()) {
+    if (m == "GET") {
+      if (req.Query("list-type") == "2") return ListObjectsV2(ctx, req);
+      if (req.Has("uploads")) {
+        return ErrorResponse(req, "NotImplemented", "ListMultipartUploads is not implemented", 501);
+      }
+      return ErrorResponse(req, "NotImplemented",
+                           "ListObjects (v1) is not implemented; use ListObjectsV2 (list-type=2)",
+                           501);
+    }
+    if (m == "HEAD") return HeadBucket(ctx, req);
+    if (m == "PUT") return CreateBucket(ctx, std::move(req));
+    if (m == "DELETE") return DeleteBucket(ctx, req);
+    if (m == "POST" && req.Has("delete")) return DeleteObjects(ctx, std::move(req));
+    return ErrorResponse(req, "MethodNotAllowed", "method not allowed on a bucket", 405);
+  }
+  if (m == "GET" || m == "HEAD") {
+    if (req.Has("uploadId")) {
+      return ErrorResponse(req, "NotImplemented", "ListParts is not implemented", 501);
+    }
+    return GetObject(ctx, req);
+  }
+  if (m == "PUT") {
+    if (req.Has("uploadId") || req.Has("partNumber")) {
+      if (req.Header("x-amz-copy-source")) {
+        return ErrorResponse(req, "NotImplemented", "UploadPartCopy is not implemented", 501);
+      }
+      return UploadPart(ctx, std::move(req));
+    }
+    if (req.Header("x-amz-copy-source")) return CopyObject(ctx, req);
+    return PutObject(ctx, std::move(req));
+  }
+  if (m == "POST") {
+    if (req.Has("uploads")) return CreateMultipartUpload(ctx, req);
+    if (req.Has("uploadId")) return CompleteMultipartUpload(ctx, std::move(req));
+    if (req.Has("restore")) return RestoreObject(ctx, std::move(req));
+    return ErrorResponse(req, "NotImplemented",
+                         "POST on an object without ?uploads, ?uploadId "
+                         "or ?restore is not implemented",
+                         501);
+  }
+  if (m == "DELETE") {
+    if (req.Has("uploadId")) return AbortMultipartUpload(ctx, req);
+    return DeleteObject(ctx, req);
+  }
+  return ErrorResponse(req, "MethodNotAllowed", "method not allowed on an object", 405);
+}
+
+}  // namespace
+
+S3Service::S3Service(Store& store, ServiceOptions options)
+    : store_(store), options_(std::move(options)) {}
+
+http::Response S3Service::InternalError(const http::Request& request, std::string_view what) {
+  REELFS_LOG_ERROR("gateway", "{} internal error: {}", request.request_id, LogSafe(what));
+  S3Request req;
+  req.http.method = request.method;
+  req.http.request_id = request.request_id;
+  return ErrorResponse(req, "InternalError", "We encountered an internal error. Please try again.",
+                       500);
+}
+
+http::Handler::Started S3Service::Start(http::Request request) {
+  S3Request req;
+  req.http = std::move(request);
+  std::string_view target = req.http.target;
+  size_t qpos = target.find('?');
+  std::string encoded_path(target.substr(0, qpos));
+  std::string raw_query(qpos == std::string_view::npos ? "" : target.substr(qpos + 1));
+  if (encoded_path.empty() || encoded_path.front() != '/') {
+    return ErrorResponse(req, "InvalidURI", "Couldn't parse the specified URI.", 400);
+  }
+  auto decoded = s3::UriDecode(encoded_path);
+  if (!decoded.ok())
+    return ErrorResponse(req, "InvalidURI", "Couldn't parse the specified URI.", 400);
+  auto query = s3::ParseQuery(raw_query);
+  if (!query.ok()) return ErrorResponse(req, "InvalidArgument", "malformed query string", 400);
+  req.query = std::move(*query);
+
+  // Bucket and key: virtual-host style when Host is <bucket>.<domain>, else path style.
+  std::string host = HostWithoutPort(req.Header("host"));
+  const std::string& domain = options_.virtual_host_domain;
+  if (!domain.empty() && host.size() > domain.size() + 1 && host.ends_with("." + domain)) {
+    req.bucket = host.substr(0, host.size() - domain.size() - 1);
+    req.key = decoded->substr(1);
+  } else {
+    std::string_view path = std::string_view(*decoded).substr(1);
+    size_t slash = path.find('/');
+    req.bucket = std::string(path.substr(0, slash));
+    if (slash != std::string_view::npos) req.key = std::string(path.substr(slash + 1));
+  }
+
+  // Authentication first: nothing about the namespace is revealed to unsigned requests.
+  s3::SignableRequest signable;
+  signable.method = req.http.method;
+  signable.encoded_path = encoded_path;
+  signable.raw_query = raw_query;
+  signable.headers = req.http.headers;
+  auto lookup = [this](std::string_view access_key) -> std::optional<std::string> {
+    if (access_key == options_.access_key) return options_.secret_key;
+    return std::nullopt;
+  };
+  auto verified = s3::VerifyRequest(signable, lookup, std::chrono::system_clock::now(),
+                                    options_.max_clock_skew);
+  if (!verified.ok()) {
+    std::string code = verified.status().detail().s3_code;
+    if (code.empty()) code = "AccessDenied";
+    return ErrorResponse(req, code, std::string(verified.status().message()));
+  }
+  req.auth = std::move(*verified);
+
+  if (!req.bucket.empty()) {
+    Status st = ValidateBucketName(req.bucket);
+    if (!st.ok()) return ErrorResponse(req, st);
+  }
+  if (!req.key.empty()) {
+    Status st = ValidateObjectKey(req.key);
+    if (!st.ok()) return ErrorResponse(req, st);
+  }
+  std::string log_context = "bucket=" + LogSafe(req.bucket) + " key=" + LogSafe(req.key);
+  s3api::Started started = Dispatch(s3api::Context{store_, options_}, std::move(req));
+  if (auto* r = std::get_if<http::Response>(&started)) {
+    r->log_context = log_context + (r->log_context.empty() ? "" : " " + r->log_context);
+  }
+  return started;
+}
+
+}  // namespace reelfs::gateway

@@ -1,0 +1,44 @@
+// S3Service: the S3 REST API over a Store, as an http::Handler.
+//
+// Start() splits the target into bucket/key (path style, or virtual-host style when Host is
+// "<bucket>.<virtual_host_domain>"), verifies SigV4 (header or presigned) with
+// s3::VerifyRequest, validates bucket name and key, and dispatches on method + subresource.
+// Unsupported subresources get 501 NotImplemented; every error is an S3 XML document (no body
+// for HEAD).
+//
+// Thread-safety: Start may be called concurrently from all io threads; the Store serializes
+// what needs it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "gateway/http/types.h"
+#include "gateway/store/store.h"
+
+namespace reelfs::gateway {
+
+struct ServiceOptions {
+  std::string access_key;  // the one credential pair the gateway accepts
+  std::string secret_key;
+  std::string region = "us-east-1";
+  std::string virtual_host_domain;           // empty: path-style only
+  uint64_t max_put_size = 5ull << 30;        // single PUT / part (S3: EntityTooLarge)
+  uint64_t max_xml_body = 1 << 20;           // Complete, DeleteObjects, Restore bodies
+  std::chrono::seconds max_clock_skew{900};  // x-amz-date vs now (RequestTimeTooSkewed)
+};
+
+class S3Service : public http::Handler {
+ public:
+  S3Service(Store& store, ServiceOptions options);
+
+  Started Start(http::Request request) override;
+  http::Response InternalError(const http::Request& request, std::string_view what) override;
+
+ private:
+  Store& store_;
+  ServiceOptions options_;
+};
+
+}  // namespace reelfs::gateway
