@@ -1,0 +1,72 @@
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/s3_url.h"
+#include "s3/await.h"
+
+namespace reelfs::cli {
+namespace {
+
+std::string FormatListingTime(s3::WallTime t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return std::string(buf, n);
+}
+
+}  // namespace
+
+// Prints what `aws s3 ls` prints: "PRE name/" for common prefixes, "date time size key" for
+// objects; recursive listings show full keys and no prefixes.
+int RunLs(s3::ObjectStore& store, const LsArgs& args) {
+  auto url = ParseS3Url(args.url);
+  if (!url.ok()) {
+    std::cerr << "reelfs ls: " << url.status().message() << "\n";
+    return 2;
+  }
+  s3::ListObjectsRequest req{.bucket = url->bucket, .prefix = url->key};
+  if (!args.recursive) req.delimiter = "/";
+  do {
+    auto page = s3::Await<s3::ListObjectsPage>([&](auto cb) { store.ListObjects(req, cb); });
+    if (!page.ok()) {
+      std::cerr << "reelfs ls: " << page.status().ToString() << "\n";
+      return 1;
+    }
+    for (const std::string& p : page->common_prefixes) {
+      std::printf("%30s PRE %s\n", "", p.substr(url->key.size()).c_str());
+    }
+    for (const s3::ObjectInfo& o : page->objects) {
+      std::string name = args.recursive ? o.key : o.key.substr(url->key.size());
+      std::printf("%s %10llu %s\n", FormatListingTime(o.last_modified).c_str(),
+                  static_cast<unsigned long long>(o.size), name.c_str());
+    }
+    req.continuation_token = page->is_truncated ? page->next_continuation_token : "";
+  } while (!req.continuation_token.empty());
+  return 0;
+}
+
+int RunStat(s3::ObjectStore& store, const std::string& text) {
+  auto url = ParseS3Url(text);
+  if (!url.ok() || url->key.empty()) {
+    std::cerr << "reelfs stat: expected s3://bucket/key, got '" << text << "'\n";
+    return 2;
+  }
+  auto info = s3::Await<s3::ObjectInfo>(
+      [&](auto cb) { store.HeadObject({.bucket = url->bucket, .key = url->key}, cb); });
+  if (!info.ok()) {
+    std::cerr << "reelfs stat: " << info.status().ToString() << "\n";
+    return 1;
+  }
+  std::printf("key: %s\nsize: %llu\netag: %s\nlast-modified: %s\nstorage-class: %s\n",
+              info->key.c_str(), static_cast<unsigned long long>(info->size), info->etag.c_str(),
+              FormatListingTime(info->last_modified).c_str(), info->storage_class.c_str());
+  if (!info->content_type.empty()) std::printf("content-type: %s\n", info->content_type.c_str());
+  for (const auto& [k, v] : info->user_metadata) std::printf("meta.%s: %s\n", k.c_str(), v.c_str());
+  return 0;
+}
+
+}  // namespace reelfs::cli

@@ -1,0 +1,91 @@
+// reelfs: the client's command line, the composition root (style.md §I.10): parse options, build
+// the S3 client from them and the AWS environment, hand it to a subcommand.
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "common/log.h"
+#include "common/units.h"
+#include "s3/client/s3_client.h"
+
+namespace {
+
+struct GlobalArgs {
+  std::string endpoint;
+  std::string profile;
+  std::string region;
+  std::string ca_bundle;
+  bool no_verify_tls = false;
+  std::string log_level = "warn";
+};
+
+reelfs::Result<std::unique_ptr<reelfs::s3::S3Client>> MakeClient(const GlobalArgs& g) {
+  REELFS_ASSIGN_OR_RETURN(reelfs::s3::ClientOptions options,
+                          reelfs::s3::ClientOptionsFromAwsEnvironment(g.profile));
+  if (!g.endpoint.empty()) options.endpoint = g.endpoint;
+  if (!g.region.empty()) options.region = g.region;
+  if (!g.ca_bundle.empty()) options.ca_bundle = g.ca_bundle;
+  if (g.no_verify_tls) options.verify_tls = false;
+  return reelfs::s3::S3Client::Create(std::move(options));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"reelfs: read a tape-backed S3 archive as files"};
+  app.require_subcommand(1);
+  GlobalArgs g;
+  app.add_option("--endpoint", g.endpoint, "S3 endpoint URL (default: AWS_ENDPOINT_URL, config)");
+  app.add_option("--profile", g.profile, "AWS profile (default: AWS_PROFILE, 'default')");
+  app.add_option("--region", g.region, "signing region (default: AWS_REGION, config, us-east-1)");
+  app.add_option("--ca-bundle", g.ca_bundle, "PEM file of CAs trusted for https");
+  app.add_flag("--no-verify-tls", g.no_verify_tls, "do not verify TLS certificates (test only)");
+  app.add_option("--log-level", g.log_level, "e.g. warn, debug, info,s3=trace");
+
+  reelfs::cli::LsArgs ls;
+  auto* ls_cmd = app.add_subcommand("ls", "list objects and prefixes under s3://bucket/prefix");
+  ls_cmd->add_option("url", ls.url, "s3://bucket[/prefix]")->required();
+  ls_cmd->add_flag("-r,--recursive", ls.recursive, "list every key below the prefix");
+
+  reelfs::cli::CpArgs cp;
+  std::string part = "8MiB";
+  auto* cp_cmd = app.add_subcommand("cp", "copy an object to a local file (or - for stdout)");
+  cp_cmd->add_option("url", cp.url, "s3://bucket/key")->required();
+  cp_cmd->add_option("dest", cp.dest, "local path or -")->required();
+  cp_cmd->add_option("--concurrency", cp.concurrency, "ranged GETs in flight (default 8)");
+  cp_cmd->add_option("--part-size", part, "bytes per ranged GET (default 8MiB)");
+
+  std::string cat_url;
+  auto* cat_cmd = app.add_subcommand("cat", "write an object to stdout");
+  cat_cmd->add_option("url", cat_url, "s3://bucket/key")->required();
+
+  std::string stat_url;
+  auto* stat_cmd = app.add_subcommand("stat", "show an object's metadata (HEAD)");
+  stat_cmd->add_option("url", stat_url, "s3://bucket/key")->required();
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (reelfs::Status s = reelfs::ConfigureLogging(g.log_level); !s.ok()) {
+    std::cerr << "reelfs: --log-level: " << s.message() << "\n";
+    return 2;
+  }
+  auto part_size = reelfs::ParseByteSize(part);
+  if (!part_size.ok() || *part_size == 0) {
+    std::cerr << "reelfs: --part-size: " << part_size.status().message() << "\n";
+    return 2;
+  }
+  cp.part_size = *part_size;
+  auto client = MakeClient(g);
+  if (!client.ok()) {
+    std::cerr << "reelfs: " << client.status().ToString() << "\n";
+    return 2;
+  }
+  reelfs::s3::ObjectStore& store = **client;
+  if (*ls_cmd) return reelfs::cli::RunLs(store, ls);
+  if (*cp_cmd) return reelfs::cli::RunCp(store, cp);
+  if (*cat_cmd) return reelfs::cli::RunCp(store, {.url = cat_url, .dest = "-"});
+  if (*stat_cmd) return reelfs::cli::RunStat(store, stat_url);
+  return 2;
+}
