@@ -1,0 +1,15 @@
+# Interop tests of reelfs-gateway with third-party clients (AWS CLI, boto3, curl). Included from
+# tests/interop/CMakeLists.txt. Each script starts its own gateway on 127.0.0.1:0 with a temp
+# root and exits 77 (skip) when its client is missing.
+if(TARGET reelfs-gateway)
+  set(_gw_env "REELFS_GATEWAY_BIN=$<TARGET_FILE:reelfs-gateway>")
+  reelfs_add_script_test(gateway_awscli LABEL interop
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/gateway_awscli.sh
+    ENV ${_gw_env} TIMEOUT 600)
+  reelfs_add_script_test(gateway_boto3 LABEL interop
+    COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/gateway_boto3.py
+    ENV ${_gw_env} TIMEOUT 600)
+  reelfs_add_script_test(gateway_curl LABEL interop
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/gateway_curl.sh
+    ENV ${_gw_env} TIMEOUT 300)
+endif()

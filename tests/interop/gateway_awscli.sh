@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Interop: the AWS CLI against a real reelfs-gateway (s3 and s3api commands).
+source "$(dirname "$0")/gateway_lib.sh"
+command -v aws >/dev/null || skip "aws (AWS CLI) not installed"
+command -v curl >/dev/null || skip "curl not installed"
+start_gateway
+
+export AWS_ACCESS_KEY_ID="$GW_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$GW_SECRET_KEY"
+export AWS_DEFAULT_REGION=us-east-1 AWS_CONFIG_FILE="$WORK/aws-config"
+export AWS_SHARED_CREDENTIALS_FILE="$WORK/aws-credentials" AWS_PAGER=""
+unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL
+aws configure set default.s3.addressing_style path
+# awscli v1 presigns with SigV2 unless told otherwise; the gateway speaks SigV4 only.
+aws configure set default.s3.signature_version s3v4
+aws configure set default.s3.multipart_threshold 8MB
+aws configure set default.s3.multipart_chunksize 8MB
+AWS=(aws --endpoint-url "$ENDPOINT")
+AWSQ=(aws --endpoint-url "$ENDPOINT")
+step() { echo "== $*"; }
+
+step mb / ls
+"${AWS[@]}" s3 mb s3://interop
+"${AWS[@]}" s3 ls | grep -q " interop$" || fail "bucket not listed"
+
+step cp up and down, checksums
+head -c 3000001 /dev/urandom >"$WORK/small.bin"
+"${AWS[@]}" s3 cp --only-show-errors "$WORK/small.bin" s3://interop/dir/sub/small.bin
+"${AWS[@]}" s3 cp --only-show-errors s3://interop/dir/sub/small.bin "$WORK/small.back"
+[[ "$(sha256sum <"$WORK/small.bin")" == "$(sha256sum <"$WORK/small.back")" ]] || fail "small mismatch"
+[[ -f "$ROOT/interop/dir/sub/small.bin" ]] || fail "object not at ROOT/bucket/key"
+
+step 100 MiB multipart upload
+head -c $((100 * 1024 * 1024)) /dev/urandom >"$WORK/big.bin"
+"${AWS[@]}" s3 cp --only-show-errors "$WORK/big.bin" s3://interop/big.bin
+etag=$("${AWSQ[@]}" s3api head-object --bucket interop --key big.bin --query ETag --output text)
+[[ "$etag" == *-13\" || "$etag" == *-13 ]] || fail "multipart ETag expected 13 parts, got $etag"
+"${AWS[@]}" s3 cp --only-show-errors s3://interop/big.bin "$WORK/big.back"
+[[ "$(sha256sum <"$WORK/big.bin")" == "$(sha256sum <"$WORK/big.back")" ]] || fail "big mismatch"
+[[ -z "$(ls "$ROOT/.reelfs-gateway/uploads")" ]] || fail "multipart staging not cleaned up"
+
+step ranged get
+"${AWSQ[@]}" s3api get-object --bucket interop --key big.bin --range bytes=1048570-2097170 \
+  "$WORK/range.out" >"$WORK/range.json"
+dd if="$WORK/big.bin" of="$WORK/range.ref" bs=1 skip=1048570 count=1048601 status=none 2>/dev/null ||
+  dd if="$WORK/big.bin" of="$WORK/range.ref" iflag=skip_bytes,count_bytes skip=1048570 \
+    count=1048601 status=none
+cmp "$WORK/range.out" "$WORK/range.ref" || fail "range mismatch"
+grep -q '"ContentRange": "bytes 1048570-2097170/104857600"' "$WORK/range.json" ||
+  fail "Content-Range missing: $(cat "$WORK/range.json")"
+
+step s3api put-object with metadata, head-object
+"${AWSQ[@]}" s3api put-object --bucket interop --key meta.txt --body "$WORK/small.bin" \
+  --content-type text/plain --metadata color=blue >/dev/null
+"${AWSQ[@]}" s3api head-object --bucket interop --key meta.txt >"$WORK/head.json"
+grep -q '"color": "blue"' "$WORK/head.json" || fail "metadata lost: $(cat "$WORK/head.json")"
+grep -q '"ContentType": "text/plain"' "$WORK/head.json" || fail "content type lost"
+
+step list-objects-v2 with delimiter
+out=$("${AWSQ[@]}" s3api list-objects-v2 --bucket interop --delimiter / --query \
+  'join(`,`, [join(`,`, Contents[].Key), join(`,`, CommonPrefixes[].Prefix)])' --output text)
+[[ "$out" == "big.bin,meta.txt,dir/" ]] || fail "listing: $out"
+
+step presigned URL fetched with curl
+url=$("${AWSQ[@]}" s3 presign s3://interop/dir/sub/small.bin --expires-in 300)
+curl -sf -o "$WORK/presigned.out" "$url" || fail "curl of presigned URL failed"
+cmp "$WORK/presigned.out" "$WORK/small.bin" || fail "presigned content mismatch"
+[[ "$url" =~ X-Amz-Signature=[0-9a-f]{64}$ ]] || fail "unexpected presigned URL shape"
+bad="${url%?}"; [[ "${url: -1}" == 0 ]] && bad+=1 || bad+=0
+code=$(curl -s -o "$WORK/tampered.xml" -w '%{http_code}' "$bad")
+[[ "$code" == 403 ]] && grep -q SignatureDoesNotMatch "$WORK/tampered.xml" ||
+  fail "tampered presigned URL gave $code: $(cat "$WORK/tampered.xml")"
+
+step wrong secret
+if AWS_SECRET_ACCESS_KEY=wrong-secret "${AWS[@]}" s3 ls s3://interop 2>"$WORK/wrong.err"; then
+  fail "wrong secret accepted"
+fi
+grep -q SignatureDoesNotMatch "$WORK/wrong.err" || fail "expected SignatureDoesNotMatch: $(cat "$WORK/wrong.err")"
+
+step rm / rb
+"${AWS[@]}" s3 rm s3://interop/dir/sub/small.bin
+[[ ! -e "$ROOT/interop/dir" ]] || fail "empty parent directories left behind"
+if "${AWS[@]}" s3 rb s3://interop 2>/dev/null; then fail "rb of a non-empty bucket succeeded"; fi
+"${AWS[@]}" s3 rm --recursive s3://interop
+"${AWS[@]}" s3 rb s3://interop
+[[ ! -e "$ROOT/interop" ]] || fail "bucket directory left behind"
+
+step clean shutdown
+stop_gateway || fail "gateway did not exit 0 on SIGTERM"
+echo "PASS: gateway_awscli"
