@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <ctime>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <random>
@@ -120,25 +121,37 @@ class Session : public std::enable_shared_from_this<Session> {
     } catch (...) {
       started = handler_.InternalError(meta_, "unknown exception");
     }
+    // botocore mis-parses the next response on a kept-alive connection when a request with
+    // `Expect: 100-continue` got its final answer without a 100 first; so an Expect request
+    // always sees 100 Continue unless the connection is closed after the answer anyway.
     if (auto* resp = std::get_if<Response>(&started)) {
-      if (!parser_->is_done()) keep_alive_ = false;  // unread body: the connection is spent
-      return Send(std::move(*resp));
+      if (!parser_->is_done()) {
+        keep_alive_ = false;  // unread body: the connection is spent
+        return Send(std::move(*resp));
+      }
+      if (!expect_continue) return Send(std::move(*resp));
+      pending_ = std::move(*resp);
+      return SendContinue(msg.version(), [this] { Send(std::move(*pending_)); });
     }
     exchange_ = std::move(std::get<std::unique_ptr<Exchange>>(started));
-    if (parser_->is_done()) return FinishExchange();
-    if (expect_continue) {
-      continue_.emplace(bhttp::status::continue_, msg.version());
-      continue_->set(bhttp::field::server, kServerName);
-      stream_.expires_after(idle_);
-      bhttp::async_write(stream_, *continue_,
-                         [self = shared_from_this()](beast::error_code wec, size_t) {
-                           self->continue_.reset();
-                           if (wec) return self->Close();
-                           self->ReadBody();
-                         });
-      return;
+    if (!expect_continue) {
+      return parser_->is_done() ? FinishExchange() : ReadBody();
     }
-    ReadBody();
+    SendContinue(msg.version(), [this] { parser_->is_done() ? FinishExchange() : ReadBody(); });
+  }
+
+  // Writes "100 Continue", then runs next (on this session's strand, session kept alive).
+  void SendContinue(unsigned version, std::function<void()> next) {
+    continue_.emplace(bhttp::status::continue_, version);
+    continue_->set(bhttp::field::server, kServerName);
+    stream_.expires_after(idle_);
+    bhttp::async_write(
+        stream_, *continue_,
+        [self = shared_from_this(), next = std::move(next)](beast::error_code ec, size_t) {
+          self->continue_.reset();
+          if (ec) return self->Close();
+          next();
+        });
   }
 
   void ReadBody() {
@@ -269,6 +282,7 @@ class Session : public std::enable_shared_from_this<Session> {
                     meta_.method, log_context_, status_, bytes_in_, bytes_out_, ms);
     sr_.reset();
     res_.reset();
+    pending_.reset();
     source_.reset();
     small_.clear();
     if (!keep_alive_) return Close();
@@ -289,6 +303,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<bhttp::request_parser<bhttp::buffer_body>> parser_;
   std::optional<bhttp::response<bhttp::empty_body>> continue_;
   std::unique_ptr<Exchange> exchange_;
+  std::optional<Response> pending_;  // answer waiting for its 100 Continue to be written
   bool failed_ = false;
   std::string failure_;
   Request meta_;  // method, request id, remote address of the current request

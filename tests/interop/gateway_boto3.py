@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Interop: boto3 against a real reelfs-gateway started on 127.0.0.1:0 with a temp root.
+
+Exits 77 (skip) when boto3 or the gateway binary is missing.
+"""
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+SKIP = 77
+
+
+def skip(why):
+    print(f"SKIP: {why}")
+    sys.exit(SKIP)
+
+
+try:
+    import boto3
+    import botocore
+    from boto3.s3.transfer import TransferConfig
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+except ImportError:
+    skip("python3-boto3 not installed")
+
+BIN = os.environ.get("REELFS_GATEWAY_BIN", "")
+if not BIN or not os.access(BIN, os.X_OK):
+    skip("REELFS_GATEWAY_BIN not set or not executable (build target reelfs-gateway)")
+
+ACCESS, SECRET = "AKIDREELFSBOTO3", "boto3/secret+key/abcdef0123456789"
+MiB = 1024 * 1024
+
+
+class Gateway:
+    def __init__(self):
+        self.work = tempfile.mkdtemp(prefix="reelfs-gw-boto3.")
+        self.root = os.path.join(self.work, "root")
+        port_file = os.path.join(self.work, "port")
+        self.err = open(os.path.join(self.work, "gateway.err"), "w")
+        self.proc = subprocess.Popen(
+            [BIN, "--root", self.root, "--listen", "127.0.0.1:0", "--port-file", port_file,
+             "--access-key", ACCESS, "--secret-key", SECRET, "--log-level", os.environ.get("GW_LOG_LEVEL", "warn")],
+            stdout=subprocess.PIPE, stderr=self.err, text=True)
+        line = self.proc.stdout.readline().strip()
+        if not line.startswith("reelfs-gateway listening on http://127.0.0.1:"):
+            raise RuntimeError(f"unexpected start-up line {line!r}")
+        self.endpoint = line.split(" on ", 1)[1]
+        assert open(port_file).read().strip() == self.endpoint.rsplit(":", 1)[1]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            rc = self.proc.wait(timeout=30)
+            assert rc == 0, f"gateway exited {rc} on SIGTERM"
+        self.err.close()
+        if os.environ.get("KEEP_WORK") != "1":
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+def client(endpoint, secret=SECRET):
+    return boto3.client(
+        "s3", endpoint_url=endpoint, aws_access_key_id=ACCESS, aws_secret_access_key=secret,
+        region_name="us-east-1",
+        config=Config(s3={"addressing_style": "path"}, signature_version="s3v4",
+                      retries={"max_attempts": 1}))
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(MiB), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def expect_client_error(fn, codes, statuses=range(400, 500)):
+    try:
+        fn()
+    except ClientError as e:
+        code = e.response["Error"].get("Code")
+        status = e.response["ResponseMetadata"]["HTTPStatusCode"]
+        assert status in statuses, f"status {status} ({code})"
+        assert not codes or code in codes, f"code {code}, expected {codes}"
+        return code
+    raise AssertionError(f"expected a client error {codes}")
+
+
+def snapshot_outside(gw):
+    """Entries next to the root, at the root's top level, and in the bucket's top level."""
+    return (set(os.listdir(gw.work)), set(os.listdir(gw.root)),
+            set(os.listdir(os.path.join(gw.root, "boto"))))
+
+
+def main():
+    gw = Gateway()
+    try:
+        run(gw)
+    finally:
+        gw.stop()
+    print("PASS: gateway_boto3")
+
+
+def run(gw):
+    s3 = client(gw.endpoint)
+    b = "boto"
+    s3.create_bucket(Bucket=b)
+    expect_client_error(lambda: s3.create_bucket(Bucket=b), {"BucketAlreadyOwnedByYou"})
+    expect_client_error(lambda: s3.create_bucket(Bucket="Bad_Name"), {"InvalidBucketName"})
+    assert [x["Name"] for x in s3.list_buckets()["Buckets"]] == [b]
+
+    # put/head with metadata
+    s3.put_object(Bucket=b, Key="meta/obj.txt", Body=b"hello", ContentType="text/plain",
+                  Metadata={"Owner": "reelfs"}, StorageClass="GLACIER")
+    head = s3.head_object(Bucket=b, Key="meta/obj.txt")
+    assert head["ContentLength"] == 5 and head["ContentType"] == "text/plain", head
+    assert head["Metadata"] == {"owner": "reelfs"}, head["Metadata"]
+    assert head["ETag"] == '"%s"' % hashlib.md5(b"hello").hexdigest()
+    assert head.get("StorageClass") == "GLACIER", head
+    expect_client_error(lambda: s3.head_object(Bucket=b, Key="missing"), None, {404})
+    expect_client_error(lambda: s3.get_object(Bucket=b, Key="missing"), {"NoSuchKey"})
+    expect_client_error(lambda: s3.get_object(Bucket="nobucket", Key="x"), {"NoSuchBucket"})
+
+    # ranged get, conditionals
+    body = s3.get_object(Bucket=b, Key="meta/obj.txt", Range="bytes=1-3")
+    assert body["Body"].read() == b"ell" and body["ContentRange"] == "bytes 1-3/5"
+    expect_client_error(lambda: s3.get_object(Bucket=b, Key="meta/obj.txt", Range="bytes=10-"),
+                        {"InvalidRange"}, {416})
+    expect_client_error(lambda: s3.get_object(Bucket=b, Key="meta/obj.txt", IfMatch='"nope"'),
+                        {"PreconditionFailed"}, {412})
+
+    # upload_file multipart, download_file
+    src = os.path.join(gw.work, "multi.bin")
+    with open(src, "wb") as f:
+        f.write(os.urandom(23 * MiB + 12345))
+    cfg = TransferConfig(multipart_threshold=5 * MiB, multipart_chunksize=5 * MiB)
+    s3.upload_file(src, b, "multi/part.bin", Config=cfg)
+    etag = s3.head_object(Bucket=b, Key="multi/part.bin")["ETag"]
+    assert etag.endswith('-5"'), etag
+    dst = os.path.join(gw.work, "multi.back")
+    s3.download_file(b, "multi/part.bin", dst, Config=cfg)
+    assert sha256_file(src) == sha256_file(dst)
+
+    # explicit multipart API: bad order, abort
+    up = s3.create_multipart_upload(Bucket=b, Key="aborted")["UploadId"]
+    p1 = s3.upload_part(Bucket=b, Key="aborted", UploadId=up, PartNumber=1, Body=b"x" * 10)
+    expect_client_error(lambda: s3.complete_multipart_upload(
+        Bucket=b, Key="aborted", UploadId=up,
+        MultipartUpload={"Parts": [{"PartNumber": 2, "ETag": p1["ETag"]}]}), {"InvalidPart"})
+    s3.abort_multipart_upload(Bucket=b, Key="aborted", UploadId=up)
+    expect_client_error(lambda: s3.upload_part(Bucket=b, Key="aborted", UploadId=up,
+                                               PartNumber=1, Body=b"x"), {"NoSuchUpload"})
+
+    # copy_object (COPY and REPLACE)
+    s3.copy_object(Bucket=b, Key="copy/obj.txt", CopySource={"Bucket": b, "Key": "meta/obj.txt"})
+    h = s3.head_object(Bucket=b, Key="copy/obj.txt")
+    assert h["Metadata"] == {"owner": "reelfs"} and h["ContentLength"] == 5
+    s3.copy_object(Bucket=b, Key="copy/obj2.txt", CopySource=f"{b}/meta/obj.txt",
+                   MetadataDirective="REPLACE", Metadata={"k": "v"}, ContentType="x/y")
+    h = s3.head_object(Bucket=b, Key="copy/obj2.txt")
+    assert h["Metadata"] == {"k": "v"} and h["ContentType"] == "x/y", h
+    s3.copy_object(Bucket=b, Key="copy/big.bin", CopySource={"Bucket": b, "Key": "multi/part.bin"})
+    assert s3.head_object(Bucket=b, Key="copy/big.bin")["ContentLength"] == 23 * MiB + 12345
+
+    # list_objects_v2 pagination with delimiter
+    for i in range(25):
+        s3.put_object(Bucket=b, Key=f"list/f{i:02d}", Body=b"")
+    for d in ("a", "b", "c"):
+        s3.put_object(Bucket=b, Key=f"list/{d}/x", Body=b"1")
+        s3.put_object(Bucket=b, Key=f"list/{d}/y", Body=b"2")
+    s3.put_object(Bucket=b, Key="list/emptydir/", Body=b"")  # directory marker
+    keys, prefixes, pages = [], [], 0
+    for page in s3.get_paginator("list_objects_v2").paginate(
+            Bucket=b, Prefix="list/", Delimiter="/", PaginationConfig={"PageSize": 7}):
+        pages += 1
+        keys += [o["Key"] for o in page.get("Contents", [])]
+        prefixes += [p["Prefix"] for p in page.get("CommonPrefixes", [])]
+    assert keys == [f"list/f{i:02d}" for i in range(25)], keys
+    assert prefixes == ["list/a/", "list/b/", "list/c/", "list/emptydir/"], prefixes
+    assert pages == 5, pages
+    all_keys = [o["Key"] for p in s3.get_paginator("list_objects_v2").paginate(
+        Bucket=b, Prefix="list/", PaginationConfig={"PageSize": 4}) for o in p.get("Contents", [])]
+    assert all_keys == sorted(all_keys) and "list/emptydir/" in all_keys and len(all_keys) == 32
+    r = s3.list_objects_v2(Bucket=b, Prefix="list/", StartAfter="list/f20", MaxKeys=3)
+    assert [o["Key"] for o in r["Contents"]] == ["list/f21", "list/f22", "list/f23"]
+
+    # file/prefix conflicts
+    expect_client_error(lambda: s3.put_object(Bucket=b, Key="meta/obj.txt/child", Body=b"1"),
+                        {"ObjectParentIsFile"}, {409})
+    expect_client_error(lambda: s3.put_object(Bucket=b, Key="list/a", Body=b"1"),
+                        {"ExistingObjectIsDirectory"}, {409})
+
+    # delete_objects
+    res = s3.delete_objects(Bucket=b, Delete={"Objects": [{"Key": f"list/f{i:02d}"}
+                                                         for i in range(25)] + [{"Key": "nope"}]})
+    assert len(res.get("Deleted", [])) == 26 and not res.get("Errors"), res
+    assert not os.path.exists(os.path.join(gw.root, b, "list", "f00"))
+
+    # restore (objects are always online for now)
+    s3.restore_object(Bucket=b, Key="meta/obj.txt", RestoreRequest={"Days": 1})
+
+    # presigned URL fetched with urllib
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": b, "Key": "meta/obj.txt"},
+                                    ExpiresIn=300)
+    assert urllib.request.urlopen(url).read() == b"hello"
+    try:
+        urllib.request.urlopen(url.replace("meta/obj.txt", "meta/other.txt"))
+        raise AssertionError("presigned URL for another key accepted")
+    except urllib.error.HTTPError as e:
+        assert e.code == 403, e.code
+
+    # wrong secret
+    expect_client_error(lambda: client(gw.endpoint, "wrong").list_objects_v2(Bucket=b),
+                        {"SignatureDoesNotMatch"}, {403})
+
+    # hostile keys: 4xx and nothing outside the root
+    os.symlink("/etc", os.path.join(gw.root, b, "evil-link"))
+    before = snapshot_outside(gw)
+    hostile = ["../x", "a/../../etc/passwd", "a/./b", "a//b", "nul\x00key", "k" * 2048,
+               ".reelfs-gateway/credentials", "evil-link/passwd", "ctl\x01key",
+               "x/" + "c" * 300]
+    for key in hostile:
+        for op in (lambda k=key: s3.put_object(Bucket=b, Key=k, Body=b"pwned"),
+                   lambda k=key: s3.get_object(Bucket=b, Key=k)):
+            try:
+                op()
+                raise AssertionError(f"hostile key {key[:40]!r} accepted")
+            except ClientError as e:
+                status = e.response["ResponseMetadata"]["HTTPStatusCode"]
+                assert 400 <= status < 500, (key[:40], status)
+            except botocore.exceptions.ParamValidationError:
+                pass  # rejected client-side, fine too
+    assert snapshot_outside(gw) == before, "files appeared outside the root"
+    assert not os.path.exists("/etc/passwd.pwned")
+    os.unlink(os.path.join(gw.root, b, "evil-link"))
+
+    # delete, then bucket
+    for o in [o for p in s3.get_paginator("list_objects_v2").paginate(Bucket=b)
+              for o in p.get("Contents", [])]:
+        s3.delete_object(Bucket=b, Key=o["Key"])
+    s3.delete_object(Bucket=b, Key="already/gone")  # idempotent
+    s3.delete_bucket(Bucket=b)
+    assert not os.path.exists(os.path.join(gw.root, b))
+
+
+if __name__ == "__main__":
+    main()
