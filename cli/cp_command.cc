@@ -50,8 +50,12 @@ Status CopyToFile(s3::ObjectStore& store, const S3Url& url, const CpArgs& args) 
   REELFS_RETURN_IF_ERROR(info.status());
   std::string tmp = args.dest + ".reelfs-partial";
   REELFS_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-  const int slots = std::max(1, args.concurrency);
-  std::vector<std::vector<std::byte>> buffers(slots, std::vector<std::byte>(args.part_size));
+  // No more slots than parts and no buffer larger than the object: small objects are common and
+  // zero-filling 8 x 8 MiB for a 4 KiB file would dominate the copy.
+  const uint64_t parts = std::max<uint64_t>(1, (info->size + args.part_size - 1) / args.part_size);
+  const int slots = static_cast<int>(std::min<uint64_t>(std::max(1, args.concurrency), parts));
+  const size_t buffer_size = std::min<uint64_t>(args.part_size, std::max<uint64_t>(1, info->size));
+  std::vector<std::vector<std::byte>> buffers(slots, std::vector<std::byte>(buffer_size));
   std::mutex mu;
   std::condition_variable cv;
   uint64_t next = 0;  // GUARDED_BY(mu)
