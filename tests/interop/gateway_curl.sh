@@ -76,4 +76,37 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$ENDPOINT/")
 [[ $code == 403 ]] || fail "gateway not answering after garbage ($code)"
 
 stop_gateway || fail "gateway did not exit 0 on SIGTERM"
+
+echo "== non-loopback listen refused without --allow-non-loopback"
+if "$REELFS_GATEWAY_BIN" --root "$WORK/nl" --listen 0.0.0.0:0 --access-key a --secret-key b \
+    >"$WORK/nl.out" 2>"$WORK/nl.err"; then
+  fail "non-loopback listen accepted"
+fi
+grep -q "allow-non-loopback" "$WORK/nl.err" || fail "no clear message: $(cat "$WORK/nl.err")"
+
+echo "== unknown config key refused with file:line"
+printf 'listen: 127.0.0.1:0\nroot: %s\nbogus: 1\n' "$WORK/cfgroot" >"$WORK/gw.yaml"
+if "$REELFS_GATEWAY_BIN" --config "$WORK/gw.yaml" >/dev/null 2>"$WORK/cfg.err"; then
+  fail "unknown config key accepted"
+fi
+grep -q "gw.yaml:3" "$WORK/cfg.err" || fail "no file:line in error: $(cat "$WORK/cfg.err")"
+
+echo "== generated credentials: 0600 file, secret never printed"
+env -u REELFS_GATEWAY_ACCESS_KEY -u REELFS_GATEWAY_SECRET_KEY "$REELFS_GATEWAY_BIN" \
+  --root "$WORK/gen" --listen 127.0.0.1:0 --port-file "$WORK/gen.port" --log-level debug \
+  >"$WORK/gen.out" 2>"$WORK/gen.err" &
+GW_PID=$!
+for _ in $(seq 1 100); do [[ -s "$WORK/gen.port" ]] && break; sleep 0.1; done
+cred="$WORK/gen/.reelfs-gateway/credentials"
+[[ -f "$cred" && "$(stat -c %a "$cred")" == 600 ]] || fail "credentials file missing or not 0600"
+secret=$(sed -n 's/^aws_secret_access_key=//p' "$cred")
+access=$(sed -n 's/^aws_access_key_id=//p' "$cred")
+[[ -n "$secret" && -n "$access" ]] || fail "credentials file incomplete"
+grep -q "$access" "$WORK/gen.err" || fail "access key not announced"
+url=$(AWS_ACCESS_KEY_ID=$access AWS_SECRET_ACCESS_KEY=$secret GW_ACCESS_KEY=$access \
+  GW_SECRET_KEY=$secret presign GET nothing/here 2>/dev/null || true)
+curl -s "$url" >/dev/null || true
+stop_gateway || fail "gateway (generated credentials) did not exit 0 on SIGTERM"
+if grep -qF -- "$secret" "$WORK/gen.out" "$WORK/gen.err"; then fail "secret printed"; fi
+if grep -q "X-Amz-Signature" "$WORK/gen.err"; then fail "presigned query logged"; fi
 echo "PASS: gateway_curl"
