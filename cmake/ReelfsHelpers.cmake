@@ -58,3 +58,25 @@ function(reelfs_add_script_test name)
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${ARG_ENV}")
   endif()
 endfunction()
+
+# reelfs_check_headers(TARGET DIRS ... LIBS ...): every header under DIRS must compile on its own
+# (style.md §H). One generated translation unit per header, built as part of `all`.
+function(reelfs_check_headers target)
+  cmake_parse_arguments(ARG "" "" "DIRS;LIBS" ${ARGN})
+  set(sources)
+  foreach(dir ${ARG_DIRS})
+    # A glob is fine here: this is a check over whatever headers exist, not a source list.
+    file(GLOB_RECURSE headers RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
+         ${PROJECT_SOURCE_DIR}/${dir}/*.h)
+    foreach(header ${headers})
+      string(MAKE_C_IDENTIFIER ${header} id)
+      set(tu ${CMAKE_CURRENT_BINARY_DIR}/check_headers/${id}.cc)
+      file(CONFIGURE OUTPUT ${tu} CONTENT "#include \"${header}\"  // must compile alone\n")
+      list(APPEND sources ${tu})
+    endforeach()
+  endforeach()
+  add_library(${target} OBJECT ${sources})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS})
+  reelfs_set_warnings(${target})
+endfunction()
