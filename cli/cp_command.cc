@@ -2,13 +2,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <condition_variable>
-#include <cstdio>
 #include <iostream>
-#include <mutex>
-#include <vector>
 
 #include "cli/commands.h"
+#include "cli/ranged_reader.h"
 #include "cli/s3_url.h"
 #include "common/unique_fd.h"
 #include "s3/await.h"
@@ -16,91 +13,37 @@
 namespace reelfs::cli {
 namespace {
 
-// Writes all of `data` at `offset`, retrying short writes.
-Status PwriteAll(int fd, std::span<const std::byte> data, uint64_t offset) {
+// Writes all of `data`, at `offset` (pwrite) or at the current position (offset < 0, pipes),
+// retrying short writes and EINTR.
+Status WriteAll(int fd, std::span<const std::byte> data, int64_t offset) {
   while (!data.empty()) {
-    ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
+    ssize_t n = offset >= 0 ? ::pwrite(fd, data.data(), data.size(), offset)
+                            : ::write(fd, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoToStatus(errno, "write");
     data = data.subspan(static_cast<size_t>(n));
-    offset += static_cast<uint64_t>(n);
+    if (offset >= 0) offset += n;
   }
   return Status::Ok();
 }
 
-// Streams the object to stdout in order, through the sink (no buffer of the object's size).
-Status CopyToStdout(s3::ObjectStore& store, const S3Url& url) {
-  s3::GetObjectRequest req{.bucket = url.bucket, .key = url.key};
-  req.sink = [](std::span<const std::byte> chunk) -> Status {
-    if (std::fwrite(chunk.data(), 1, chunk.size(), stdout) != chunk.size()) {
-      return ErrnoToStatus(errno, "stdout");
-    }
-    return Status::Ok();
-  };
-  auto got = s3::Await<s3::GetObjectResult>([&](auto cb) { store.GetObject(req, cb); });
-  std::fflush(stdout);
-  return got.status();
-}
-
-// Ranged GETs of `part_size`, `concurrency` in flight, each slot with its own buffer, written at
-// their offsets. The ETag of the first answer pins the object: a change mid-copy fails the copy.
-Status CopyToFile(s3::ObjectStore& store, const S3Url& url, const CpArgs& args) {
-  auto info = s3::Await<s3::ObjectInfo>(
-      [&](auto cb) { store.HeadObject({.bucket = url.bucket, .key = url.key}, cb); });
-  REELFS_RETURN_IF_ERROR(info.status());
+// Parallel ranged GETs written at their offsets into DEST.reelfs-partial, renamed into place
+// only when complete, so a failed copy never leaves a truncated file under the final name.
+Status CopyToFile(s3::ObjectStore& store, const S3Url& url, const s3::ObjectInfo& info,
+                  const CpArgs& args) {
   std::string tmp = args.dest + ".reelfs-partial";
   REELFS_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-  // No more slots than parts and no buffer larger than the object: small objects are common and
-  // zero-filling 8 x 8 MiB for a 4 KiB file would dominate the copy.
-  const uint64_t parts = std::max<uint64_t>(1, (info->size + args.part_size - 1) / args.part_size);
-  const int slots = static_cast<int>(std::min<uint64_t>(std::max(1, args.concurrency), parts));
-  const size_t buffer_size = std::min<uint64_t>(args.part_size, std::max<uint64_t>(1, info->size));
-  std::vector<std::vector<std::byte>> buffers(slots, std::vector<std::byte>(buffer_size));
-  std::mutex mu;
-  std::condition_variable cv;
-  uint64_t next = 0;  // GUARDED_BY(mu)
-  int in_flight = 0;  // GUARDED_BY(mu)
-  Status error;       // GUARDED_BY(mu)
-  std::function<void(int)> issue = [&](int slot) {
-    uint64_t offset;
-    {
-      std::lock_guard lock(mu);
-      if (next >= info->size || !error.ok()) return;
-      offset = next;
-      next += args.part_size;
-      ++in_flight;
-    }
-    uint64_t len = std::min<uint64_t>(args.part_size, info->size - offset);
-    s3::GetObjectRequest req{.bucket = url.bucket,
-                             .key = url.key,
-                             .range = s3::ByteRange{offset, len},
-                             .buffer = std::span<std::byte>(buffers[slot].data(), len),
-                             .if_match = info->etag};
-    store.GetObject(req, [&, slot, offset, len](Result<s3::GetObjectResult> r) {
-      Status s = r.status();
-      if (s.ok() && r->bytes != len) s = Status::DataLoss("short ranged GET");
-      if (s.ok()) s = PwriteAll(fd.get(), std::span(buffers[slot].data(), len), offset);
-      {
-        std::lock_guard lock(mu);
-        --in_flight;
-        if (!s.ok() && error.ok()) error = s;
-      }
-      issue(slot);
-      cv.notify_all();
-    });
-  };
-  for (int s = 0; s < slots; ++s) issue(s);
-  {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return in_flight == 0 && (next >= info->size || !error.ok()); });
+  Status s = ReadRanges(store, url.bucket, url.key, info,
+                        {.concurrency = args.concurrency, .part_size = args.part_size},
+                        [&fd](uint64_t offset, std::span<const std::byte> data) {
+                          return WriteAll(fd.get(), data, static_cast<int64_t>(offset));
+                        });
+  if (s.ok() && ::fsync(fd.get()) != 0) s = ErrnoToStatus(errno, "fsync " + tmp);
+  if (s.ok() && ::rename(tmp.c_str(), args.dest.c_str()) != 0) {
+    s = ErrnoToStatus(errno, "rename to " + args.dest);
   }
-  if (!error.ok()) {
-    ::unlink(tmp.c_str());
-    return error;
-  }
-  if (::fsync(fd.get()) != 0) return ErrnoToStatus(errno, "fsync " + tmp);
-  if (::rename(tmp.c_str(), args.dest.c_str()) != 0) return ErrnoToStatus(errno, "rename");
-  return Status::Ok();
+  if (!s.ok()) ::unlink(tmp.c_str());
+  return s;
 }
 
 }  // namespace
@@ -111,7 +54,19 @@ int RunCp(s3::ObjectStore& store, const CpArgs& args) {
     std::cerr << "reelfs cp: expected s3://bucket/key, got '" << args.url << "'\n";
     return 2;
   }
-  Status s = args.dest == "-" ? CopyToStdout(store, *url) : CopyToFile(store, *url, args);
+  auto info = s3::Await<s3::ObjectInfo>(
+      [&](auto cb) { store.HeadObject({.bucket = url->bucket, .key = url->key}, cb); });
+  Status s = info.status();
+  if (s.ok() && args.dest == "-") {
+    // Pipes need the bytes in order; ranges still overlap in flight.
+    s = ReadRanges(store, url->bucket, url->key, *info,
+                   {.concurrency = args.concurrency, .part_size = args.part_size, .in_order = true},
+                   [](uint64_t, std::span<const std::byte> data) {
+                     return WriteAll(STDOUT_FILENO, data, -1);
+                   });
+  } else if (s.ok()) {
+    s = CopyToFile(store, *url, *info, args);
+  }
   if (!s.ok()) {
     std::cerr << "reelfs cp: " << args.url << ": " << s.ToString() << "\n";
     return 1;

@@ -10,15 +10,14 @@
 // line: {"tool":"reelfs","concurrency":N,"part":P,"bytes":B,"seconds":S,"mib_per_s":R}.
 // Credentials come from the AWS environment (AWS_ACCESS_KEY_ID, ...), like the AWS CLI.
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/ranged_reader.h"
 #include "common/units.h"
 #include "s3/await.h"
 #include "s3/client/request_target.h"
@@ -95,7 +94,8 @@ Status Presign(const Args& args) {
   return Status::Ok();
 }
 
-// Reads the object as ranged GETs, `concurrency` at a time, each slot reusing its buffer.
+// Reads the object as ranged GETs, `concurrency` at a time, each slot reusing its buffer: the same
+// reader `reelfs cp` uses (cli/ranged_reader.h), with the bytes dropped instead of written.
 Status Get(const Args& args) {
   REELFS_ASSIGN_OR_RETURN(auto client, MakeClient(args));
   REELFS_ASSIGN_OR_RETURN(uint64_t part, ParseByteSize(args.part));
@@ -103,52 +103,16 @@ Status Get(const Args& args) {
                             client->HeadObject({.bucket = args.bucket, .key = args.key}, cb);
                           }));
   const int slots = std::max(1, args.concurrency);
-  std::vector<std::vector<std::byte>> buffers(slots, std::vector<std::byte>(part));
-
-  std::mutex mu;
-  std::condition_variable cv;
-  uint64_t next_offset = 0;  // GUARDED_BY(mu)
-  int in_flight = 0;         // GUARDED_BY(mu)
-  uint64_t bytes = 0;        // GUARDED_BY(mu)
-  Status first_error;        // GUARDED_BY(mu)
-
-  // Issues the next range into `slot`'s buffer; the completion issues the one after that.
-  std::function<void(int)> issue = [&](int slot) {
-    uint64_t offset;
-    {
-      std::lock_guard lock(mu);
-      if (next_offset >= info.size || !first_error.ok()) return;
-      offset = next_offset;
-      next_offset += part;
-      ++in_flight;
-    }
-    uint64_t len = std::min<uint64_t>(part, info.size - offset);
-    GetObjectRequest req{.bucket = args.bucket,
-                         .key = args.key,
-                         .range = ByteRange{offset, len},
-                         .buffer = std::span<std::byte>(buffers[slot].data(), len)};
-    client->GetObject(req, [&, slot, len](Result<GetObjectResult> r) {
-      {
-        std::lock_guard lock(mu);
-        --in_flight;
-        if (!r.ok() && first_error.ok()) first_error = r.status();
-        if (r.ok() && r->bytes != len) first_error = Status::DataLoss("short read");
-        if (r.ok()) bytes += r->bytes;
-      }
-      issue(slot);
-      cv.notify_all();
-    });
-  };
-
+  uint64_t bytes = 0;
   auto start = std::chrono::steady_clock::now();
-  for (int s = 0; s < slots; ++s) issue(s);
-  {
-    std::unique_lock lock(mu);
-    cv.wait(lock,
-            [&] { return in_flight == 0 && (next_offset >= info.size || !first_error.ok()); });
-  }
+  REELFS_RETURN_IF_ERROR(cli::ReadRanges(*client, args.bucket, args.key, info,
+                                         {.concurrency = slots, .part_size = part},
+                                         [&bytes](uint64_t, std::span<const std::byte> data) {
+                                           bytes += data.size();
+                                           return Status::Ok();
+                                         }));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  REELFS_RETURN_IF_ERROR(first_error);
+  if (bytes != info.size) return Status::DataLoss("read fewer bytes than the object has");
   std::printf(
       "{\"tool\":\"reelfs\",\"concurrency\":%d,\"part\":%llu,\"bytes\":%llu,\"seconds\":%.4f,"
       "\"mib_per_s\":%.1f}\n",
