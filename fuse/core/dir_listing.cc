@@ -1,0 +1,148 @@
+#include "fuse/core/dir_listing.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/log.h"
+
+namespace reelfs::fuse {
+namespace {
+
+// S3's page size; asking for more is capped by the server anyway.
+constexpr int kListPageKeys = 1000;
+
+struct ListState {
+  std::shared_ptr<s3::ObjectStore> store;
+  s3::ListObjectsRequest request;
+  std::shared_ptr<WarnOnce> warn;
+  std::function<void()> on_request;
+  Callback<std::shared_ptr<const DirListing>> done;
+  std::vector<s3::ListObjectsPage> pages;
+};
+
+void RequestNextPage(std::shared_ptr<ListState> state) {
+  if (state->on_request) state->on_request();
+  // Copy the request: the callback below may run before ListObjects returns and mutate state.
+  s3::ListObjectsRequest request = state->request;
+  state->store->ListObjects(request, [state](Result<s3::ListObjectsPage> page) {
+    if (!page.ok()) {
+      auto done = std::move(state->done);
+      done(page.status());
+      return;
+    }
+    bool more = page->is_truncated && !page->next_continuation_token.empty();
+    state->request.continuation_token = page->next_continuation_token;
+    state->pages.push_back(std::move(page).value());
+    if (more) {
+      RequestNextPage(state);
+      return;
+    }
+    auto listing = std::make_shared<const DirListing>(
+        BuildDirListing(state->request.prefix, state->pages, *state->warn));
+    state->pages.clear();
+    auto done = std::move(state->done);
+    done(std::shared_ptr<const DirListing>(std::move(listing)));
+  });
+}
+
+}  // namespace
+
+const ListedEntry* DirListing::Find(std::string_view name) const {
+  auto it = std::lower_bound(entries.begin(), entries.end(), name,
+                             [](const ListedEntry& e, std::string_view n) { return e.name < n; });
+  if (it == entries.end() || it->name != name) return nullptr;
+  return &*it;
+}
+
+std::string PrintableKey(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  for (unsigned char c : key) {
+    if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+DirListing BuildDirListing(std::string_view prefix, const std::vector<s3::ListObjectsPage>& pages,
+                           WarnOnce& warn) {
+  auto skip = [&](std::string_view key, NameProblem problem) {
+    if (warn.First(key)) {
+      REELFS_LOG_WARN("fuse", "skipping key '{}': {}", PrintableKey(key), NameProblemText(problem));
+    }
+  };
+  // Directories first, so a file of the same name can be recognised as shadowed.
+  std::map<std::string, ListedEntry, std::less<>> by_name;
+  DirListing listing;
+  for (const auto& page : pages) {
+    for (const auto& cp : page.common_prefixes) {
+      if (cp.size() <= prefix.size() || cp.compare(0, prefix.size(), prefix) != 0 ||
+          cp.back() != '/') {
+        continue;  // not under our prefix: a server bug, ignore
+      }
+      std::string_view name(cp);
+      name = name.substr(prefix.size(), name.size() - prefix.size() - 1);
+      if (auto p = CheckName(name); p != NameProblem::kNone) {
+        skip(cp, p);
+        continue;
+      }
+      ListedEntry e;
+      e.name = std::string(name);
+      e.is_dir = true;
+      by_name.insert_or_assign(e.name, std::move(e));
+    }
+  }
+  for (const auto& page : pages) {
+    for (const auto& obj : page.objects) {
+      if (obj.key.size() < prefix.size() || obj.key.compare(0, prefix.size(), prefix) != 0) {
+        continue;
+      }
+      std::string_view name(obj.key);
+      name.remove_prefix(prefix.size());
+      if (name.empty()) {
+        listing.has_marker = true;  // the directory's own marker object
+        continue;
+      }
+      if (auto p = CheckName(name); p != NameProblem::kNone) {
+        skip(obj.key, p);
+        continue;
+      }
+      auto it = by_name.find(name);
+      if (it != by_name.end()) {
+        if (it->second.is_dir && warn.First(obj.key)) {
+          REELFS_LOG_WARN("fuse", "file '{}' is hidden by directory '{}/'", PrintableKey(obj.key),
+                          PrintableKey(obj.key));
+        }
+        continue;
+      }
+      ListedEntry e;
+      e.name = std::string(name);
+      e.is_dir = false;
+      e.info = obj;
+      by_name.emplace(e.name, std::move(e));
+    }
+  }
+  listing.entries.reserve(by_name.size());
+  for (auto& [name, entry] : by_name) listing.entries.push_back(std::move(entry));
+  return listing;
+}
+
+void ListDirectory(std::shared_ptr<s3::ObjectStore> store, std::string bucket, std::string prefix,
+                   std::shared_ptr<WarnOnce> warn, std::function<void()> on_request,
+                   Callback<std::shared_ptr<const DirListing>> done) {
+  auto state = std::make_shared<ListState>();
+  state->store = std::move(store);
+  state->request.bucket = std::move(bucket);
+  state->request.prefix = std::move(prefix);
+  state->request.delimiter = "/";
+  state->request.max_keys = kListPageKeys;
+  state->warn = std::move(warn);
+  state->on_request = std::move(on_request);
+  state->done = std::move(done);
+  RequestNextPage(std::move(state));
+}
+
+}  // namespace reelfs::fuse

@@ -1,0 +1,58 @@
+// DirListing: one directory's children, built from every page of ListObjectsV2 with delimiter
+// '/' under the directory's prefix (docs/semantics.md "Names and directories").
+//
+//  - A common prefix "p/name/" is a directory `name`, with or without a marker object.
+//  - An object "p/name" is a file `name`. An object "p/" (the directory's own marker) is not a
+//    child: it is recorded as `has_marker` and never becomes a file named "".
+//  - A file "p/a" and a prefix "p/a/" together: the directory wins and the file is hidden,
+//    logged once per key. (mountpoint-s3 makes the same choice: the directory is the only one
+//    that can show the file's siblings.)
+//  - Names that fail CheckName are skipped, logged once per key.
+// Entries are sorted by name (byte order), which is also the READDIR order.
+//
+// ListDirectory fetches all pages asynchronously (1000 keys a page) and calls back once.
+//
+// Thread-safety: a DirListing is immutable once built and shared between readers;
+// ListDirectory may be called from any thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuse/core/name_rules.h"
+#include "fuse/core/types.h"
+#include "s3/object_store.h"
+
+namespace reelfs::fuse {
+
+struct ListedEntry {
+  std::string name;
+  bool is_dir = false;
+  s3::ObjectInfo info;  // files: the object as listed (size, etag, mtime); dirs: empty
+};
+
+struct DirListing {
+  std::vector<ListedEntry> entries;  // sorted by name
+  bool has_marker = false;           // an object named exactly the directory's prefix exists
+  // The entry named `name`, or null.
+  const ListedEntry* Find(std::string_view name) const;
+};
+
+// Builds a listing of `prefix` ("" or ending in '/') from its pages. Skips and conflicts are
+// reported through `warn` (one log line per key per mount).
+DirListing BuildDirListing(std::string_view prefix, const std::vector<s3::ListObjectsPage>& pages,
+                           WarnOnce& warn);
+
+// Lists `prefix` in `bucket` page by page; `on_request` runs before each ListObjects call (for
+// counters). `done` runs exactly once, on the store's thread or the caller's.
+void ListDirectory(std::shared_ptr<s3::ObjectStore> store, std::string bucket, std::string prefix,
+                   std::shared_ptr<WarnOnce> warn, std::function<void()> on_request,
+                   Callback<std::shared_ptr<const DirListing>> done);
+
+// `key` with control bytes escaped, for log lines.
+std::string PrintableKey(std::string_view key);
+
+}  // namespace reelfs::fuse

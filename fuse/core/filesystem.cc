@@ -1,0 +1,1 @@
+#include "fuse/core/filesystem.h"

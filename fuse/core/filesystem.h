@@ -1,0 +1,83 @@
+// FileSystem: the read-only view of BUCKET/PREFIX as a directory tree, with the semantics of
+// every FUSE operation and no libfuse type (fuse/lowlevel translates; style.md §B rule 4).
+//
+// Names and directories come from ListObjectsV2 with delimiter '/': a common prefix "a/" is a
+// directory whether or not a marker object "a/" exists; an object "a" is a file. When a file "a"
+// and a prefix "a/" both exist, the directory wins and the file is hidden (docs/semantics.md).
+// Keys that cannot be names (empty components, "." or "..", components over 255 bytes, NUL) are
+// skipped with one warning each.
+//
+// Inode numbers increase monotonically and are never reused; the kernel's lookup counts are kept
+// exactly (every Entry returned counts one, Forget subtracts), and an unknown or forgotten inode
+// is an ESTALE-class error, never a wild pointer.
+//
+// Metadata is cached for MountOptions::metadata_ttl (entries, attributes, listings), negative
+// lookups for negative_ttl in a bounded cache; the kernel gets the same timeouts.
+//
+// Every method replies through its callback exactly once, never blocking the calling thread on
+// the network (callbacks may run on the ObjectStore's thread). Errors are Status values; the one
+// errno mapping is fuse/lowlevel/errno_map.h.
+//
+// Thread-safety: all methods may be called concurrently from any thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "fuse/core/buffer_pool.h"
+#include "fuse/core/memory_budget.h"
+#include "fuse/core/options.h"
+#include "fuse/core/types.h"
+#include "s3/object_store.h"
+
+namespace reelfs::fuse {
+
+struct FsCounters {
+  uint64_t lookups = 0;
+  uint64_t list_requests = 0;
+  uint64_t head_requests = 0;
+  uint64_t open_handles = 0;
+  uint64_t inodes = 0;
+  uint64_t bytes_read = 0;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  virtual void Lookup(InodeId parent, std::string_view name, Callback<Entry> done) = 0;
+  // The kernel dropped `nlookup` references to `ino`.
+  virtual void Forget(InodeId ino, uint64_t nlookup) = 0;
+  virtual void GetAttr(InodeId ino, Callback<Attributes> done) = 0;
+
+  // Directory handles hold a snapshot of the listing, so offsets stay stable while it is read.
+  virtual void OpenDir(InodeId ino, Callback<uint64_t> done) = 0;
+  // Entries of the snapshot after `offset` (0 = from the start, including "." and ".."), at most
+  // `max_entries`. With `plus`, each returned entry carries a full Entry but does NOT yet count
+  // as a lookup: the caller calls AcceptDirEntries with the number it actually passed to the
+  // kernel (the reply buffer may fill before all of them fit).
+  virtual void ReadDir(InodeId ino, uint64_t dh, uint64_t offset, size_t max_entries, bool plus,
+                       Callback<std::vector<DirEntry>> done) = 0;
+  virtual void AcceptDirEntries(const std::vector<DirEntry>& accepted) = 0;
+  virtual void ReleaseDir(uint64_t dh) = 0;
+
+  // Opens for reading; any write access is EROFS-class (the mount is read-only in this issue).
+  virtual void Open(InodeId ino, int flags, Callback<OpenedFile> done) = 0;
+  virtual void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
+                    Callback<ReadData> done) = 0;
+  virtual void Release(uint64_t fh) = 0;
+
+  virtual FsStats StatFs() = 0;
+  virtual FsCounters counters() const = 0;
+  // The kernel timeouts that match the caches.
+  virtual const MountOptions& options() const = 0;
+};
+
+std::unique_ptr<FileSystem> CreateFileSystem(std::shared_ptr<s3::ObjectStore> store,
+                                             MountOptions options, std::shared_ptr<BufferPool> pool,
+                                             std::shared_ptr<MemoryBudget> budget, Clock& clock);
+
+}  // namespace reelfs::fuse

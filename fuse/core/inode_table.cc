@@ -1,0 +1,75 @@
+#include "fuse/core/inode_table.h"
+
+#include "common/log.h"
+
+namespace reelfs::fuse {
+
+InodeTable::InodeTable(InodeRecord root) {
+  root.ino = kRootInode;
+  root.parent = kRootInode;
+  root.is_dir = true;
+  inodes_.emplace(kRootInode, std::make_unique<InodeRecord>(std::move(root)));
+}
+
+InodeRecord* InodeTable::Find(InodeId ino) {
+  auto it = inodes_.find(ino);
+  return it == inodes_.end() ? nullptr : it->second.get();
+}
+
+InodeRecord* InodeTable::FindChild(InodeId parent, std::string_view name) {
+  auto it = by_name_.find(std::make_pair(parent, std::string(name)));
+  return it == by_name_.end() ? nullptr : Find(it->second);
+}
+
+InodeRecord* InodeTable::FindOrCreateChild(InodeId parent, std::string_view name, bool is_dir,
+                                           std::string key) {
+  auto name_key = std::make_pair(parent, std::string(name));
+  auto it = by_name_.find(name_key);
+  if (it != by_name_.end()) {
+    InodeRecord* existing = Find(it->second);
+    if (existing != nullptr && existing->is_dir == is_dir) return existing;
+  }
+  auto record = std::make_unique<InodeRecord>();
+  record->ino = next_ino_++;
+  record->parent = parent;
+  record->name = std::string(name);
+  record->key = std::move(key);
+  record->is_dir = is_dir;
+  InodeRecord* raw = record.get();
+  inodes_.emplace(raw->ino, std::move(record));
+  by_name_.insert_or_assign(std::move(name_key), raw->ino);
+  return raw;
+}
+
+bool InodeTable::Forget(InodeId ino, uint64_t n) {
+  InodeRecord* record = Find(ino);
+  if (record == nullptr) return false;
+  if (n > record->lookups) {
+    // The kernel never forgets more than it looked up; if it did, our count was wrong.
+    REELFS_LOG_ERROR("fuse", "forget({}, {}) exceeds lookup count {}", ino, n, record->lookups);
+    n = record->lookups;
+  }
+  record->lookups -= n;
+  DropIfUnused(ino);
+  return true;
+}
+
+void InodeTable::Unpin(InodeId ino) {
+  InodeRecord* record = Find(ino);
+  if (record == nullptr) return;
+  if (record->pins > 0) --record->pins;
+  DropIfUnused(ino);
+}
+
+void InodeTable::DropIfUnused(InodeId ino) {
+  if (ino == kRootInode) return;
+  auto it = inodes_.find(ino);
+  if (it == inodes_.end()) return;
+  const InodeRecord& record = *it->second;
+  if (record.lookups > 0 || record.pins > 0) return;
+  auto name_it = by_name_.find(std::make_pair(record.parent, record.name));
+  if (name_it != by_name_.end() && name_it->second == ino) by_name_.erase(name_it);
+  inodes_.erase(it);
+}
+
+}  // namespace reelfs::fuse

@@ -1,0 +1,79 @@
+// InodeTable: inode numbers for the names the kernel knows, with exact lookup counts.
+//
+// Numbers start at 2 (1 is the root, the mount's prefix) and increase monotonically; they are
+// never reused, so a stale or forged number finds nothing (ESTALE) instead of another file
+// (libfuse memfs_ll, mountpoint-s3 superblock.rs). Each record keeps:
+//  - `lookups`: Entries handed to the kernel minus what it forgot;
+//  - `pins`: open file handles and directory snapshots that still refer to it.
+// A record is dropped when both reach zero (the root never is). (parent, name) maps to the
+// current inode of that name; a name whose kind changed (file <-> directory) gets a new inode and
+// the old one lives on, unnamed, until the kernel forgets it.
+//
+// Thread-safety: none; the owner (FileSystem) serialises every call under its mutex.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "common/clock.h"
+#include "fuse/core/dir_listing.h"
+#include "fuse/core/types.h"
+
+namespace reelfs::fuse {
+
+struct InodeRecord {
+  InodeId ino = 0;
+  InodeId parent = 0;
+  std::string name;
+  // Files: the object key. Directories: the prefix, "" or ending in '/'.
+  std::string key;
+  bool is_dir = false;
+  Attributes attr;
+  std::string etag;  // files: as last seen in a listing or HEAD
+  Clock::TimePoint attr_expiry{};
+  // Directories: the cached listing and until when it answers lookups (null: none).
+  std::shared_ptr<const DirListing> listing;
+  Clock::TimePoint listing_expiry{};
+  uint64_t lookups = 0;
+  uint64_t pins = 0;
+  // Files: the ETag at the previous open, for keep_cache.
+  bool opened_before = false;
+  std::string last_open_etag;
+};
+
+class InodeTable {
+ public:
+  // `root` must have ino kRootInode and is_dir set.
+  explicit InodeTable(InodeRecord root);
+
+  // The record of `ino`, or null when unknown or dropped.
+  InodeRecord* Find(InodeId ino);
+  // The current inode of (parent, name), or null.
+  InodeRecord* FindChild(InodeId parent, std::string_view name);
+  // The current inode of (parent, name) if it has kind `is_dir`; otherwise a new record (with
+  // lookups = pins = 0) that becomes the name's inode. `key` is the child's key (see above).
+  InodeRecord* FindOrCreateChild(InodeId parent, std::string_view name, bool is_dir,
+                                 std::string key);
+
+  // Subtracts `n` lookups (clamped at zero) and drops the record if unused. False when `ino` is
+  // unknown.
+  bool Forget(InodeId ino, uint64_t n);
+  // Removes one pin and drops the record if unused.
+  void Unpin(InodeId ino);
+  // Drops the record if it has no lookups and no pins (not the root).
+  void DropIfUnused(InodeId ino);
+
+  size_t size() const { return inodes_.size(); }
+
+ private:
+  std::unordered_map<InodeId, std::unique_ptr<InodeRecord>> inodes_;
+  std::map<std::pair<InodeId, std::string>, InodeId, std::less<>> by_name_;
+  InodeId next_ino_ = kRootInode + 1;
+};
+
+}  // namespace reelfs::fuse

@@ -1,0 +1,47 @@
+// MountOptions: everything fuse/core needs to know about a mount, with defaults. Filled by the
+// CLI (flags, later YAML); no parsing here (style.md §F).
+//
+// Thread-safety: a plain struct, read-only after the mount starts.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include <sys/types.h>
+
+namespace reelfs::fuse {
+
+struct PrefetchOptions {
+  // Part size of the ranged GETs a prefetcher issues. Default 8 MiB (mountpoint-s3's default).
+  uint64_t part_size = 8ull << 20;
+  // First request of a stream: small, so random readers pay little. 1 MiB + 128 KiB covers one
+  // 1 MiB application read plus the kernel's 128 KiB readahead (mountpoint-s3's reasoning).
+  uint64_t initial_request = (1ull << 20) + (128ull << 10);
+  // The window doubles on sequential access up to this many bytes ahead of the reader.
+  uint64_t max_window = 256ull << 20;
+  // Forward jumps up to this far wait for data already in flight instead of resetting.
+  uint64_t seek_tolerance = 16ull << 20;
+  // Backward jumps up to this far are served from retained data (kernel readahead reorders).
+  uint64_t backward_tolerance = 1ull << 20;
+};
+
+struct MountOptions {
+  std::string bucket;
+  std::string prefix;  // "" or ending in '/': the mount's root is this prefix
+  // How long the kernel and our caches trust entries and attributes. An archive changes rarely.
+  std::chrono::seconds metadata_ttl{3600};
+  // How long "no such name" is remembered, and how many such names at most.
+  std::chrono::seconds negative_ttl{60};
+  size_t negative_cache_entries = 100'000;
+  // Ownership and permission bits shown for every file and directory.
+  uid_t uid = 0;
+  gid_t gid = 0;
+  uint32_t file_mode = 0444;
+  uint32_t dir_mode = 0555;
+  // One process-wide budget for all prefetch buffers (bytes). Demand reads are served first.
+  uint64_t max_memory = 1ull << 30;
+  PrefetchOptions prefetch;
+};
+
+}  // namespace reelfs::fuse

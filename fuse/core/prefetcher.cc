@@ -1,0 +1,1 @@
+#include "fuse/core/prefetcher.h"

@@ -1,0 +1,62 @@
+// Prefetcher: the read path of one open file handle (docs/design.md §3 "Reads").
+//
+// Sequential access grows a window geometrically: the first request is small
+// (PrefetchOptions::initial_request), then each time the reader consumes half the window it
+// doubles, up to max_window, with several part_size ranged GETs in flight. Forward jumps within
+// seek_tolerance wait for data in flight; backward jumps within backward_tolerance are served
+// from retained data; any other jump cancels everything in flight and restarts small (random
+// access then costs one small GET per read, never a large one). Objects smaller than a part are
+// fetched in one GET. Every buffer comes from the BufferPool and is accounted in the
+// MemoryBudget (prefetch may be refused and the window shrinks; demand reads always proceed).
+// The object's ETag pins the stream: a change mid-read fails reads with ESTALE-class errors.
+//
+// Read never blocks: it replies through the callback, possibly on the ObjectStore's thread.
+// Thread-safety: all methods may be called from any thread; reads on one handle are ordered by
+// an internal mutex. Close() cancels requests in flight; callbacks of pending reads still run
+// exactly once (with kCancelled if need be). The Prefetcher must outlive none of its requests:
+// it keeps its state in a shared block the callbacks hold.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "fuse/core/buffer_pool.h"
+#include "fuse/core/memory_budget.h"
+#include "fuse/core/options.h"
+#include "fuse/core/types.h"
+#include "s3/object_store.h"
+
+namespace reelfs::fuse {
+
+struct ObjectRef {
+  std::string bucket;
+  std::string key;
+  uint64_t size = 0;
+  std::string etag;
+};
+
+struct PrefetchCounters {
+  uint64_t requests = 0;          // ranged GETs issued
+  uint64_t bytes_fetched = 0;     // bytes those GETs returned
+  uint64_t bytes_served = 0;      // bytes handed to READ replies
+  uint64_t resets = 0;            // random jumps that restarted the stream
+  uint64_t prefetch_refused = 0;  // window reservations the MemoryBudget refused
+};
+
+class Prefetcher {
+ public:
+  virtual ~Prefetcher() = default;
+  // Reads up to `size` bytes at `offset` (short only at end of object).
+  virtual void Read(uint64_t offset, size_t size, Callback<ReadData> done) = 0;
+  // Cancels everything in flight and releases buffers. Idempotent.
+  virtual void Close() = 0;
+  virtual PrefetchCounters counters() const = 0;
+};
+
+std::unique_ptr<Prefetcher> CreatePrefetcher(std::shared_ptr<s3::ObjectStore> store,
+                                             ObjectRef object, const PrefetchOptions& options,
+                                             std::shared_ptr<MemoryBudget> budget,
+                                             std::shared_ptr<BufferPool> pool);
+
+}  // namespace reelfs::fuse

@@ -1,0 +1,79 @@
+// Value types fuse/core hands to fuse/lowlevel: attributes, entries, directory entries, open
+// results and read data. No libfuse types here (style.md §B rule 4): fuse/lowlevel translates.
+//
+// Thread-safety: plain values, except ReadData whose keepalive may be released from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "common/result.h"
+
+namespace reelfs::fuse {
+
+using InodeId = uint64_t;
+inline constexpr InodeId kRootInode = 1;  // FUSE_ROOT_ID
+
+template <class T>
+using Callback = std::function<void(Result<T>)>;
+
+struct Attributes {
+  InodeId ino = 0;
+  bool is_dir = false;
+  uint64_t size = 0;
+  uint32_t mode = 0;  // including S_IFDIR / S_IFREG
+  uint32_t nlink = 1;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::chrono::system_clock::time_point mtime{};
+  uint64_t blocks = 0;  // 512-byte blocks resident (offline objects: 1, a later issue)
+};
+
+// A looked-up name: the kernel keeps it for entry_timeout and its attributes for attr_timeout.
+// Every Entry returned with ino != 0 counts one lookup that the kernel will Forget.
+struct Entry {
+  Attributes attr;
+  uint64_t generation = 0;
+  std::chrono::duration<double> entry_timeout{0};
+  std::chrono::duration<double> attr_timeout{0};
+};
+
+struct DirEntry {
+  std::string name;
+  Entry entry;      // for READDIRPLUS; plain READDIR uses entry.attr.ino and mode only
+  uint64_t offset;  // the offset the kernel passes back to continue after this entry
+};
+
+struct OpenedFile {
+  uint64_t fh = 0;
+  bool keep_cache = false;  // FOPEN_KEEP_CACHE: the object's ETag is unchanged since cached
+  bool noflush = true;      // FOPEN_NOFLUSH: read-only opens have nothing to flush
+};
+
+// Bytes for a READ reply: one or more pieces, valid until `keepalive` is released (after the
+// reply has been written to /dev/fuse). Pieces may point into prefetch buffers.
+struct ReadData {
+  std::vector<std::span<const std::byte>> pieces;
+  std::shared_ptr<const void> keepalive;
+  size_t size() const {
+    size_t n = 0;
+    for (auto p : pieces) n += p.size();
+    return n;
+  }
+};
+
+struct FsStats {
+  uint64_t block_size = 4096;
+  uint64_t blocks = 0;
+  uint64_t files = 0;
+  uint64_t max_name = 255;
+};
+
+}  // namespace reelfs::fuse

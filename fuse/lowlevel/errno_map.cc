@@ -1,0 +1,1 @@
+#include "fuse/lowlevel/errno_map.h"
