@@ -51,7 +51,12 @@ Status Unsatisfiable(std::string_view header, uint64_t size) {
 
 std::string FormatRangeHeader(const ByteRange& range) {
   assert(range.length > 0 && "an empty range has no HTTP form");
-  const uint64_t last = range.length == 0 ? range.offset : range.offset + (range.length - 1);
+  // Saturate: offset + length - 1 past 2^64 would wrap to a small "last" and ask for the wrong
+  // bytes; "bytes=N-<max>" means "to the end", which is what such a range wants anyway.
+  const uint64_t span = range.length == 0 ? 0 : range.length - 1;
+  const uint64_t last = span > std::numeric_limits<uint64_t>::max() - range.offset
+                            ? std::numeric_limits<uint64_t>::max()
+                            : range.offset + span;
   return "bytes=" + std::to_string(range.offset) + "-" + std::to_string(last);
 }
 

@@ -372,6 +372,22 @@ Status CheckDateMatchesScope(const AuthClaim& claim, bool presigned) {
   return Status::Ok();
 }
 
+// The scope's region/service against what this endpoint serves (when it says): a request signed
+// for another region would otherwise verify, and AWS rejects it with this same code.
+Status CheckScopeMatches(const AuthClaim& claim, bool presigned, const VerifyOptions& options) {
+  std::string msg;
+  if (!options.expected_region.empty() && claim.scope.region != options.expected_region) {
+    msg = "the region '" + claim.scope.region + "' is wrong; expecting '" +
+          options.expected_region + "'";
+  } else if (!options.expected_service.empty() && claim.scope.service != options.expected_service) {
+    msg = "the service '" + claim.scope.service + "' is wrong; expecting '" +
+          options.expected_service + "'";
+  } else {
+    return Status::Ok();
+  }
+  return presigned ? QueryMalformed(std::move(msg)) : HeaderMalformed(std::move(msg));
+}
+
 Result<VerifiedRequest> CheckSignature(const SignableRequest& req, const AuthClaim& claim,
                                        const SecretLookup& lookup, bool presigned) {
   std::optional<std::string> secret = lookup ? lookup(claim.scope.access_key) : std::nullopt;
@@ -401,7 +417,8 @@ Result<VerifiedRequest> CheckSignature(const SignableRequest& req, const AuthCla
 
 Result<VerifiedRequest> VerifyHeaderAuth(const SignableRequest& req, std::string_view auth,
                                          const SecretLookup& lookup, system_clock::time_point now,
-                                         std::chrono::seconds max_skew) {
+                                         const VerifyOptions& options) {
+  const std::chrono::seconds max_skew = options.max_skew;
   if (auth.size() > kMaxAuthorizationSize) return HeaderMalformed("Authorization header too long");
   auth = Trim(auth);
   if (auth.substr(0, kAlgorithm.size()) != kAlgorithm ||
@@ -456,6 +473,7 @@ Result<VerifiedRequest> VerifyHeaderAuth(const SignableRequest& req, std::string
     return AccessDenied("request has neither x-amz-date nor Date");
   }
   REELFS_RETURN_IF_ERROR(CheckDateMatchesScope(claim, /*presigned=*/false));
+  REELFS_RETURN_IF_ERROR(CheckScopeMatches(claim, /*presigned=*/false, options));
   const auto skew = now > claim.time ? now - claim.time : claim.time - now;
   if (skew > max_skew) {
     return AuthError(StatusCode::kPermissionDenied, 403, "RequestTimeTooSkewed",
@@ -474,7 +492,8 @@ Result<VerifiedRequest> VerifyHeaderAuth(const SignableRequest& req, std::string
 
 Result<VerifiedRequest> VerifyPresigned(const SignableRequest& req, QueryParams params,
                                         const SecretLookup& lookup, system_clock::time_point now,
-                                        std::chrono::seconds max_skew) {
+                                        const VerifyOptions& options) {
+  const std::chrono::seconds max_skew = options.max_skew;
   auto take = [&](std::string_view name) -> Result<std::optional<std::string>> {
     std::optional<std::string> found;
     for (const auto& [n, v] : params) {
@@ -513,6 +532,7 @@ Result<VerifiedRequest> VerifyPresigned(const SignableRequest& req, QueryParams 
   if (!t.ok()) return QueryMalformed("malformed X-Amz-Date");
   claim.time = *t;
   REELFS_RETURN_IF_ERROR(CheckDateMatchesScope(claim, /*presigned=*/true));
+  REELFS_RETURN_IF_ERROR(CheckScopeMatches(claim, /*presigned=*/true, options));
 
   int64_t expires_s = 0;
   if (expires->empty() || expires->size() > 7 ||
@@ -575,6 +595,13 @@ std::string SigningKey(std::string_view secret, std::string_view date, std::stri
 }
 
 void SignRequest(SignableRequest& req, const Credentials& creds, const SigV4Params& params) {
+  SignRequest(req, creds, params,
+              SigningKey(creds.secret_access_key, FormatAmzDate(params.time).substr(0, 8),
+                         params.region, params.service));
+}
+
+void SignRequest(SignableRequest& req, const Credentials& creds, const SigV4Params& params,
+                 std::string_view signing_key) {
   const std::string payload_hash = ResolvePayloadHash(req);
   RemoveHeader(req, "authorization");
   SetHeader(req, "x-amz-date", FormatAmzDate(params.time));
@@ -592,7 +619,7 @@ void SignRequest(SignableRequest& req, const Credentials& creds, const SigV4Para
   std::string auth(kAlgorithm);
   auth += " Credential=" + creds.access_key_id + "/" + ScopeOf(params);
   auth += ", SignedHeaders=" + JoinSignedHeaders(sorted);
-  auth += ", Signature=" + Signature(creds.secret_access_key, params, creq);
+  auth += ", Signature=" + HexEncode(HmacSha256(signing_key, StringToSign(creq, params)));
   req.headers.emplace_back("authorization", std::move(auth));
 }
 
@@ -623,10 +650,15 @@ Result<std::string> PresignQuery(const SignableRequest& req, const Credentials& 
 
 Result<VerifiedRequest> VerifyRequest(const SignableRequest& req, const SecretLookup& lookup,
                                       system_clock::time_point now, std::chrono::seconds max_skew) {
+  return VerifyRequest(req, lookup, now, VerifyOptions{.max_skew = max_skew});
+}
+
+Result<VerifiedRequest> VerifyRequest(const SignableRequest& req, const SecretLookup& lookup,
+                                      system_clock::time_point now, const VerifyOptions& options) {
   const size_t auth_headers = CountHeader(req, "authorization");
   if (auth_headers > 1) return HeaderMalformed("more than one Authorization header");
   if (const std::string* auth = FindHeader(req, "authorization")) {
-    return VerifyHeaderAuth(req, *auth, lookup, now, max_skew);
+    return VerifyHeaderAuth(req, *auth, lookup, now, options);
   }
   Result<QueryParams> query = ParseQuery(req.raw_query);
   if (!query.ok()) {
@@ -638,7 +670,7 @@ Result<VerifiedRequest> VerifyRequest(const SignableRequest& req, const SecretLo
            p.first == "X-Amz-Credential";
   });
   if (!presigned) return AccessDenied("anonymous requests are not allowed");
-  return VerifyPresigned(req, std::move(query).value(), lookup, now, max_skew);
+  return VerifyPresigned(req, std::move(query).value(), lookup, now, options);
 }
 
 }  // namespace reelfs::s3

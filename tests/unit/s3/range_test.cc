@@ -28,6 +28,11 @@ TEST_SUITE("s3") {
   TEST_CASE("range: FormatRangeHeader is inclusive") {
     CHECK(FormatRangeHeader({.offset = 0, .length = 100}) == "bytes=0-99");
     CHECK(FormatRangeHeader({.offset = 8388608, .length = 1}) == "bytes=8388608-8388608");
+    // offset + length - 1 past 2^64 saturates instead of wrapping to a small "last".
+    CHECK(FormatRangeHeader({.offset = 10, .length = UINT64_MAX}) ==
+          "bytes=10-18446744073709551615");
+    CHECK(FormatRangeHeader({.offset = UINT64_MAX, .length = 2}) ==
+          "bytes=18446744073709551615-18446744073709551615");
   }
 
   TEST_CASE("range: the three forms resolve against the object size") {

@@ -78,7 +78,12 @@ std::string HeaderValue(const SignableRequest& req, std::string_view lower_name)
 
 std::filesystem::path VectorsDir() {
   const char* env = std::getenv("REELFS_SIGV4_VECTORS");
-  return env != nullptr ? std::filesystem::path(env) : std::filesystem::path();
+  if (env != nullptr && *env != '\0') return std::filesystem::path(env);
+#ifdef REELFS_SIGV4_VECTORS_DEFAULT
+  return std::filesystem::path(REELFS_SIGV4_VECTORS_DEFAULT);
+#else
+  return std::filesystem::path();
+#endif
 }
 
 TEST_SUITE("s3") {
@@ -369,6 +374,50 @@ TEST_SUITE("s3") {
       REQUIRE_MESSAGE(v.ok(), v.status().ToString());
       CHECK(v->payload_hash == claim);
     }
+  }
+
+  TEST_CASE("sigv4: VerifyOptions pins the credential scope's region and service") {
+    SignableRequest req = GwRequest();
+    SignRequest(req, kGwCreds, kGwParams);
+    const std::string region = kGwParams.region;
+    CHECK(VerifyRequest(req, GwLookup, kNow, VerifyOptions{.expected_region = region}).ok());
+    CHECK(VerifyRequest(req, GwLookup, kNow, VerifyOptions{}).ok());  // empty: any scope
+
+    Result<VerifiedRequest> wrong =
+        VerifyRequest(req, GwLookup, kNow, VerifyOptions{.expected_region = "eu-west-9"});
+    CHECK(wrong.status().code() == StatusCode::kInvalidArgument);
+    CHECK(wrong.status().detail().s3_code == "AuthorizationHeaderMalformed");
+    CHECK(wrong.status().detail().http_status == 400);
+    CHECK(wrong.status().message().find("eu-west-9") != std::string_view::npos);
+
+    Result<VerifiedRequest> service =
+        VerifyRequest(req, GwLookup, kNow, VerifyOptions{.expected_service = "sqs"});
+    CHECK(service.status().detail().s3_code == "AuthorizationHeaderMalformed");
+
+    SignableRequest get = GwRequest();
+    Result<std::string> q = PresignQuery(get, kGwCreds, kGwParams, 3600s);
+    REQUIRE(q.ok());
+    get.raw_query = *q;
+    CHECK(VerifyRequest(get, GwLookup, kNow, VerifyOptions{.expected_region = region}).ok());
+    CHECK(VerifyRequest(get, GwLookup, kNow, VerifyOptions{.expected_region = "eu-west-9"})
+              .status()
+              .detail()
+              .s3_code == "AuthorizationQueryParametersError");
+    // max_skew still applies through the options.
+    CHECK_FALSE(VerifyRequest(req, GwLookup, kNow + 2min,
+                              VerifyOptions{.max_skew = std::chrono::seconds(60)})
+                    .ok());
+  }
+
+  TEST_CASE("sigv4: SignRequest with a precomputed signing key signs identically") {
+    SignableRequest a = GwRequest();
+    SignableRequest b = GwRequest();
+    SignRequest(a, kGwCreds, kGwParams);
+    SignRequest(b, kGwCreds, kGwParams,
+                SigningKey(kGwCreds.secret_access_key, FormatAmzDate(kNow).substr(0, 8),
+                           kGwParams.region, kGwParams.service));
+    CHECK(HeaderValue(a, "authorization") == HeaderValue(b, "authorization"));
+    CHECK(VerifyRequest(b, GwLookup, kNow).ok());
   }
 
   TEST_CASE("sigv4: session token is signed in the header and in presigned URLs") {
