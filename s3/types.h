@@ -85,8 +85,10 @@ struct DeleteObjectsResult {
 
 // How a RestoreObject request ended when it did not fail.
 enum class RestoreOutcome {
-  kAccepted,          // 202: a restore was queued
-  kAlreadyRestored,   // 200: AWS says restored (only the expiry moved); versitygw always says 200
+  kAccepted,  // 202: a restore was queued
+  // 200: AWS means "already restored, only the expiry moved"; versitygw answers 200 to a freshly
+  // accepted restore too. The caller must HEAD (x-amz-restore) to know which.
+  kOk,
   kAlreadyInProgress  // 409 RestoreAlreadyInProgress
 };
 

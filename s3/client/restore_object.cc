@@ -1,4 +1,6 @@
-// RestoreObject: 202 queued, 200 already restored, 409 RestoreAlreadyInProgress.
+// RestoreObject: 202 queued; 200 ambiguous (AWS: already restored, only the expiry moved;
+// versitygw: queued), so it is reported as kOk and the caller HEADs to learn the state;
+// 409 with RestoreAlreadyInProgress. Any other 409 (OperationAborted, ...) is an error.
 #include "s3/client/operation_internal.h"
 #include "s3/client/s3_client.h"
 #include "s3/protocol/request_codecs.h"
@@ -15,12 +17,12 @@ void S3Client::RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOu
   transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) {
       const Status& st = resp.status();
-      if (st.detail().s3_code == "RestoreAlreadyInProgress" || st.detail().http_status == 409) {
+      if (st.detail().s3_code == "RestoreAlreadyInProgress") {
         return done(RestoreOutcome::kAlreadyInProgress);
       }
       return done(st);
     }
-    done(resp->status == 202 ? RestoreOutcome::kAccepted : RestoreOutcome::kAlreadyRestored);
+    done(resp->status == 202 ? RestoreOutcome::kAccepted : RestoreOutcome::kOk);
   });
 }
 

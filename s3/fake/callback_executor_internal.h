@@ -5,7 +5,9 @@
 // Why one thread: callbacks of one store then never run concurrently with each other, and tasks
 // posted with the same deadline run in submission order, which keeps tests deterministic.
 // The destructor runs every task still queued (ignoring their deadlines) before joining, so each
-// callback runs exactly once even when the store is destroyed with requests in flight.
+// callback runs exactly once even when the store is destroyed with requests in flight. A task may
+// destroy the executor (its store's last owner letting go in a callback): the destructor then
+// runs the queued tasks itself and detaches the worker, which keeps the shared state alive.
 //
 // Thread-safety: Post/PostAfter/WaitIdle may be called from any thread, including from a task.
 #pragma once
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -27,73 +30,103 @@ class CallbackExecutor {
  public:
   using Clock = std::chrono::steady_clock;
 
-  CallbackExecutor() : worker_([this] { Run(); }) {}
+  CallbackExecutor() : state_(std::make_shared<State>()) {
+    // The worker holds its own reference to the state: if a task destroys the executor (a store
+    // whose last owner lets go in a callback), the worker must still find it afterwards.
+    worker_ = std::thread([state = state_] { state->Run(); });
+  }
   ~CallbackExecutor() {
     {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
+      std::lock_guard lock(state_->mutex);
+      state_->stopping = true;
     }
-    changed_.notify_all();
-    worker_.join();
+    state_->changed.notify_all();
+    if (worker_.get_id() != std::this_thread::get_id()) {
+      worker_.join();
+      return;
+    }
+    // Destroyed by one of our own tasks: joining would wait for ourselves. Run what is still
+    // queued here, while the owner's members are still alive (the tasks may use them), then let
+    // the worker finish the current task and exit on its own.
+    state_->DrainInline();
+    worker_.detach();
   }
   CallbackExecutor(const CallbackExecutor&) = delete;
   CallbackExecutor& operator=(const CallbackExecutor&) = delete;
 
-  void Post(std::function<void()> task) { PostAt(Clock::now(), std::move(task)); }
+  void Post(std::function<void()> task) { state_->PostAt(Clock::now(), std::move(task)); }
   void PostAfter(Clock::duration delay, std::function<void()> task) {
-    PostAt(Clock::now() + delay, std::move(task));
+    state_->PostAt(Clock::now() + delay, std::move(task));
   }
 
   // Blocks until no task is queued or running. Never call from a task.
   void WaitIdle() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return tasks_.empty() && !running_; });
+    std::unique_lock lock(state_->mutex);
+    state_->changed.wait(lock, [this] { return state_->tasks.empty() && !state_->running; });
   }
 
  private:
   // Key: (deadline, sequence number) so equal deadlines keep submission order.
   using Key = std::pair<Clock::time_point, uint64_t>;
 
-  void PostAt(Clock::time_point when, std::function<void()> task) {
-    {
-      std::lock_guard lock(mutex_);
-      tasks_.emplace(Key{when, next_seq_++}, std::move(task));
-    }
-    changed_.notify_all();
-  }
-
-  void Run() {
-    std::unique_lock lock(mutex_);
-    while (true) {
-      if (tasks_.empty()) {
-        if (stopping_) return;
-        changed_.wait(lock);
-        continue;
+  struct State {
+    void PostAt(Clock::time_point when, std::function<void()> task) {
+      {
+        std::lock_guard lock(mutex);
+        tasks.emplace(Key{when, next_seq++}, std::move(task));
       }
-      auto first = tasks_.begin();
-      if (!stopping_ && first->first.first > Clock::now()) {
-        changed_.wait_until(lock, first->first.first);
-        continue;
-      }
-      std::function<void()> task = std::move(first->second);
-      tasks_.erase(first);
-      running_ = true;
-      lock.unlock();
-      task();
-      task = nullptr;  // destroy captures outside the lock too
-      lock.lock();
-      running_ = false;
-      changed_.notify_all();
+      changed.notify_all();
     }
-  }
 
-  std::mutex mutex_;  // leaf lock: never held while a task runs
-  std::condition_variable changed_;
-  std::map<Key, std::function<void()>> tasks_ GUARDED_BY(mutex_);
-  uint64_t next_seq_ GUARDED_BY(mutex_) = 0;
-  bool running_ GUARDED_BY(mutex_) = false;
-  bool stopping_ GUARDED_BY(mutex_) = false;
-  std::thread worker_;  // last member: starts after the state above exists
+    void Run() {
+      std::unique_lock lock(mutex);
+      while (true) {
+        if (tasks.empty()) {
+          if (stopping) return;
+          changed.wait(lock);
+          continue;
+        }
+        auto first = tasks.begin();
+        if (!stopping && first->first.first > Clock::now()) {
+          changed.wait_until(lock, first->first.first);
+          continue;
+        }
+        std::function<void()> task = std::move(first->second);
+        tasks.erase(first);
+        running = true;
+        lock.unlock();
+        task();
+        task = nullptr;  // destroy captures outside the lock too
+        lock.lock();
+        running = false;
+        changed.notify_all();
+      }
+    }
+
+    // Runs every queued task (deadlines ignored) on the calling thread, including tasks they post.
+    void DrainInline() {
+      while (true) {
+        std::function<void()> task;
+        {
+          std::lock_guard lock(mutex);
+          if (tasks.empty()) return;
+          task = std::move(tasks.begin()->second);
+          tasks.erase(tasks.begin());
+        }
+        task();
+      }
+    }
+
+    std::mutex mutex;  // leaf lock: never held while a task runs
+    std::condition_variable changed;
+    std::map<Key, std::function<void()>> tasks GUARDED_BY(mutex);
+    uint64_t next_seq GUARDED_BY(mutex) = 0;
+    bool running GUARDED_BY(mutex) = false;
+    bool stopping GUARDED_BY(mutex) = false;
+  };
+
+  std::shared_ptr<State> state_;
+  std::thread worker_;
 };
 
 }  // namespace reelfs::s3::fake_internal

@@ -12,6 +12,15 @@
 namespace reelfs::s3 {
 namespace {
 
+// A client may send If-Match quoted ("abc") or bare, and a weak W/"abc" names the same tag.
+std::string_view StripEtagQuotes(std::string_view etag) {
+  if (etag.rfind("W/", 0) == 0) etag.remove_prefix(2);
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return etag;
+}
+
 // S3 caps a page at 1000 keys whatever max-keys says; DeleteObjects takes at most 1000 keys.
 constexpr int kMaxKeysCap = 1000;
 constexpr size_t kMaxDeleteKeys = 1000;
@@ -301,7 +310,8 @@ Result<GetObjectResult> FakeObjectStore::DoGetObject(const GetObjectRequest& req
     REELFS_ASSIGN_OR_RETURN(const Object* object,
                             FindObjectLocked(req.bucket, req.key, /*need_data=*/true));
     const std::string resource = "/" + req.bucket + "/" + req.key;
-    if (!req.if_match.empty() && req.if_match != object->etag) {
+    // Quoted or bare, as the real client accepts it (the stored ETag is bare).
+    if (!req.if_match.empty() && StripEtagQuotes(req.if_match) != object->etag) {
       return ErrorLocked(412, "PreconditionFailed",
                          "At least one of the pre-conditions you specified did not hold", resource);
     }
@@ -596,7 +606,7 @@ Result<RestoreOutcome> FakeObjectStore::DoRestoreObject(const RestoreObjectReque
       return RestoreOutcome::kAlreadyInProgress;
     case RestoreState::kRestored:
       object.restore_expiry = Now() + std::chrono::hours(24) * object.restore_days;
-      return RestoreOutcome::kAlreadyRestored;
+      return RestoreOutcome::kOk;  // AWS's 200: already restored, the expiry moved
     case RestoreState::kNone:
       break;
   }

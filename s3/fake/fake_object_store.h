@@ -11,7 +11,7 @@
 //    (kFailedPrecondition, s3_code InvalidObjectState, http 403) until restored. RestoreObject
 //    answers kAccepted and leaves the restore ongoing until the test calls CompleteRestore(), or
 //    completes it at once with `restore_completes_immediately`; a second request while ongoing is
-//    kAlreadyInProgress, after completion kAlreadyRestored. Head reports the state as RestoreInfo.
+//    kAlreadyInProgress, after completion kOk (AWS's 200). Head reports the state as RestoreInfo.
 //  - Errors are built with S3ErrorToStatus, so they carry the same codes and detail (http status,
 //    S3 code, request id) as the real client's.
 //  - Generated objects: PutGeneratedObjectForTest creates an object of any size whose bytes are a

@@ -1,5 +1,7 @@
 #include "s3/fake/fault_injecting_store.h"
 
+#include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "s3/fake/callback_executor_internal.h"
@@ -23,6 +25,14 @@ void FaultInjectingStore::FailNext(Operation op, int count, Status status) {
   rule.fail_status = status.ok() ? Status::Internal("FailNext given an OK status") : status;
 }
 
+void FaultInjectingStore::FailGetObjectAfterBytes(int count, uint64_t bytes, Status status) {
+  std::lock_guard lock(mutex_);
+  body_fault_.count = count;
+  body_fault_.bytes = bytes;
+  body_fault_.status =
+      status.ok() ? Status::Internal("FailGetObjectAfterBytes given an OK status") : status;
+}
+
 void FaultInjectingStore::SetLatency(Operation op, std::chrono::milliseconds delay) {
   std::lock_guard lock(mutex_);
   rules_[static_cast<size_t>(op)].latency = delay;
@@ -31,6 +41,7 @@ void FaultInjectingStore::SetLatency(Operation op, std::chrono::milliseconds del
 void FaultInjectingStore::ClearFaults() {
   std::lock_guard lock(mutex_);
   for (Rule& rule : rules_) rule = Rule{};
+  body_fault_ = BodyFault{};
 }
 
 uint64_t FaultInjectingStore::InjectedCount(Operation op) const {
@@ -83,6 +94,66 @@ void FaultInjectingStore::Intercept(RequestInfo info, std::function<void()> forw
   forward();
 }
 
+void FaultInjectingStore::ForwardGetObject(const GetObjectRequest& req,
+                                           Callback<GetObjectResult> done) {
+  std::optional<BodyFault> fault;
+  {
+    std::lock_guard lock(mutex_);
+    if (body_fault_.count > 0) {
+      --body_fault_.count;
+      fault = body_fault_;
+    }
+  }
+  if (!fault) {
+    inner_->GetObject(req, std::move(done));
+    return;
+  }
+  injected_[static_cast<size_t>(Operation::kGetObject)].fetch_add(1, std::memory_order_relaxed);
+  // The wrapped store writes through our sink, which passes on the first `bytes` (into the
+  // caller's buffer or sink) and then aborts the transfer with the injected status.
+  struct Progress {
+    uint64_t delivered = 0;
+    bool tripped = false;  // our sink aborted the transfer with the injected status
+    Status caller_error;   // the caller's own sink or buffer refused a chunk
+  };
+  auto progress = std::make_shared<Progress>();
+  GetObjectRequest inner_req = req;
+  inner_req.buffer = {};
+  inner_req.sink = [progress, limit = fault->bytes, injected = fault->status, buffer = req.buffer,
+                    sink = req.sink](std::span<const std::byte> chunk) -> Status {
+    const uint64_t room = limit - progress->delivered;
+    const auto take = static_cast<size_t>(std::min<uint64_t>(room, chunk.size()));
+    if (take > 0) {
+      const std::span<const std::byte> part = chunk.first(take);
+      Status st;
+      if (sink) {
+        st = sink(part);
+      } else if (take > buffer.size() - progress->delivered) {
+        st = Status::OutOfRange("GetObject: body is larger than the buffer (" +
+                                std::to_string(buffer.size()) + " bytes)");
+      } else {
+        std::memcpy(buffer.data() + progress->delivered, part.data(), take);
+      }
+      if (!st.ok()) {
+        progress->caller_error = st;
+        return st;
+      }
+      progress->delivered += take;
+    }
+    if (take == chunk.size()) return Status::Ok();
+    progress->tripped = true;
+    return injected;
+  };
+  inner_->GetObject(inner_req, [progress, injected = fault->status,
+                                done = std::move(done)](Result<GetObjectResult> r) {
+    // Whatever the wrapped store says (done, or aborted by our sink), the call fails with the
+    // injected status, unless the store or the caller's destination failed first on their own.
+    if (!progress->caller_error.ok()) return done(progress->caller_error);
+    if (!r.ok() && !progress->tripped) return done(r.status());
+    done(injected);
+  });
+}
+
 // Each method describes its request, then forwards or fails through Intercept.
 
 void FaultInjectingStore::ListBuckets(Callback<std::vector<BucketInfo>> done) {
@@ -123,8 +194,7 @@ void FaultInjectingStore::HeadObject(const HeadObjectRequest& req, Callback<Obje
 void FaultInjectingStore::GetObject(const GetObjectRequest& req, Callback<GetObjectResult> done) {
   Intercept(
       {.op = Operation::kGetObject, .bucket = req.bucket, .key = req.key, .range = req.range},
-      [this, req, done] { inner_->GetObject(req, done); },
-      [done](Status s) { done(std::move(s)); });
+      [this, req, done] { ForwardGetObject(req, done); }, [done](Status s) { done(std::move(s)); });
 }
 
 void FaultInjectingStore::PutObject(const PutObjectRequest& req, Callback<std::string> done) {

@@ -27,6 +27,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -66,6 +67,12 @@ class FaultInjectingStore final : public ObjectStore {
   void SetFault(Operation op, FaultFn fault);
   // Fails the next `count` calls of `op` with `status` (must not be OK).
   void FailNext(Operation op, int count, Status status);
+  // Lets the next `count` GetObject calls through to the wrapped store, but each one hands at most
+  // `bytes` body bytes to the caller's buffer or sink and then fails with `status` (must not be
+  // OK), as a connection that broke mid-body would: for tests of resume and short-read handling.
+  // A body of `bytes` or fewer is delivered whole and the call still fails. Counted in
+  // InjectedCount(kGetObject).
+  void FailGetObjectAfterBytes(int count, uint64_t bytes, Status status);
   // Delays every call of `op` by `delay` before it is checked and forwarded (zero: none).
   void SetLatency(Operation op, std::chrono::milliseconds delay);
   // Removes every fault, pending failure and latency.
@@ -104,12 +111,21 @@ class FaultInjectingStore final : public ObjectStore {
   void Intercept(RequestInfo info, std::function<void()> forward, std::function<void(Status)> fail);
   // The injected failure for `info`, if any (consumes one FailNext count).
   std::optional<Status> Decide(const RequestInfo& info);
+  // Forwards a GetObject, failing it part way through the body if FailGetObjectAfterBytes says so.
+  void ForwardGetObject(const GetObjectRequest& req, Callback<GetObjectResult> done);
+
+  struct BodyFault {
+    int count = 0;
+    uint64_t bytes = 0;
+    Status status;
+  };
 
   const std::shared_ptr<ObjectStore> inner_;
   std::array<std::atomic<uint64_t>, kOperationCount> injected_{};
   mutable std::mutex
       mutex_;  // leaf lock: never held while calling a fault, the store or a callback
   std::array<Rule, kOperationCount> rules_ GUARDED_BY(mutex_);
+  BodyFault body_fault_ GUARDED_BY(mutex_);
   // Last member: destroyed first, running held calls while the rest still exists.
   std::unique_ptr<fake_internal::CallbackExecutor> executor_;
 };

@@ -1,6 +1,8 @@
 #include "s3/fake/fake_object_store.h"
 
+#include <atomic>
 #include <cstring>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,6 +106,13 @@ TEST_SUITE("s3") {
     CHECK(wrong_etag.status().code() == StatusCode::kFailedPrecondition);
     CHECK(wrong_etag.status().detail().s3_code == "PreconditionFailed");
     CHECK(Get(store, {.bucket = "b", .key = "k", .buffer = Bytes(buf), .if_match = etag}).ok());
+    // Quoted, as it appears in an ETag header, is the same tag (the real client accepts both).
+    CHECK(Get(store,
+              {.bucket = "b", .key = "k", .buffer = Bytes(buf), .if_match = "\"" + etag + "\""})
+              .ok());
+    CHECK(Get(store, {.bucket = "b", .key = "k", .buffer = Bytes(buf), .if_match = "\"other\""})
+              .status()
+              .code() == StatusCode::kFailedPrecondition);
 
     auto cancel = CancellationToken::Create();
     cancel->Cancel();
@@ -183,7 +192,7 @@ TEST_SUITE("s3") {
       return Await<ObjectInfo>([&](auto cb) { store.HeadObject({"b", key}, cb); });
     };
     CHECK_FALSE(head("cold")->restore.has_value());
-    CHECK(restore("cold").value_or(RestoreOutcome::kAlreadyRestored) == RestoreOutcome::kAccepted);
+    CHECK(restore("cold").value_or(RestoreOutcome::kOk) == RestoreOutcome::kAccepted);
     REQUIRE(head("cold")->restore.has_value());
     CHECK(head("cold")->restore->ongoing);
     CHECK(restore("cold").value_or(RestoreOutcome::kAccepted) ==
@@ -206,7 +215,7 @@ TEST_SUITE("s3") {
     REQUIRE(restored->restore->expiry.has_value());
     CHECK(*restored->restore->expiry > std::chrono::system_clock::now() + std::chrono::hours(70));
     CHECK(GetString(store, "b", "cold").value_or("") == "frozen bytes");
-    CHECK(restore("cold").value_or(RestoreOutcome::kAccepted) == RestoreOutcome::kAlreadyRestored);
+    CHECK(restore("cold").value_or(RestoreOutcome::kAccepted) == RestoreOutcome::kOk);
 
     REQUIRE(store.ExpireRestore("b", "cold").ok());
     CHECK(GetString(store, "b", "cold").status().code() == StatusCode::kFailedPrecondition);
@@ -241,6 +250,27 @@ TEST_SUITE("s3") {
               });
             }).ok());
     CHECK(callback_thread != std::this_thread::get_id());
+  }
+
+  TEST_CASE("FakeObjectStore: a callback may destroy the store (its last owner)") {
+    auto store = std::make_unique<FakeObjectStore>();
+    store->PutObjectForTest("b", "k", "v");
+    std::promise<std::thread::id> destroyed_on;
+    std::atomic<int> second{0};
+    FakeObjectStore* raw = store.get();
+    // A second call queued behind the first still gets its one callback.
+    raw->HeadObject({"b", "k"}, [&](Result<ObjectInfo>) {
+      store.reset();  // the owner lets go: ~FakeObjectStore runs here, on the worker thread
+      destroyed_on.set_value(std::this_thread::get_id());
+    });
+    raw->HeadObject({"b", "k"}, [&](Result<ObjectInfo>) { ++second; });
+    auto f = destroyed_on.get_future();
+    REQUIRE(f.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+    CHECK(f.get() != std::this_thread::get_id());
+    for (int i = 0; i < 500 && second.load() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    CHECK(second.load() == 1);
   }
 
   TEST_CASE("FakeObjectStore: generated objects are cheap and position-dependent") {

@@ -1,6 +1,8 @@
 #include "s3/fake/fault_injecting_store.h"
 
+#include <atomic>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -128,6 +130,76 @@ TEST_SUITE("s3") {
     CHECK(r.status().code() == StatusCode::kUnavailable);
     CHECK(callback_thread != std::this_thread::get_id());
     CHECK(f.fake->CallCount(Operation::kRestoreObject) == 0);
+  }
+
+  TEST_CASE("FaultInjectingStore::FailGetObjectAfterBytes breaks a body part way") {
+    Fixture f;
+    f.fake->PutObjectForTest("b", "k", std::string("0123456789abcdef"));
+    f.store.FailGetObjectAfterBytes(2, 5, Status::Unavailable("connection reset"));
+
+    // Buffer: the first 5 bytes land, then the injected failure.
+    Result<GetObjectResult> r = f.Get();
+    CHECK(r.status().code() == StatusCode::kUnavailable);
+    CHECK(r.status().message() == "connection reset");
+    CHECK(std::string(reinterpret_cast<const char*>(f.storage.data()), 5) == "01234");
+    CHECK(f.storage[5] == std::byte{0});
+
+    // Sink, with a range: 5 bytes of the range, in order, then the failure.
+    std::string got;
+    Result<GetObjectResult> s = Await<GetObjectResult>([&](auto cb) {
+      f.store.GetObject({.bucket = "b",
+                         .key = "k",
+                         .range = ByteRange{4, 10},
+                         .sink =
+                             [&](std::span<const std::byte> chunk) {
+                               got.append(reinterpret_cast<const char*>(chunk.data()),
+                                          chunk.size());
+                               return Status::Ok();
+                             }},
+                        cb);
+    });
+    CHECK(s.status().code() == StatusCode::kUnavailable);
+    CHECK(got == "45678");
+    CHECK(f.store.InjectedCount(Operation::kGetObject) == 2);
+    CHECK(f.fake->CallCount(Operation::kGetObject) == 2);  // both reached the store
+
+    // The count is used up: the next call reads the whole body (the resume an upper layer does).
+    Result<GetObjectResult> whole = f.Get(ByteRange{5, 11});
+    REQUIRE(whole.ok());
+    CHECK(whole->bytes == 11);
+    CHECK(std::string(reinterpret_cast<const char*>(f.storage.data()), 11) == "56789abcdef");
+  }
+
+  TEST_CASE("FaultInjectingStore::FailGetObjectAfterBytes: a short body still fails") {
+    Fixture f;  // "payload": 7 bytes
+    f.store.FailGetObjectAfterBytes(1, 100, Status::Unavailable("reset"));
+    Result<GetObjectResult> r = f.Get();
+    CHECK(r.status().code() == StatusCode::kUnavailable);
+    CHECK(std::string(reinterpret_cast<const char*>(f.storage.data()), 7) == "payload");
+    f.store.FailGetObjectAfterBytes(1, 3, Status::Unavailable("reset"));
+    f.store.ClearFaults();
+    CHECK(f.Get().ok());
+  }
+
+  TEST_CASE("FaultInjectingStore: a callback may destroy the decorator") {
+    auto fake = std::make_shared<FakeObjectStore>();
+    fake->PutObjectForTest("b", "k", "v");
+    auto store = std::make_unique<FaultInjectingStore>(fake);
+    FaultInjectingStore* raw = store.get();
+    std::atomic<int> delayed{0};
+    std::promise<void> destroyed;
+    // The delayed call is still held when the first callback destroys the decorator: it must
+    // run (once) during the destruction, not after the decorator is gone.
+    raw->SetLatency(Operation::kHeadObject, 10s);
+    raw->HeadObject({"b", "k"}, [&](Result<ObjectInfo>) { ++delayed; });
+    raw->FailNext(Operation::kGetObject, 1, Status::Unavailable("injected"));
+    raw->GetObject({.bucket = "b", .key = "k", .buffer = {}}, [&](Result<GetObjectResult>) {
+      store.reset();  // ~FaultInjectingStore on its own worker thread
+      destroyed.set_value();
+    });
+    REQUIRE(destroyed.get_future().wait_for(5s) == std::future_status::ready);
+    fake->WaitIdle();
+    CHECK(delayed.load() == 1);
   }
 
   TEST_CASE("FaultInjectingStore: destruction runs delayed calls") {
