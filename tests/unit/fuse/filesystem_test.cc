@@ -1,1 +1,534 @@
+// FileSystem against the in-memory FakeObjectStore: names and directories, lookup counting,
+// caches (with a FakeClock), read-only opens, error propagation, and a reference-model test.
+#include "fuse/core/filesystem.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <future>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include "s3/await.h"
+#include "s3/fake/fake_object_store.h"
+#include "s3/fake/fault_injecting_store.h"
+#include "tests/fakes/fake_clock.h"
+
+namespace reelfs::fuse {
+namespace {
+
+using s3::FakeObjectStore;
+using s3::Operation;
+
+constexpr char kBucket[] = "bkt";
+
+// Runs one asynchronous FileSystem call and waits for its callback.
+template <class T, class F>
+Result<T> Call(F&& start) {
+  auto promise = std::make_shared<std::promise<Result<T>>>();
+  auto future = promise->get_future();
+  start([promise](Result<T> r) { promise->set_value(std::move(r)); });
+  return future.get();
+}
+
+int Errno(const Status& s) { return s.detail().sys_errno; }
+
+struct Fixture {
+  explicit Fixture(std::string prefix = "", std::shared_ptr<s3::ObjectStore> store_override = {})
+      : fake(std::make_shared<FakeObjectStore>()) {
+    fake->CreateBucketForTest(kBucket);
+    MountOptions options;
+    options.bucket = kBucket;
+    options.prefix = std::move(prefix);
+    options.metadata_ttl = std::chrono::seconds(100);
+    options.negative_ttl = std::chrono::seconds(10);
+    options.uid = 1234;
+    options.gid = 5678;
+    store = store_override ? store_override : fake;
+    fs = CreateFileSystem(store, options, CreateHeapBufferPool(),
+                          std::make_shared<MemoryBudget>(64ull << 20), clock);
+  }
+  std::string Put(const std::string& key, std::string data = "x") {
+    return fake->PutObjectForTest(kBucket, key, std::move(data));
+  }
+  Result<Entry> Lookup(InodeId parent, std::string_view name) {
+    return Call<Entry>([&](auto cb) { fs->Lookup(parent, name, cb); });
+  }
+  Result<Attributes> GetAttr(InodeId ino) {
+    return Call<Attributes>([&](auto cb) { fs->GetAttr(ino, cb); });
+  }
+  Result<uint64_t> OpenDir(InodeId ino) {
+    return Call<uint64_t>([&](auto cb) { fs->OpenDir(ino, cb); });
+  }
+  Result<std::vector<DirEntry>> ReadDir(InodeId ino, uint64_t dh, uint64_t off, size_t max,
+                                        bool plus) {
+    return Call<std::vector<DirEntry>>([&](auto cb) { fs->ReadDir(ino, dh, off, max, plus, cb); });
+  }
+  Result<OpenedFile> Open(InodeId ino, int flags = O_RDONLY) {
+    return Call<OpenedFile>([&](auto cb) { fs->Open(ino, flags, cb); });
+  }
+  // All names of directory `ino` (one OpenDir, plain READDIR), without "." and "..".
+  std::vector<std::string> Names(InodeId ino) {
+    auto dh = OpenDir(ino);
+    REQUIRE(dh.ok());
+    std::vector<std::string> names;
+    auto entries = ReadDir(ino, *dh, 0, 1'000'000, false);
+    REQUIRE(entries.ok());
+    for (auto& e : *entries) {
+      if (e.name != "." && e.name != "..") names.push_back(e.name);
+    }
+    fs->ReleaseDir(*dh);
+    return names;
+  }
+  uint64_t Calls(Operation op) const { return fake->CallCount(op); }
+
+  testing::FakeClock clock;
+  std::shared_ptr<FakeObjectStore> fake;
+  std::shared_ptr<s3::ObjectStore> store;
+  std::unique_ptr<FileSystem> fs;
+};
+
+TEST_CASE("implicit directories, marker objects and files resolve by lookup and listing") {
+  Fixture f;
+  f.Put("implicit/file.txt", "hello");
+  f.Put("marked/");  // marker only: an empty directory
+  f.Put("top.bin", std::string(1000, 'z'));
+
+  auto implicit = f.Lookup(kRootInode, "implicit");
+  REQUIRE(implicit.ok());
+  CHECK(implicit->attr.is_dir);
+  CHECK(implicit->attr.mode == (S_IFDIR | 0555));
+  CHECK(implicit->attr.nlink == 2);
+  CHECK(implicit->attr.uid == 1234);
+  CHECK(implicit->attr.ino >= 2);
+  CHECK(implicit->generation == 1);
+  CHECK(implicit->entry_timeout == std::chrono::seconds(100));
+
+  auto marked = f.Lookup(kRootInode, "marked");
+  REQUIRE(marked.ok());
+  CHECK(marked->attr.is_dir);
+  CHECK(f.Names(marked->attr.ino).empty());  // the marker is not a file named ""
+
+  auto file = f.Lookup(kRootInode, "top.bin");
+  REQUIRE(file.ok());
+  CHECK_FALSE(file->attr.is_dir);
+  CHECK(file->attr.mode == (S_IFREG | 0444));
+  CHECK(file->attr.size == 1000);
+  CHECK(file->attr.blocks == 2);
+  CHECK(file->attr.nlink == 1);
+  CHECK(file->attr.gid == 5678);
+
+  auto nested = f.Lookup(implicit->attr.ino, "file.txt");
+  REQUIRE(nested.ok());
+  CHECK(nested->attr.size == 5);
+
+  CHECK(f.Names(kRootInode) == std::vector<std::string>{"implicit", "marked", "top.bin"});
+  CHECK(f.Lookup(kRootInode, "nope").status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("a file and a prefix with the same name: the directory wins") {
+  Fixture f;
+  f.Put("a", "file");
+  f.Put("a/child", "c");
+  CHECK(f.Names(kRootInode) == std::vector<std::string>{"a"});
+  auto dh = f.OpenDir(kRootInode);
+  REQUIRE(dh.ok());
+  auto entries = f.ReadDir(kRootInode, *dh, 2, 10, true);
+  REQUIRE(entries.ok());
+  REQUIRE(entries->size() == 1);
+  CHECK((*entries)[0].entry.attr.is_dir);
+  f.fs->ReleaseDir(*dh);
+
+  Fixture g;  // the same through HEAD + LIST (no cached listing)
+  g.Put("a", "file");
+  g.Put("a/child", "c");
+  auto a = g.Lookup(kRootInode, "a");
+  REQUIRE(a.ok());
+  CHECK(a->attr.is_dir);
+  CHECK(g.Lookup(a->attr.ino, "child").ok());
+}
+
+TEST_CASE("keys that cannot be names are skipped, never a crash") {
+  Fixture f;
+  f.Put("ok");
+  f.Put("dir//empty-component");
+  f.Put("./dot");
+  f.Put("../dotdot");
+  f.Put(std::string(256, 'L'));
+  f.Put(std::string(255, 'M'));
+  f.Put(std::string("nul\0byte", 8));
+  f.Put("d/.");
+  f.Put("d/..");
+  f.Put("d/fine");
+  auto names = f.Names(kRootInode);
+  CHECK(names == std::vector<std::string>{std::string(255, 'M'), "d", "dir", "ok"});
+  auto dir = f.Lookup(kRootInode, "dir");
+  REQUIRE(dir.ok());
+  CHECK(f.Names(dir->attr.ino).empty());  // "dir//" has an empty component
+  auto d = f.Lookup(kRootInode, "d");
+  REQUIRE(d.ok());
+  CHECK(f.Names(d->attr.ino) == std::vector<std::string>{"fine"});
+
+  CHECK(Errno(f.Lookup(kRootInode, std::string(256, 'L')).status()) == ENAMETOOLONG);
+  CHECK(f.Lookup(kRootInode, "..").status().code() == StatusCode::kNotFound);
+  CHECK(f.Lookup(kRootInode, "").status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("10 000 entries: ~10 LIST calls, no HEAD, full attributes with READDIRPLUS") {
+  Fixture f;
+  for (int i = 0; i < 10'000; ++i) f.Put(fmt::format("big/f{:05}", i), std::to_string(i));
+  auto big = f.Lookup(kRootInode, "big");
+  REQUIRE(big.ok());
+  f.fake->ResetCallCounts();
+  auto dh = f.OpenDir(big->attr.ino);
+  REQUIRE(dh.ok());
+  std::vector<DirEntry> all;
+  uint64_t offset = 0;
+  while (true) {
+    auto chunk = f.ReadDir(big->attr.ino, *dh, offset, 333, true);
+    REQUIRE(chunk.ok());
+    if (chunk->empty()) break;
+    f.fs->AcceptDirEntries(*chunk);
+    offset = chunk->back().offset;
+    for (auto& e : *chunk) all.push_back(std::move(e));
+  }
+  f.fs->ReleaseDir(*dh);
+  CHECK(all.size() == 10'002);
+  CHECK(f.Calls(Operation::kListObjects) == 10);
+  CHECK(f.Calls(Operation::kHeadObject) == 0);
+  CHECK(all[2].name == "f00000");
+  CHECK(all[2].entry.attr.size == 1);
+  CHECK(all[10'001].entry.attr.size == 4);
+  CHECK(all[10'001].entry.attr.mode == (S_IFREG | 0444));
+
+  // Lookups and GetAttr after the listing are answered from caches.
+  auto e = f.Lookup(big->attr.ino, "f01234");
+  REQUIRE(e.ok());
+  CHECK(e->attr.ino == all[1236].entry.attr.ino);
+  CHECK(f.GetAttr(e->attr.ino).ok());
+  CHECK(f.Lookup(big->attr.ino, "missing").status().code() == StatusCode::kNotFound);
+  CHECK(f.Calls(Operation::kListObjects) == 10);
+  CHECK(f.Calls(Operation::kHeadObject) == 0);
+  CHECK(f.fs->counters().list_requests >= 10);
+}
+
+TEST_CASE("readdir offsets resume and the snapshot is stable") {
+  Fixture f;
+  for (int i = 0; i < 7; ++i) f.Put(fmt::format("d/{}", i));
+  auto d = f.Lookup(kRootInode, "d");
+  REQUIRE(d.ok());
+  auto dh = f.OpenDir(d->attr.ino);
+  REQUIRE(dh.ok());
+  auto first = f.ReadDir(d->attr.ino, *dh, 0, 4, false);
+  REQUIRE(first.ok());
+  REQUIRE(first->size() == 4);
+  CHECK((*first)[0].name == ".");
+  CHECK((*first)[0].entry.attr.ino == d->attr.ino);
+  CHECK((*first)[1].name == "..");
+  CHECK((*first)[1].entry.attr.ino == kRootInode);
+  f.Put("d/00");  // appears only in a later OpenDir
+  auto rest = f.ReadDir(d->attr.ino, *dh, (*first)[3].offset, 100, false);
+  REQUIRE(rest.ok());
+  std::vector<std::string> names;
+  for (auto& e : *rest) names.push_back(e.name);
+  CHECK(names == std::vector<std::string>{"2", "3", "4", "5", "6"});
+  auto again = f.ReadDir(d->attr.ino, *dh, (*first)[1].offset, 1, false);  // seek back
+  REQUIRE(again.ok());
+  CHECK((*again)[0].name == "0");
+  auto past = f.ReadDir(d->attr.ino, *dh, 1000, 10, false);
+  REQUIRE(past.ok());
+  CHECK(past->empty());
+  f.fs->ReleaseDir(*dh);
+  CHECK(f.ReadDir(d->attr.ino, *dh, 0, 10, false).status().code() != StatusCode::kOk);
+}
+
+TEST_CASE("lookup counts are exact; forgotten inodes are ESTALE and numbers are never reused") {
+  Fixture f;
+  f.Put("file");
+  auto a = f.Lookup(kRootInode, "file");
+  auto b = f.Lookup(kRootInode, "file");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->attr.ino == b->attr.ino);
+  InodeId ino = a->attr.ino;
+  f.fs->Forget(ino, 1);
+  CHECK(f.GetAttr(ino).ok());  // one reference left
+  f.fs->Forget(ino, 1);
+  auto stale = f.GetAttr(ino);
+  CHECK(stale.status().code() != StatusCode::kOk);
+  CHECK(Errno(stale.status()) == ESTALE);
+  CHECK(Errno(f.Open(ino).status()) == ESTALE);
+  CHECK(Errno(f.Lookup(ino, "x").status()) == ESTALE);
+  CHECK(Errno(f.GetAttr(999'999).status()) == ESTALE);
+  auto again = f.Lookup(kRootInode, "file");
+  REQUIRE(again.ok());
+  CHECK(again->attr.ino > ino);
+
+  // An open handle keeps a forgotten inode alive until Release.
+  auto h = f.Open(again->attr.ino);
+  REQUIRE(h.ok());
+  f.fs->Forget(again->attr.ino, 1);
+  CHECK(f.GetAttr(again->attr.ino).ok());
+  f.fs->Release(h->fh);
+  CHECK(Errno(f.GetAttr(again->attr.ino).status()) == ESTALE);
+  CHECK(f.fs->counters().inodes == 1);  // only the root
+}
+
+TEST_CASE("READDIRPLUS counts only accepted entries") {
+  Fixture f;
+  f.Put("d/a");
+  f.Put("d/b");
+  auto d = f.Lookup(kRootInode, "d");
+  REQUIRE(d.ok());
+  auto dh = f.OpenDir(d->attr.ino);
+  REQUIRE(dh.ok());
+  auto entries = f.ReadDir(d->attr.ino, *dh, 0, 10, true);
+  REQUIRE(entries.ok());
+  REQUIRE(entries->size() == 4);
+  InodeId a = (*entries)[2].entry.attr.ino;
+  InodeId b = (*entries)[3].entry.attr.ino;
+  f.fs->AcceptDirEntries({(*entries)[0], (*entries)[1], (*entries)[2]});  // b did not fit
+  f.fs->ReleaseDir(*dh);
+  CHECK(f.GetAttr(a).ok());
+  CHECK(Errno(f.GetAttr(b).status()) == ESTALE);  // never counted: dropped with the handle
+  f.fs->Forget(a, 1);
+  CHECK(Errno(f.GetAttr(a).status()) == ESTALE);
+}
+
+TEST_CASE("negative cache: a repeated miss costs nothing until negative_ttl passes") {
+  Fixture f;
+  f.Put("later-dir/x");
+  auto miss = f.Lookup(kRootInode, "ghost");
+  CHECK(miss.status().code() == StatusCode::kNotFound);
+  uint64_t heads = f.Calls(Operation::kHeadObject);
+  uint64_t lists = f.Calls(Operation::kListObjects);
+  CHECK(heads == 1);
+  CHECK(lists == 1);
+  CHECK(f.Lookup(kRootInode, "ghost").status().code() == StatusCode::kNotFound);
+  CHECK(f.Calls(Operation::kHeadObject) == heads);
+  CHECK(f.Calls(Operation::kListObjects) == lists);
+  f.Put("ghost", "now here");
+  f.clock.Advance(std::chrono::seconds(9));
+  CHECK_FALSE(f.Lookup(kRootInode, "ghost").ok());
+  f.clock.Advance(std::chrono::seconds(2));
+  auto found = f.Lookup(kRootInode, "ghost");
+  REQUIRE(found.ok());
+  CHECK(found->attr.size == 8);
+  CHECK(f.Calls(Operation::kHeadObject) == heads + 1);
+}
+
+TEST_CASE("metadata TTL: attributes and listings are revalidated after metadata_ttl") {
+  Fixture f;
+  f.Put("file", "1234");
+  auto e = f.Lookup(kRootInode, "file");
+  REQUIRE(e.ok());
+  f.fake->ResetCallCounts();
+  f.Put("file", "123456789");
+  CHECK(f.GetAttr(e->attr.ino)->size == 4);  // cached
+  CHECK(f.Calls(Operation::kHeadObject) == 0);
+  f.clock.Advance(std::chrono::seconds(101));
+  CHECK(f.GetAttr(e->attr.ino)->size == 9);
+  CHECK(f.Calls(Operation::kHeadObject) == 1);
+
+  CHECK(f.Names(kRootInode).size() == 1);
+  f.Put("second");
+  CHECK(f.Names(kRootInode).size() == 1);  // listing cached
+  f.clock.Advance(std::chrono::seconds(101));
+  CHECK(f.Names(kRootInode).size() == 2);
+}
+
+TEST_CASE("a file that vanished is NotFound on GetAttr after the TTL") {
+  Fixture f;
+  f.Put("gone");
+  auto e = f.Lookup(kRootInode, "gone");
+  REQUIRE(e.ok());
+  s3::DeleteObjectRequest del{kBucket, "gone"};
+  REQUIRE(s3::AwaitStatus([&](auto cb) { f.fake->DeleteObject(del, cb); }).ok());
+  f.clock.Advance(std::chrono::seconds(101));
+  CHECK(f.GetAttr(e->attr.ino).status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("opens are read-only; directories are EISDIR; keep_cache follows the ETag") {
+  Fixture f;
+  f.Put("file", "v1");
+  f.Put("dir/x");
+  auto e = f.Lookup(kRootInode, "file");
+  REQUIRE(e.ok());
+  for (int flags :
+       {O_WRONLY, O_RDWR, O_RDONLY | O_TRUNC, O_RDONLY | O_APPEND, O_WRONLY | O_CREAT}) {
+    CHECK(Errno(f.Open(e->attr.ino, flags).status()) == EROFS);
+  }
+  auto dir = f.Lookup(kRootInode, "dir");
+  REQUIRE(dir.ok());
+  CHECK(Errno(f.Open(dir->attr.ino).status()) == EISDIR);
+  CHECK(Errno(f.OpenDir(e->attr.ino).status()) == ENOTDIR);
+
+  auto first = f.Open(e->attr.ino);
+  REQUIRE(first.ok());
+  CHECK_FALSE(first->keep_cache);
+  CHECK(first->noflush);
+  CHECK(f.fs->counters().open_handles == 1);
+  f.fs->Release(first->fh);
+  auto second = f.Open(e->attr.ino);
+  REQUIRE(second.ok());
+  CHECK(second->keep_cache);
+  f.fs->Release(second->fh);
+
+  f.Put("file", "v2-changed");
+  f.clock.Advance(std::chrono::seconds(101));
+  auto third = f.Open(e->attr.ino);
+  REQUIRE(third.ok());
+  CHECK_FALSE(third->keep_cache);
+  f.fs->Release(third->fh);
+  CHECK(f.fs->counters().open_handles == 0);
+}
+
+TEST_CASE("errors from the store surface with their Status codes") {
+  auto fake = std::make_shared<FakeObjectStore>();
+  auto faults = std::make_shared<s3::FaultInjectingStore>(fake);
+  Fixture f("", faults);
+  f.fake = fake;  // the Fixture's own fake is unused; test helpers act on the wrapped one
+  fake->CreateBucketForTest(kBucket);
+  fake->PutObjectForTest(kBucket, "file", "data");
+  fake->PutObjectForTest(kBucket, "dir/x", "x");
+
+  faults->FailNext(Operation::kListObjects, 1, Status::Unavailable("injected 503"));
+  CHECK(f.Lookup(kRootInode, "file").status().code() == StatusCode::kUnavailable);
+  faults->FailNext(Operation::kHeadObject, 1, Status::PermissionDenied("injected 403"));
+  CHECK(f.Lookup(kRootInode, "file").status().code() == StatusCode::kPermissionDenied);
+  // The directory wins even when HEAD fails.
+  faults->FailNext(Operation::kHeadObject, 1, Status::PermissionDenied("injected 403"));
+  CHECK(f.Lookup(kRootInode, "dir").ok());
+  faults->FailNext(Operation::kListObjects, 1, Status::Unavailable("injected 503"));
+  CHECK(f.OpenDir(kRootInode).status().code() == StatusCode::kUnavailable);
+  // A failure on the second page fails the whole listing, not a partial one.
+  for (int i = 0; i < 1500; ++i) fake->PutObjectForTest(kBucket, fmt::format("many/{}", i), "");
+  auto many = f.Lookup(kRootInode, "many");
+  REQUIRE(many.ok());
+  int calls = 0;
+  faults->SetFault(Operation::kListObjects, [&](const s3::RequestInfo&) -> std::optional<Status> {
+    if (++calls == 2) return Status::Unavailable("page 2");
+    return std::nullopt;
+  });
+  CHECK(f.OpenDir(many->attr.ino).status().code() == StatusCode::kUnavailable);
+  faults->ClearFaults();
+  auto file = f.Lookup(kRootInode, "file");
+  REQUIRE(file.ok());
+  f.clock.Advance(std::chrono::seconds(101));
+  faults->FailNext(Operation::kHeadObject, 1, Status::Unavailable("injected"));
+  CHECK(f.GetAttr(file->attr.ino).status().code() == StatusCode::kUnavailable);
+  faults->FailNext(Operation::kHeadObject, 1, Status::Unavailable("injected"));
+  CHECK(f.Open(file->attr.ino).status().code() == StatusCode::kUnavailable);
+}
+
+TEST_CASE("a mount prefix is the root") {
+  Fixture f("data/");
+  f.Put("data/a");
+  f.Put("other/b");
+  CHECK(f.Names(kRootInode) == std::vector<std::string>{"a"});
+  CHECK(f.Lookup(kRootInode, "a").ok());
+  CHECK_FALSE(f.Lookup(kRootInode, "other").ok());
+  auto s = f.fs->StatFs();
+  CHECK(s.blocks > 0);
+  CHECK(s.max_name == 255);
+}
+
+TEST_CASE("Read goes through the prefetcher and returns the object's bytes") {
+  Fixture f;
+  std::string data(100'000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7);
+  f.Put("blob", data);
+  auto e = f.Lookup(kRootInode, "blob");
+  REQUIRE(e.ok());
+  auto h = f.Open(e->attr.ino);
+  REQUIRE(h.ok());
+  auto r = Call<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 1000, 5000, cb); });
+  REQUIRE(r.ok());
+  std::string got;
+  for (auto piece : r->pieces)
+    got.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+  CHECK(got == data.substr(1000, 5000));
+  CHECK(f.fs->counters().bytes_read == 5000);
+  f.fs->Release(h->fh);
+  auto bad = Call<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 0, 10, cb); });
+  CHECK_FALSE(bad.ok());
+}
+
+// Random trees, random operations, compared with a trivial model of what the tree should show.
+TEST_CASE("reference model: lookup/readdir/getattr over random trees") {
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    CAPTURE(seed);
+    std::mt19937 rng(seed);
+    Fixture f;
+    std::map<std::string, uint64_t> files;  // model: key -> size
+    const char* parts[] = {"a", "b", "c"};
+    for (int i = 0; i < 40; ++i) {
+      std::string key;
+      int depth = 1 + static_cast<int>(rng() % 3);
+      for (int d = 0; d < depth; ++d) key += std::string(d ? "/" : "") + parts[rng() % 3];
+      uint64_t size = rng() % 50;
+      files[key] = size;
+      f.Put(key, std::string(size, 'q'));
+    }
+    // Model: children of a directory prefix. Directories win over files of the same name.
+    auto children = [&](const std::string& prefix) {
+      std::map<std::string, std::optional<uint64_t>> out;  // name -> size (nullopt: dir)
+      for (auto& [k, size] : files) {
+        if (k.compare(0, prefix.size(), prefix) != 0) continue;
+        std::string rest = k.substr(prefix.size());
+        auto slash = rest.find('/');
+        if (slash != std::string::npos) {
+          out[rest.substr(0, slash)] = std::nullopt;
+        } else if (!out.contains(rest)) {
+          out[rest] = size;
+        }
+      }
+      return out;
+    };
+    std::map<std::string, InodeId> inos{{"", kRootInode}};  // dir prefix -> inode
+    for (int step = 0; step < 60; ++step) {
+      auto it = inos.begin();
+      std::advance(it, rng() % inos.size());
+      auto [prefix, ino] = *it;
+      auto model = children(prefix);
+      switch (rng() % 3) {
+        case 0: {  // lookup of an existing or a random name
+          std::string name = parts[rng() % 3];
+          auto e = f.Lookup(ino, name);
+          auto m = model.find(name);
+          if (m == model.end()) {
+            CHECK(e.status().code() == StatusCode::kNotFound);
+          } else {
+            REQUIRE(e.ok());
+            CHECK(e->attr.is_dir == !m->second.has_value());
+            if (m->second) CHECK(e->attr.size == *m->second);
+            if (e->attr.is_dir) inos[prefix + name + "/"] = e->attr.ino;
+          }
+          break;
+        }
+        case 1: {  // readdir
+          std::vector<std::string> want;
+          for (auto& [n, s] : model) want.push_back(n);
+          CHECK(f.Names(ino) == want);
+          break;
+        }
+        default: {
+          auto a = f.GetAttr(ino);
+          REQUIRE(a.ok());
+          CHECK(a->is_dir);
+          if (rng() % 4 == 0) f.clock.Advance(std::chrono::seconds(60));
+          break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace reelfs::fuse
