@@ -178,6 +178,11 @@ Status TmpFile::Write(std::string_view data) {
   return Status::Ok();
 }
 
+Status TmpFile::Sync() {
+  if (::fsync(fd_.get()) != 0) return ErrnoToStatus(errno, "fsync temporary file");
+  return Status::Ok();
+}
+
 Status TmpFile::CopyFrom(int src_fd, uint64_t offset, uint64_t length) {
   auto off = static_cast<off64_t>(offset);
   while (length > 0) {
@@ -335,7 +340,8 @@ Result<TmpFile> FsRoot::CreateTmp(std::string_view purpose) {
 }
 
 Result<FileStat> FsRoot::Publish(TmpFile& tmp, const std::string& bucket, std::string_view key) {
-  if (::fsync(tmp.fd()) != 0) return ErrnoToStatus(errno, "fsync temporary file");
+  struct stat tmp_st {};
+  if (::fstat(tmp.fd(), &tmp_st) != 0) return ErrnoToStatus(errno, "fstat temporary file");
   REELFS_ASSIGN_OR_RETURN(UniqueFd bucket_fd, OpenBucket(bucket));
   std::vector<std::string> comps = SplitKey(key);
   // A concurrent delete may remove an empty parent between mkdir and rename: retry a few times.
@@ -360,10 +366,7 @@ Result<FileStat> FsRoot::Publish(TmpFile& tmp, const std::string& bucket, std::s
     }
     tmp.MarkPublished();
     ::fsync(parent);
-    if (::fstatat(parent, leaf, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-      return ErrnoToStatus(errno, "stat published object");
-    }
-    return ToFileStat(sb);
+    return ToFileStat(tmp_st);
   }
 }
 
@@ -423,7 +426,17 @@ Status FsRoot::Walk(const std::string& bucket,
   return WalkRec(bucket_fd.get(), "", fn, true);
 }
 
+// Upload ids name directories under uploads/: only ids of the form the gateway issues get there
+// (a catalog row is not trusted to hold one; see IsValidUploadId).
+namespace {
+Status BadUploadId() {
+  return S3CodeError(StatusCode::kNotFound, "NoSuchUpload", 404,
+                     "The specified multipart upload does not exist");
+}
+}  // namespace
+
 Status FsRoot::MakeUploadDir(const std::string& upload_id) {
+  if (!IsValidUploadId(upload_id)) return BadUploadId();
   if (::mkdirat(uploads_.get(), upload_id.c_str(), 0700) != 0) {
     return ErrnoToStatus(errno, "mkdir upload dir");
   }
@@ -431,6 +444,7 @@ Status FsRoot::MakeUploadDir(const std::string& upload_id) {
 }
 
 Status FsRoot::PublishPart(TmpFile& tmp, const std::string& upload_id, int part_number) {
+  if (!IsValidUploadId(upload_id)) return BadUploadId();
   if (::fsync(tmp.fd()) != 0) return ErrnoToStatus(errno, "fsync part");
   REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
   std::string name = std::to_string(part_number);
@@ -442,6 +456,7 @@ Status FsRoot::PublishPart(TmpFile& tmp, const std::string& upload_id, int part_
 }
 
 Result<UniqueFd> FsRoot::OpenPart(const std::string& upload_id, int part_number) const {
+  if (!IsValidUploadId(upload_id)) return BadUploadId();
   REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
   std::string name = std::to_string(part_number);
   int fd = ::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -453,6 +468,7 @@ Result<UniqueFd> FsRoot::OpenPart(const std::string& upload_id, int part_number)
 }
 
 Status FsRoot::RemoveUploadDir(const std::string& upload_id) {
+  if (!IsValidUploadId(upload_id)) return BadUploadId();
   int fd = ::openat(uploads_.get(), upload_id.c_str(), kDirFlags);
   if (fd < 0) return Status::Ok();
   UniqueFd dir_fd(fd);

@@ -49,6 +49,8 @@ class TmpFile {
   uint64_t size() const { return size_; }
   // Appends all of `data` (retries short writes).
   Status Write(std::string_view data);
+  // fsync: the content is durable before it is published.
+  Status Sync();
   // Appends `length` bytes of `src_fd` from `offset` (copy_file_range, read/write fallback).
   Status CopyFrom(int src_fd, uint64_t offset, uint64_t length);
   // Called once the file was renamed away: the destructor then leaves it alone.
@@ -83,7 +85,9 @@ class FsRoot {
   Result<OpenedObject> OpenObject(const std::string& bucket, std::string_view key) const;
 
   Result<TmpFile> CreateTmp(std::string_view purpose);
-  // fsync, create parent directories, rename into place. Returns the published file's stat.
+  // Creates parent directories and renames tmp into place (tmp must have been Sync'ed). Returns
+  // the stat of tmp itself, taken before the rename: a stat of the path afterwards could see the
+  // file of a concurrent writer.
   Result<FileStat> Publish(TmpFile& tmp, const std::string& bucket, std::string_view key);
   // Creates the directory for a marker key ("a/b/"), parents included.
   Result<FileStat> MakeMarker(const std::string& bucket, std::string_view key);

@@ -122,6 +122,14 @@ Status ValidateObjectKey(std::string_view key) {
   return Status::Ok();
 }
 
+bool IsValidUploadId(std::string_view id) {
+  if (id.size() != 32) return false;
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> SplitKey(std::string_view key) {
   std::vector<std::string> out;
   if (IsDirectoryMarker(key)) key.remove_suffix(1);

@@ -33,6 +33,11 @@ inline bool IsDirectoryMarker(std::string_view key) { return !key.empty() && key
 // Splits a validated key into its path components ("a/b/" -> {"a","b"}).
 std::vector<std::string> SplitKey(std::string_view key);
 
+// Whether `id` has the form the gateway issues for multipart uploads (32 lowercase hex digits).
+// Upload ids become directory names under the reserved dir, so anything else ("../../x", "a/b",
+// "") is refused before it reaches a path.
+bool IsValidUploadId(std::string_view id);
+
 // Whether `s` is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF).
 bool IsValidUtf8(std::string_view s);
 

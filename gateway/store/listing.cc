@@ -46,6 +46,7 @@ Result<s3::ListObjectsPage> Store::List(const std::string& bucket, const ListPar
   const std::string& delim = params.delimiter;
   std::string lower;
   bool inclusive = true;
+  std::string skip_prefix;
   if (!params.continuation_token.empty()) {
     auto raw = HexDecode(params.continuation_token);
     if (!raw.ok() || raw->empty() || ((*raw)[0] != 'K' && (*raw)[0] != 'P')) return BadToken();
@@ -54,6 +55,7 @@ Result<s3::ListObjectsPage> Store::List(const std::string& bucket, const ListPar
   } else if (!params.start_after.empty()) {
     lower = params.start_after;
     inclusive = false;
+    skip_prefix = params.start_after;
   }
   if (lower < prefix) {
     lower = prefix;
@@ -84,10 +86,14 @@ Result<s3::ListObjectsPage> Store::List(const std::string& bucket, const ListPar
       size_t pos = delim.empty() ? std::string::npos : row.key.find(delim, prefix.size());
       if (pos != std::string::npos) {
         std::string cp = row.key.substr(0, pos + delim.size());
-        page.common_prefixes.push_back(cp);
-        ++count;
         std::string next = PrefixSuccessor(cp);
-        last_token = "P" + next;
+        // A marker / start-after that is itself a common prefix (ListObjects v1 hands back the
+        // last CommonPrefix as NextMarker) must not list that prefix again.
+        if (cp != skip_prefix) {
+          page.common_prefixes.push_back(cp);
+          ++count;
+          last_token = "P" + next;
+        }
         if (next.empty()) {
           done = true;
         } else {

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "gateway/store/etag.h"
+#include "gateway/store/key_validation.h"
 #include "gateway/store/store.h"
 
 namespace reelfs::gateway {
@@ -45,6 +46,7 @@ Result<std::string> Store::CreateUpload(const std::string& bucket, const std::st
 
 Result<UploadRecord> Store::GetUpload(const std::string& bucket, const std::string& key,
                                       const std::string& upload_id) {
+  if (!IsValidUploadId(upload_id)) return NoSuchUpload();
   REELFS_ASSIGN_OR_RETURN(std::optional<UploadRecord> u, catalog_->GetUpload(upload_id));
   if (!u.has_value() || u->bucket != bucket || u->key != key) return NoSuchUpload();
   return std::move(*u);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <set>
 
 #include "common/log.h"
@@ -107,6 +108,11 @@ Status Store::ReconcileBucket(const std::string& bucket) {
   });
 }
 
+std::mutex& Store::KeyLock(const std::string& bucket, const std::string& key) {
+  size_t h = std::hash<std::string>{}(bucket)*31 + std::hash<std::string>{}(key);
+  return key_locks_[h % key_locks_.size()];
+}
+
 // ---- buckets ----
 
 Result<std::vector<s3::BucketInfo>> Store::ListBuckets() {
@@ -145,16 +151,26 @@ Status Store::HeadBucket(const std::string& bucket) {
 // ---- objects ----
 
 Result<Store::OpenedObject> Store::Open(const std::string& bucket, const std::string& key) {
+  const bool marker = IsDirectoryMarker(key);
+  auto stale = [&](const std::optional<ObjectRecord>& rec, const FileStat& st) {
+    return !rec.has_value() || (!marker && (rec->size != st.size || rec->mtime_ns != st.mtime_ns));
+  };
   REELFS_ASSIGN_OR_RETURN(FsRoot::OpenedObject file, fs_->OpenObject(bucket, key));
   REELFS_ASSIGN_OR_RETURN(std::optional<ObjectRecord> rec, catalog_->GetObject(bucket, key));
-  const bool marker = IsDirectoryMarker(key);
+  std::unique_lock<std::mutex> lock;
+  if (stale(rec, file.stat)) {
+    // A concurrent Put may be between its rename and its catalog write: open and look again
+    // under the key's lock, so a repair never mixes one writer's file with another's row.
+    lock = std::unique_lock(KeyLock(bucket, key));
+    REELFS_ASSIGN_OR_RETURN(file, fs_->OpenObject(bucket, key));
+    REELFS_ASSIGN_OR_RETURN(rec, catalog_->GetObject(bucket, key));
+  }
   if (marker && !rec.has_value()) {
     // A directory that is not a declared marker is a prefix, not an object.
     return S3CodeError(StatusCode::kNotFound, "NoSuchKey", 404,
                        "The specified key does not exist: " + key);
   }
-  if (!rec.has_value() ||
-      (!marker && (rec->size != file.stat.size || rec->mtime_ns != file.stat.mtime_ns))) {
+  if (stale(rec, file.stat)) {
     // Written behind our back (or the catalog lost it): recompute and keep what we knew.
     ObjectRecord fixed = rec.value_or(ObjectRecord{});
     fixed.key = key;
@@ -177,6 +193,8 @@ Result<ObjectRecord> Store::Head(const std::string& bucket, const std::string& k
 
 Result<ObjectRecord> Store::Put(const std::string& bucket, const std::string& key, TmpFile& tmp,
                                 const std::string& etag, const PutOptions& options) {
+  REELFS_RETURN_IF_ERROR(tmp.Sync());  // outside the lock: the slow part
+  std::lock_guard lock(KeyLock(bucket, key));
   REELFS_ASSIGN_OR_RETURN(FileStat st, fs_->Publish(tmp, bucket, key));
   ObjectRecord rec;
   rec.key = key;
@@ -192,6 +210,7 @@ Result<ObjectRecord> Store::Put(const std::string& bucket, const std::string& ke
 
 Result<ObjectRecord> Store::PutMarker(const std::string& bucket, const std::string& key,
                                       const PutOptions& options) {
+  std::lock_guard lock(KeyLock(bucket, key));
   REELFS_ASSIGN_OR_RETURN(FileStat st, fs_->MakeMarker(bucket, key));
   ObjectRecord rec;
   rec.key = key;
@@ -207,6 +226,7 @@ Result<ObjectRecord> Store::PutMarker(const std::string& bucket, const std::stri
 
 Status Store::Delete(const std::string& bucket, const std::string& key) {
   REELFS_RETURN_IF_ERROR(HeadBucket(bucket));
+  std::lock_guard lock(KeyLock(bucket, key));
   REELFS_RETURN_IF_ERROR(fs_->RemoveObject(bucket, key, [&](const std::string& dir_key) {
     auto rec = catalog_->GetObject(bucket, dir_key);
     return !rec.ok() || rec->has_value();  // on doubt, keep the directory

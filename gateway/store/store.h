@@ -4,11 +4,16 @@
 // catalog row is missing or stale, which Open() repairs lazily (size/mtime mismatch -> ETag
 // recomputed) and Reconcile() repairs at start-up. Keys must be validated before they get here.
 //
-// Thread-safety: all methods are safe to call from any thread.
+// Thread-safety: all methods are safe to call from any thread. Writers of one key (Put, PutMarker,
+// Delete, and Open's repair of a stale row) hold that key's stripe of key_locks_ across the file
+// change and the catalog write, so the catalog always ends up describing the file that won.
+// Lock order: a key stripe, then Catalog's own mutex; never two stripes at once.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -88,10 +93,12 @@ class Store {
   Store(std::unique_ptr<FsRoot> fs, std::unique_ptr<Catalog> catalog, StoreOptions options)
       : fs_(std::move(fs)), catalog_(std::move(catalog)), options_(options) {}
   Status ReconcileBucket(const std::string& bucket);
+  std::mutex& KeyLock(const std::string& bucket, const std::string& key);
 
   std::unique_ptr<FsRoot> fs_;
   std::unique_ptr<Catalog> catalog_;
   StoreOptions options_;
+  std::array<std::mutex, 64> key_locks_;  // see the thread-safety note above
 };
 
 // Encoding of continuation tokens (exposed for tests): opaque hex of a kind byte and a bound.
