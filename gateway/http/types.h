@@ -77,8 +77,11 @@ class Handler {
   using Started = std::variant<Response, std::unique_ptr<Exchange>>;
   // Must not throw (the server converts a stray exception into 500 InternalError anyway).
   virtual Started Start(Request request) = 0;
-  // The answer for an exception or malformed request caught by the server.
+  // The answer for an exception caught by the server.
   virtual Response InternalError(const Request& request, std::string_view what) = 0;
+  // The answer (400) for a request the server could not parse (bad request line or header,
+  // header section over the limit); `what` is the parser's message.
+  virtual Response BadRequest(const Request& request, std::string_view what) = 0;
 };
 
 }  // namespace reelfs::gateway::http

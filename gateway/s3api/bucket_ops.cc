@@ -1,6 +1,8 @@
 // Service- and bucket-level operations: ListBuckets, Create/Delete/HeadBucket, ListObjectsV2,
 // DeleteObjects.
+#include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include "gateway/s3api/internal.h"
 #include "gateway/store/key_validation.h"
@@ -51,42 +53,80 @@ Started HeadBucket(Context ctx, const S3Request& req) {
   return r;
 }
 
-Started ListObjectsV2(Context ctx, const S3Request& req) {
-  ListParams params;
-  params.prefix = req.Query("prefix");
-  params.delimiter = req.Query("delimiter");
-  params.start_after = req.Query("start-after");
-  params.continuation_token = req.Query("continuation-token");
+namespace {
+
+// The request parameters both list versions share; an error response when one is malformed.
+std::optional<http::Response> ParseListParams(const S3Request& req, ListParams* params,
+                                              bool* url_encode) {
+  params->prefix = req.Query("prefix");
+  params->delimiter = req.Query("delimiter");
   if (req.Has("max-keys")) {
     std::string mk = req.Query("max-keys");
     int n = 0;
     auto [p, ec] = std::from_chars(mk.data(), mk.data() + mk.size(), n);
     if (ec != std::errc() || p != mk.data() + mk.size() || n < 0) {
       return ErrorResponse(req, "InvalidArgument",
-                           "Provided max-keys not an integer or within "
-                           "integer range",
-                           400);
+                           "Provided max-keys not an integer or within integer range", 400);
     }
-    params.max_keys = std::min(n, 1000);
+    params->max_keys = std::min(n, 1000);
   }
   std::string encoding = req.Query("encoding-type");
   if (!encoding.empty() && encoding != "url") {
     return ErrorResponse(req, "InvalidArgument", "Invalid Encoding Method specified in Request",
                          400);
   }
+  *url_encode = encoding == "url";
+  return std::nullopt;
+}
+
+}  // namespace
+
+Started ListObjectsV2(Context ctx, const S3Request& req) {
+  ListParams params;
+  s3::ListObjectsV2Result result;
+  if (auto bad = ParseListParams(req, &params, &result.url_encode)) return std::move(*bad);
+  params.start_after = req.Query("start-after");
+  params.continuation_token = req.Query("continuation-token");
   auto page = ctx.store.List(req.bucket, params);
   if (!page.ok()) return ErrorResponse(req, page.status());
-  s3::ListObjectsV2Result result;
   result.bucket = req.bucket;
   result.prefix = params.prefix;
   result.delimiter = params.delimiter;
   result.start_after = params.start_after;
   result.continuation_token = params.continuation_token;
   result.max_keys = params.max_keys;
-  result.url_encode = encoding == "url";
   result.page = std::move(*page);
   http::Response r = XmlResponse(200, s3::EncodeListObjectsV2(result));
   r.log_context = "op=ListObjectsV2";
+  return r;
+}
+
+Started ListObjectsV1(Context ctx, const S3Request& req) {
+  ListParams params;
+  s3::ListObjectsV1Result result;
+  if (auto bad = ParseListParams(req, &params, &result.url_encode)) return std::move(*bad);
+  params.start_after = req.Query("marker");  // same semantics: strictly after
+  auto page = ctx.store.List(req.bucket, params);
+  if (!page.ok()) return ErrorResponse(req, page.status());
+  result.bucket = req.bucket;
+  result.prefix = params.prefix;
+  result.delimiter = params.delimiter;
+  result.marker = params.start_after;
+  result.max_keys = params.max_keys;
+  result.page = std::move(*page);
+  result.page.next_continuation_token.clear();
+  if (result.page.is_truncated && !params.delimiter.empty()) {
+    // As AWS: NextMarker only with a delimiter; it is the last entry returned, key or prefix
+    // (the store emits both in key order, so the greater of the two last ones).
+    const auto& objects = result.page.objects;
+    const auto& prefixes = result.page.common_prefixes;
+    if (!objects.empty()) result.next_marker = objects.back().key;
+    if (!prefixes.empty() && prefixes.back() > result.next_marker) {
+      result.next_marker = prefixes.back();
+    }
+  }
+  http::Response r = XmlResponse(200, s3::EncodeListObjectsV1(result));
+  r.log_context = "op=ListObjects";
   return r;
 }
 

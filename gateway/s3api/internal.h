@@ -68,6 +68,7 @@ Started CreateBucket(Context ctx, S3Request req);
 Started DeleteBucket(Context ctx, const S3Request& req);
 Started HeadBucket(Context ctx, const S3Request& req);
 Started ListObjectsV2(Context ctx, const S3Request& req);
+Started ListObjectsV1(Context ctx, const S3Request& req);  // marker / NextMarker
 Started DeleteObjects(Context ctx, S3Request req);
 
 Started GetObject(Context ctx, const S3Request& req);  // also HEAD

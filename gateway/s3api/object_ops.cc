@@ -164,6 +164,14 @@ Started GetObject(Context ctx, const S3Request& req) {
     std::string param = std::string("response-") + name;
     if (req.Has(param)) r.headers.emplace_back(name, req.Query(param));
   }
+  // The response-* overrides are percent-decoded query values: a CR, LF or NUL in one would split
+  // the response (header injection); the server does not check header values.
+  for (const auto& [name, value] : r.headers) {
+    if (value.find_first_of("\r\n", 0, 3) != std::string::npos) {
+      return ErrorResponse(req, "InvalidArgument",
+                           "control character in a response header override", 400);
+    }
+  }
 
   uint64_t offset = 0;
   uint64_t length = rec.size;

@@ -1,6 +1,7 @@
 #include "gateway/s3api/service.h"
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 
 #include "common/log.h"
@@ -71,6 +72,18 @@ http::Response ErrorResponse(const S3Request& req, std::string_view code, std::s
 http::Response ErrorResponse(const S3Request& req, const Status& status) {
   const StatusDetail& d = status.detail();
   std::string code = d.s3_code;
+  if (code.empty() && (d.sys_errno == ENOSPC || d.sys_errno == EDQUOT)) {
+    // S3 has no code for this; 507 (RFC 4918) says what happened and SDKs do not retry it,
+    // which is right: retrying will not free space. The object at the key is untouched.
+    REELFS_LOG_ERROR("gateway", "{} disk full: {}", req.http.request_id, status.ToString());
+    return ErrorResponse(req, "InsufficientStorage",
+                         "The gateway's disk is full; the object was not stored.", 507);
+  }
+  if (code.empty() && (d.sys_errno == EMFILE || d.sys_errno == ENFILE || d.sys_errno == ENOMEM)) {
+    // Transient exhaustion: SlowDown (503) is what SDKs back off and retry on.
+    REELFS_LOG_WARN("gateway", "{} out of resources: {}", req.http.request_id, status.ToString());
+    return ErrorResponse(req, "SlowDown", "Please reduce your request rate.", 503);
+  }
   if (code.empty()) {
     switch (status.code()) {
       case StatusCode::kNotFound:
@@ -165,9 +178,7 @@ s3api::Started Dispatch(s3api::Context ctx, S3Request req) {
       if (req.Has("uploads")) {
         return ErrorResponse(req, "NotImplemented", "ListMultipartUploads is not implemented", 501);
       }
-      return ErrorResponse(req, "NotImplemented",
-                           "ListObjects (v1) is not implemented; use ListObjectsV2 (list-type=2)",
-                           501);
+      return ListObjectsV1(ctx, req);
     }
     if (m == "HEAD") return HeadBucket(ctx, req);
     if (m == "PUT") return CreateBucket(ctx, std::move(req));
@@ -219,6 +230,14 @@ http::Response S3Service::InternalError(const http::Request& request, std::strin
   req.http.request_id = request.request_id;
   return ErrorResponse(req, "InternalError", "We encountered an internal error. Please try again.",
                        500);
+}
+
+http::Response S3Service::BadRequest(const http::Request& request, std::string_view what) {
+  REELFS_LOG_DEBUG("gateway", "{} malformed HTTP request: {}", request.request_id, LogSafe(what));
+  S3Request req;
+  req.http.method = request.method;
+  req.http.request_id = request.request_id;
+  return ErrorResponse(req, "BadRequest", "An error occurred when parsing the HTTP request.", 400);
 }
 
 http::Handler::Started S3Service::Start(http::Request request) {

@@ -35,6 +35,7 @@ class S3Service : public http::Handler {
 
   Started Start(http::Request request) override;
   http::Response InternalError(const http::Request& request, std::string_view what) override;
+  http::Response BadRequest(const http::Request& request, std::string_view what) override;
 
  private:
   Store& store_;

@@ -172,6 +172,47 @@ std::string EncodeListObjectsV2(const ListObjectsV2Result& result) {
   return xml_internal::Serialize(doc);
 }
 
+std::string EncodeListObjectsV1(const ListObjectsV1Result& result) {
+  const bool url = result.url_encode;
+  pugi::xml_document doc;
+  pugi::xml_node root = xml_internal::NewDocument(doc, "ListBucketResult", /*with_ns=*/true);
+  AppendText(root, "Name", result.bucket);
+  AppendText(root, "Prefix", EncodeListValue(result.prefix, url));
+  AppendText(root, "Marker", EncodeListValue(result.marker, url));
+  if (!result.next_marker.empty()) {
+    AppendText(root, "NextMarker", EncodeListValue(result.next_marker, url));
+  }
+  AppendText(root, "MaxKeys", std::to_string(result.max_keys));
+  if (!result.delimiter.empty()) {
+    AppendText(root, "Delimiter", EncodeListValue(result.delimiter, url));
+  }
+  AppendText(root, "IsTruncated", result.page.is_truncated ? "true" : "false");
+  if (url) AppendText(root, "EncodingType", "url");
+  for (const ObjectInfo& object : result.page.objects) {
+    AppendContents(root, object, /*include_restore_status=*/false, url);
+  }
+  for (const std::string& prefix : result.page.common_prefixes) {
+    AppendText(root.append_child("CommonPrefixes"), "Prefix", EncodeListValue(prefix, url));
+  }
+  return xml_internal::Serialize(doc);
+}
+
+Result<ListObjectsV1Page> ParseListObjectsV1(std::string_view xml) {
+  // The v1 document is the v2 one with Marker/NextMarker instead of the tokens.
+  ListObjectsV1Page out;
+  REELFS_ASSIGN_OR_RETURN(out.page, ParseListObjectsV2(xml));
+  out.page.next_continuation_token.clear();
+  pugi::xml_document doc;
+  REELFS_ASSIGN_OR_RETURN(pugi::xml_node root,
+                          xml_internal::ParseDocument(xml, "ListBucketResult", doc));
+  const bool url_encoded = xml_internal::TrimSpace(ChildText(root, "EncodingType")) == "url";
+  if (pugi::xml_node next = Child(root, "NextMarker")) {
+    REELFS_ASSIGN_OR_RETURN(out.next_marker,
+                            DecodeListValue(Text(next), url_encoded, "NextMarker"));
+  }
+  return out;
+}
+
 Result<std::vector<BucketInfo>> ParseListBuckets(std::string_view xml) {
   pugi::xml_document doc;
   REELFS_ASSIGN_OR_RETURN(pugi::xml_node root,

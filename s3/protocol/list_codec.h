@@ -1,4 +1,5 @@
-// XML codecs for listings: ListObjectsV2 and ListBuckets (ListAllMyBucketsResult).
+// XML codecs for listings: ListObjectsV2, ListObjects (v1) and ListBuckets
+// (ListAllMyBucketsResult).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -36,6 +37,28 @@ struct ListObjectsV2Result {
 // IsTruncated "maybe") is kInvalidArgument.
 Result<ListObjectsPage> ParseListObjectsV2(std::string_view xml);
 std::string EncodeListObjectsV2(const ListObjectsV2Result& result);
+
+// ListObjects (v1): paginated by Marker instead of a continuation token.
+struct ListObjectsV1Result {
+  std::string bucket;
+  std::string prefix;
+  std::string delimiter;
+  std::string marker;  // echoed
+  int max_keys = 1000;
+  bool url_encode = false;  // as in ListObjectsV2Result; also applies to Marker and NextMarker
+  // Sent only when non-empty. AWS sends it only for a truncated listing with a delimiter; without
+  // one, clients continue from the last Key.
+  std::string next_marker;
+  ListObjectsPage page;  // page.next_continuation_token is not used
+};
+std::string EncodeListObjectsV1(const ListObjectsV1Result& result);
+
+struct ListObjectsV1Page {
+  ListObjectsPage page;     // next_continuation_token stays empty
+  std::string next_marker;  // NextMarker, or "" when absent (then: the last Key of the page)
+};
+// Same tolerance and errors as ParseListObjectsV2.
+Result<ListObjectsV1Page> ParseListObjectsV1(std::string_view xml);
 
 Result<std::vector<BucketInfo>> ParseListBuckets(std::string_view xml);
 std::string EncodeListBuckets(const std::vector<BucketInfo>& buckets, std::string_view owner_id);

@@ -322,6 +322,63 @@ TEST_SUITE("s3") {
                     .ok());
     CHECK_FALSE(ParseListBuckets("<ListBucketResult/>").ok());
   }
+  TEST_CASE("ListObjects v1 round-trips with Marker and NextMarker, url encoding included") {
+    ListObjectsV1Result r;
+    r.bucket = "bkt";
+    r.prefix = "dir/";
+    r.delimiter = "/";
+    r.marker = "dir/a b";
+    r.max_keys = 2;
+    r.next_marker = "dir/sub+/";
+    r.page = SampleResult().page;
+    r.page.is_truncated = true;
+    r.page.next_continuation_token = "ignored";
+    std::string xml = EncodeListObjectsV1(r);
+    CHECK(xml.find("<Marker>dir/a b</Marker>") != std::string::npos);
+    CHECK(xml.find("<NextMarker>dir/sub+/</NextMarker>") != std::string::npos);
+    CHECK(xml.find("ContinuationToken") == std::string::npos);
+    CHECK(xml.find("<KeyCount>") == std::string::npos);
+    Result<ListObjectsV1Page> page = ParseListObjectsV1(xml);
+    REQUIRE(page.ok());
+    CHECK(page->next_marker == "dir/sub+/");
+    CHECK(page->page.next_continuation_token.empty());
+    ListObjectsPage want = r.page;  // v1 carries neither a token nor restore status
+    want.next_continuation_token.clear();
+    for (ObjectInfo& o : want.objects) o.restore.reset();
+    CheckSamePage(page->page, want);
+
+    r.url_encode = true;
+    xml = EncodeListObjectsV1(r);
+    CHECK(xml.find("<Marker>dir/a%20b</Marker>") != std::string::npos);
+    CHECK(xml.find("<NextMarker>dir/sub%2B/</NextMarker>") != std::string::npos);
+    page = ParseListObjectsV1(xml);
+    REQUIRE(page.ok());
+    CHECK(page->next_marker == "dir/sub+/");
+
+    r.url_encode = false;
+    r.next_marker.clear();
+    xml = EncodeListObjectsV1(r);
+    CHECK(xml.find("NextMarker") == std::string::npos);
+    page = ParseListObjectsV1(xml);
+    REQUIRE(page.ok());
+    CHECK(page->next_marker.empty());
+
+    // An AWS answer.
+    page = ParseListObjectsV1(
+        R"(<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name>)"
+        R"(<Prefix></Prefix><Marker></Marker><NextMarker>p/</NextMarker><MaxKeys>1</MaxKeys>)"
+        R"(<Delimiter>/</Delimiter><IsTruncated>true</IsTruncated><CommonPrefixes><Prefix>p/)"
+        R"(</Prefix></CommonPrefixes></ListBucketResult>)");
+    REQUIRE(page.ok());
+    CHECK(page->page.is_truncated);
+    CHECK(page->next_marker == "p/");
+    CHECK(page->page.common_prefixes == std::vector<std::string>{"p/"});
+    CHECK_FALSE(ParseListObjectsV1("<ListBucketResult><Contents/></ListBucketResult>").ok());
+    CHECK_FALSE(ParseListObjectsV1("<ListAllMyBucketsResult/>").ok());
+    CHECK_FALSE(ParseListObjectsV1("<ListBucketResult><EncodingType>url</EncodingType>"
+                                   "<NextMarker>%zz</NextMarker></ListBucketResult>")
+                    .ok());
+  }
 }
 
 }  // namespace
