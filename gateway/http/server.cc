@@ -28,7 +28,15 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 
+// One buffer per connection, for request body chunks and for response body chunks read from
+// the file (one pread, one send per chunk). Allocated on first use, uninitialized: an idle
+// keep-alive connection costs no buffer.
 constexpr size_t kChunkBytes = 1 << 20;
+// After an early answer to a request whose body was not read (auth failure, no such bucket),
+// read and drop at most this much of it, for at most kDrainTime, before closing: closing with
+// unread data makes the kernel send RST, and the client loses the answer it has not read yet.
+constexpr uint64_t kMaxDrainBytes = 64ull << 20;
+constexpr std::chrono::seconds kDrainTime{5};
 constexpr char kServerName[] = "reelfs-gateway (reference gateway, not for production)";
 
 std::string NewRequestId() {
@@ -58,7 +66,12 @@ std::string Lower(std::string_view s) {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, Handler& handler, std::chrono::seconds idle)
-      : stream_(std::move(socket)), handler_(handler), idle_(idle), buf_(kChunkBytes) {}
+      : stream_(std::move(socket)), handler_(handler), idle_(idle) {
+    // Header and body of a response go out as two writes; with Nagle the second waits for the
+    // peer's (delayed) ACK of the first: up to 40 ms per small response.
+    beast::error_code ec;
+    stream_.socket().set_option(tcp::no_delay(true), ec);
+  }
 
   void Start() {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
@@ -82,10 +95,10 @@ class Session : public std::enable_shared_from_this<Session> {
         if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
           meta_ = Request{};
           meta_.request_id = NewRequestId();
+          start_ = std::chrono::steady_clock::now();
           keep_alive_ = false;
-          Response r = handler_.InternalError(meta_, "malformed HTTP request");
-          r.status = 400;
-          return Send(std::move(r));
+          drain_ = true;  // whatever follows the bad header is unread
+          return Send(handler_.BadRequest(meta_, ec.message()));
         }
       }
       return Close();
@@ -126,7 +139,8 @@ class Session : public std::enable_shared_from_this<Session> {
     // always sees 100 Continue unless the connection is closed after the answer anyway.
     if (auto* resp = std::get_if<Response>(&started)) {
       if (!parser_->is_done()) {
-        keep_alive_ = false;  // unread body: the connection is spent
+        keep_alive_ = false;        // unread body: the connection is spent
+        drain_ = !expect_continue;  // the client sends the body without waiting for us
         return Send(std::move(*resp));
       }
       if (!expect_continue) return Send(std::move(*resp));
@@ -154,10 +168,15 @@ class Session : public std::enable_shared_from_this<Session> {
         });
   }
 
+  char* Buffer() {
+    if (!buf_) buf_.reset(new char[kChunkBytes]);  // no value-initialization: 1 MiB memset
+    return buf_.get();
+  }
+
   void ReadBody() {
     auto& body = parser_->get().body();
-    body.data = buf_.data();
-    body.size = buf_.size();
+    body.data = Buffer();
+    body.size = kChunkBytes;
     stream_.expires_after(idle_);
     bhttp::async_read(stream_, buffer_, *parser_,
                       beast::bind_front_handler(&Session::OnBody, shared_from_this()));
@@ -169,11 +188,11 @@ class Session : public std::enable_shared_from_this<Session> {
       REELFS_LOG_DEBUG("gateway.http", "{} read body: {}", meta_.request_id, ec.message());
       return Close();  // the exchange (and its temporary file) goes with the session
     }
-    size_t got = buf_.size() - parser_->get().body().size;
+    size_t got = kChunkBytes - parser_->get().body().size;
     if (got > 0) {
       bytes_in_ += got;
       try {
-        if (!failed_) exchange_->OnBody(std::string_view(buf_.data(), got));
+        if (!failed_) exchange_->OnBody(std::string_view(buf_.get(), got));
       } catch (const std::exception& e) {
         failed_ = true;
         failure_ = e.what();
@@ -236,10 +255,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void WriteBody() {
     auto& body = res_->body();
     if (source_) {
-      size_t want = static_cast<size_t>(std::min<uint64_t>(buf_.size(), remaining_));
+      size_t want = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, remaining_));
       Result<size_t> n = Status::Internal("no read");
       try {
-        n = source_->Read(std::span<char>(buf_.data(), want));
+        n = source_->Read(std::span<char>(Buffer(), want));
       } catch (const std::exception& e) {
         n = Status::Internal(e.what());
       }
@@ -249,7 +268,7 @@ class Session : public std::enable_shared_from_this<Session> {
                          n.ok() ? std::string("short file") : n.status().ToString());
         return Close();  // mid-body: the only honest signal left is closing the connection
       }
-      body.data = buf_.data();
+      body.data = buf_.get();
       body.size = *n;
       remaining_ -= *n;
       bytes_out_ += *n;
@@ -285,8 +304,28 @@ class Session : public std::enable_shared_from_this<Session> {
     pending_.reset();
     source_.reset();
     small_.clear();
+    if (drain_) return DrainAndClose();
     if (!keep_alive_) return Close();
     ReadHeader();
+  }
+
+  // Lingering close (see kMaxDrainBytes): stop sending, read until the peer closes, the limit
+  // or the deadline, then close.
+  void DrainAndClose() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return Close();
+    stream_.expires_after(kDrainTime);
+    Drain();
+  }
+
+  void Drain() {
+    stream_.async_read_some(net::buffer(Buffer(), kChunkBytes),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ > kMaxDrainBytes) return self->Close();
+                              self->Drain();
+                            });
   }
 
   void Close() {
@@ -298,7 +337,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::tcp_stream stream_;
   Handler& handler_;
   std::chrono::seconds idle_;
-  std::vector<char> buf_;
+  std::unique_ptr<char[]> buf_;  // kChunkBytes, see Buffer()
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::buffer_body>> parser_;
   std::optional<bhttp::response<bhttp::empty_body>> continue_;
@@ -308,6 +347,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string failure_;
   Request meta_;  // method, request id, remote address of the current request
   bool keep_alive_ = true;
+  bool drain_ = false;  // answered before reading the request body: lingering close
+  uint64_t drained_ = 0;
   std::chrono::steady_clock::time_point start_{};
   uint64_t bytes_in_ = 0;
   // Response state.

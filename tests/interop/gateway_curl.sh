@@ -70,6 +70,36 @@ echo "== presigned URL for another key is refused"
 code=$(curl -s -o "$WORK/b" -w '%{http_code}' "${url/readme.txt/other.txt}")
 [[ $code == 403 ]] && grep -q SignatureDoesNotMatch "$WORK/b" || fail "re-targeted URL gave $code"
 
+echo "== an early answer to a request whose body is unread arrives (lingering close, no RST)"
+head -c 33554432 /dev/zero >"$WORK/big.bin"
+for i in 1 2 3; do
+  code=$(curl -s -o "$WORK/b" -w '%{http_code}' -H 'Expect:' -T "$WORK/big.bin" \
+    "$ENDPOINT/plain/unsigned-big.bin") || true
+  [[ $code == 403 ]] && grep -q '<Code>AccessDenied</Code>' "$WORK/b" ||
+    fail "unsigned 32 MiB PUT without Expect gave '$code' (round $i): $(head -c 200 "$WORK/b")"
+done
+[[ ! -e "$ROOT/plain/unsigned-big.bin" ]] || fail "unsigned PUT stored an object"
+
+echo "== a client that disconnects mid-upload leaves no object and no temporary file"
+big_url=$(presign PUT up/abandoned.bin)
+curl -s -X PUT --limit-rate 4M --data-binary @"$WORK/big.bin" "$big_url" -o /dev/null &
+curl_pid=$!
+sleep 1.5
+kill "$curl_pid" 2>/dev/null || true
+wait "$curl_pid" 2>/dev/null || true
+for _ in $(seq 50); do
+  [[ -z "$(ls -A "$ROOT/.reelfs-gateway/tmp")" ]] && break
+  sleep 0.1
+done
+[[ -z "$(ls -A "$ROOT/.reelfs-gateway/tmp")" ]] || fail "temp file left: $(ls "$ROOT/.reelfs-gateway/tmp")"
+[[ ! -e "$ROOT/plain/up/abandoned.bin" ]] || fail "partial object visible"
+rm -f "$WORK/big.bin"
+
+echo "== a header section over 64 KiB gets 400, the gateway survives"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 70000 /dev/zero | tr '\0' a)" \
+  "$ENDPOINT/plain/x") || true
+[[ $code == 400 ]] || fail "oversized header gave $code"
+
 echo "== garbage HTTP gets 400, the gateway survives"
 printf 'NOT HTTP AT ALL\r\n\r\n' | curl -s --max-time 2 telnet://127.0.0.1:$PORT >/dev/null || true
 code=$(curl -s -o /dev/null -w '%{http_code}' "$ENDPOINT/")
