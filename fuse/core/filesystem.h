@@ -48,6 +48,8 @@ class FileSystem {
  public:
   virtual ~FileSystem() = default;
 
+  // A missing name is a kNotFound Status; the kernel may cache that for options().negative_ttl
+  // (fuse/lowlevel replies with a negative entry, ino 0, with that timeout).
   virtual void Lookup(InodeId parent, std::string_view name, Callback<Entry> done) = 0;
   // The kernel dropped `nlookup` references to `ino`.
   virtual void Forget(InodeId ino, uint64_t nlookup) = 0;
@@ -61,6 +63,8 @@ class FileSystem {
   // kernel (the reply buffer may fill before all of them fit).
   virtual void ReadDir(InodeId ino, uint64_t dh, uint64_t offset, size_t max_entries, bool plus,
                        Callback<std::vector<DirEntry>> done) = 0;
+  // "." and ".." are never counted (the kernel takes no reference for them). Children that a
+  // READDIRPLUS returned but nobody accepted are dropped at ReleaseDir.
   virtual void AcceptDirEntries(const std::vector<DirEntry>& accepted) = 0;
   virtual void ReleaseDir(uint64_t dh) = 0;
 
