@@ -1,0 +1,65 @@
+// Daemon: one mounted FUSE session serving a FileSystem, with libfuse's handles owned in
+// acquisition order (style.md §D): args, loop config, session, signal handlers, mount. Mount()
+// returns once the kernel has the mount; Run() serves it on a multithreaded loop until
+// `fusermount3 -u`/umount or SIGINT/SIGTERM/SIGHUP, then waits for late FileSystem callbacks;
+// the destructor unmounts (if still mounted) and tears down in reverse order.
+//
+// This header is libfuse-free so the CLI does not see <fuse_lowlevel.h> (style.md §B rule 4).
+//
+// Thread-safety: Mount, Run and the destructor are called from one thread (main). The
+// FileSystem must outlive the Daemon.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "fuse/core/filesystem.h"
+
+namespace reelfs::fuse {
+
+struct DaemonOptions {
+  // Absolute path of an existing directory.
+  std::string mountpoint;
+  // Shown in /proc/mounts and df as the source, e.g. "reelfs:bucket/prefix".
+  std::string fsname;
+  // The mount type is "fuse.<subtype>".
+  std::string subtype = "reelfs";
+  // -o allow_other: other users may access the mount (non-root needs user_allow_other in
+  // /etc/fuse.conf).
+  bool allow_other = false;
+  // Worker threads of the FUSE loop. Handlers never block on the network, so a few suffice;
+  // 16 leaves room for page-cache copies and parallel dirops. Default 16.
+  int max_threads = 16;
+  // One /dev/fuse fd per worker (FUSE_DEV_IOC_CLONE). Default off until measured.
+  bool clone_fd = false;
+  // When running as root, the mount's read_ahead_kb after mounting (0: leave the kernel's).
+  // 4096 KiB = 4 x 1 MiB requests in flight per sequential reader. Default 4096.
+  uint32_t read_ahead_kb = 4096;
+  // libfuse's own debug output (-d): every request, to our log at DEBUG.
+  bool fuse_debug = false;
+};
+
+class Daemon {
+ public:
+  static Result<std::unique_ptr<Daemon>> Mount(FileSystem& fs, DaemonOptions options);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Serves requests until unmounted or signalled. OK for a clean exit.
+  Status Run();
+
+  const DaemonOptions& options() const;
+
+ private:
+  struct Impl;
+  explicit Daemon(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// "a\,b" for "a,b": fuse_opt treats ',' as a separator and '\' as its escape.
+std::string EscapeFuseOptValue(const std::string& value);
+
+}  // namespace reelfs::fuse

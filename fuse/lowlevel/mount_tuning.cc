@@ -1,0 +1,84 @@
+#include "fuse/lowlevel/mount_tuning.h"
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace reelfs::fuse {
+namespace {
+
+// proc(5): mount points escape space, tab, newline and backslash as \ooo.
+std::string DecodeOctalEscapes(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      const char a = s[i + 1], b = s[i + 2], c = s[i + 3];
+      if (a >= '0' && a <= '3' && b >= '0' && b <= '7' && c >= '0' && c <= '7') {
+        out.push_back(static_cast<char>((a - '0') * 64 + (b - '0') * 8 + (c - '0')));
+        i += 3;
+        continue;
+      }
+    }
+    out.push_back(s[i]);
+  }
+  return out;
+}
+
+std::vector<std::string_view> SplitFields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t pos = 0;
+  while (pos < line.size()) {
+    while (pos < line.size() && line[pos] == ' ') ++pos;
+    size_t end = line.find(' ', pos);
+    if (end == std::string_view::npos) end = line.size();
+    if (end > pos) fields.push_back(line.substr(pos, end - pos));
+    pos = end;
+  }
+  return fields;
+}
+
+}  // namespace
+
+Result<std::string> FindMountDevice(std::string_view mountinfo, std::string_view mountpoint) {
+  std::string found;
+  size_t pos = 0;
+  while (pos < mountinfo.size()) {
+    size_t end = mountinfo.find('\n', pos);
+    if (end == std::string_view::npos) end = mountinfo.size();
+    const auto fields = SplitFields(mountinfo.substr(pos, end - pos));
+    pos = end + 1;
+    // id parent major:minor root mountpoint ...
+    if (fields.size() >= 5 && DecodeOctalEscapes(fields[4]) == mountpoint) {
+      found = std::string(fields[2]);
+    }
+  }
+  if (found.empty()) {
+    return Status::NotFound(fmt::format("no mount at {} in mountinfo", mountpoint));
+  }
+  return found;
+}
+
+std::string ReadAheadPath(std::string_view device, std::string_view sysfs_root) {
+  return fmt::format("{}/class/bdi/{}/read_ahead_kb", sysfs_root, device);
+}
+
+Status SetMountReadAheadKb(const std::string& mountpoint, uint32_t kb) {
+  std::ifstream in("/proc/self/mountinfo");
+  if (!in) return ErrnoToStatus(errno, "open /proc/self/mountinfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  REELFS_ASSIGN_OR_RETURN(std::string device, FindMountDevice(text.str(), mountpoint));
+  const std::string path = ReadAheadPath(device);
+  std::ofstream out(path);
+  if (!out) return ErrnoToStatus(errno, "open " + path);
+  out << kb << "\n";
+  out.flush();
+  if (!out) return ErrnoToStatus(errno, "write " + path);
+  return Status::Ok();
+}
+
+}  // namespace reelfs::fuse

@@ -1,0 +1,441 @@
+// Each handler: build the RequestInfo for logs, call the FileSystem, answer from its callback.
+// Nothing here holds a lock while replying (there are no locks here at all; FileSystem drops its
+// own before calling back).
+#include "fuse/lowlevel/ops.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <sys/stat.h>
+
+#include "common/log.h"
+
+namespace reelfs::fuse {
+namespace {
+
+constexpr std::string_view kSubject = "fuse";
+
+// Smallest dirent sizes (fuse_kernel.h FUSE_NAME_OFFSET and FUSE_NAME_OFFSET_DIRENTPLUS plus an
+// 8-byte name): how many entries could fit in the kernel's buffer at most. Asking the FileSystem
+// for no more keeps a 4 KiB READDIR from materialising thousands of entries.
+constexpr size_t kMinDirentSize = 24 + 8;
+constexpr size_t kMinDirentPlusSize = 152 + 8;
+
+using ReplyPtr = std::shared_ptr<Reply>;
+
+OpsContext& Ctx(fuse_req_t req) { return *static_cast<OpsContext*>(fuse_req_userdata(req)); }
+
+// The try/catch firewall every callback goes through (style.md §C, duckdb's C API). `body`
+// receives the context and the request's Reply; it answers now or hands the Reply to a callback.
+template <class Body>
+void Guard(fuse_req_t req, RequestInfo info, Reply::Kind kind, Body&& body) noexcept {
+  ReplyPtr reply;
+  try {
+    OpsContext& ctx = Ctx(req);
+    info.id = ctx.next_id.fetch_add(1, std::memory_order_relaxed);
+    reply = std::make_shared<Reply>(req, info, &ctx.in_flight, kind);
+    REELFS_LOG_TRACE(kSubject, "req={} {} ino={} fh={} off={} size={}", info.id, info.op, info.ino,
+                     info.fh, info.offset, info.size);
+    body(ctx, reply);
+  } catch (const std::bad_alloc&) {
+    // passthrough_hp.cc answers bad_alloc with ENOMEM; so do we.
+    if (reply == nullptr) {
+      kind == Reply::Kind::kNone ? fuse_reply_none(req) : (void)fuse_reply_err(req, ENOMEM);
+    } else if (!reply->answered()) {
+      kind == Reply::Kind::kNone ? reply->None() : reply->Error(Status::ResourceExhausted("oom"));
+    }
+  } catch (const std::exception& e) {
+    if (reply != nullptr && !reply->answered()) {
+      kind == Reply::Kind::kNone
+          ? reply->None()
+          : reply->Error(Status::Internal(std::string("exception: ") + e.what()));
+    }
+  } catch (...) {
+    if (reply != nullptr && !reply->answered()) {
+      kind == Reply::Kind::kNone ? reply->None() : reply->Error(Status::Internal("exception"));
+    }
+  }
+}
+
+template <class Body>
+void Guard(fuse_req_t req, RequestInfo info, Body&& body) noexcept {
+  Guard(req, info, Reply::Kind::kAnswer, std::forward<Body>(body));
+}
+
+// Wraps a FileSystem completion: it may run on the S3 client's thread, where an exception would
+// escape into C code (curl's callbacks), so it gets the same firewall as the ops themselves.
+template <class T, class Fn>
+Callback<T> Completion(ReplyPtr reply, Fn fn) {
+  return [reply = std::move(reply), fn = std::move(fn)](Result<T> r) mutable noexcept {
+    try {
+      fn(*reply, std::move(r));
+    } catch (const std::exception& e) {
+      if (!reply->answered()) reply->Error(Status::Internal(std::string("exception: ") + e.what()));
+    } catch (...) {
+      if (!reply->answered()) reply->Error(Status::Internal("exception"));
+    }
+  };
+}
+
+// ---- lifecycle ----
+
+void Init(void* userdata, fuse_conn_info* conn) noexcept {
+  const ConnTuning& t = static_cast<OpsContext*>(userdata)->tuning;
+  conn->max_read = t.max_read;  // must equal "-o max_read=" (daemon.cc), or libfuse refuses
+  conn->max_write = t.max_write;
+  conn->max_readahead = t.max_readahead;
+  conn->max_background = t.max_background;
+  conn->congestion_threshold = t.congestion_threshold;
+
+  auto want = [conn](unsigned cap) {
+    if (conn->capable & cap) conn->want |= cap;
+  };
+  want(FUSE_CAP_ASYNC_READ);       // parallel readahead READs
+  want(FUSE_CAP_ASYNC_DIO);        // O_DIRECT readers get their 1 MiB chunks in parallel
+  want(FUSE_CAP_PARALLEL_DIROPS);  // concurrent lookup/readdir in one directory
+  want(FUSE_CAP_READDIRPLUS);      // `ls -l` of a listing costs no LOOKUPs
+  // Always plus, not "auto": the attributes come with the listing for free, and auto makes the
+  // kernel fall back to READDIR + LOOKUP storms when it guesses wrong.
+  conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+  // No NFS export (inode numbers are per mount) and no write-back cache (read-only).
+  conn->want &= ~(FUSE_CAP_EXPORT_SUPPORT | FUSE_CAP_WRITEBACK_CACHE);
+  REELFS_LOG_INFO(kSubject,
+                  "init: protocol {}.{}, max_read={} max_write={} max_readahead={} "
+                  "max_background={} congestion_threshold={} want={:#x} capable={:#x}",
+                  conn->proto_major, conn->proto_minor, conn->max_read, conn->max_write,
+                  conn->max_readahead, conn->max_background, conn->congestion_threshold, conn->want,
+                  conn->capable);
+}
+
+void Destroy(void* /*userdata*/) noexcept { REELFS_LOG_DEBUG(kSubject, "destroy"); }
+
+// ---- names and attributes ----
+
+void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
+  Guard(req, {.op = "lookup", .ino = parent}, [&](OpsContext& ctx, ReplyPtr reply) {
+    FileSystem& fs = ctx.fs;
+    fs.Lookup(parent, name, Completion<Entry>(reply, [&fs](Reply& answer, Result<Entry> r) {
+                if (r.ok()) return answer.EntryParam(*r);
+                const auto negative_ttl = fs.options().negative_ttl;
+                if (r.status().code() == StatusCode::kNotFound &&
+                    r.status().detail().sys_errno == 0 && negative_ttl.count() > 0) {
+                  // A negative entry (ino 0) instead of ENOENT, so the kernel caches "no such name"
+                  // for the negative TTL and stops asking (fuse_lowlevel.h, lookup).
+                  Entry negative;
+                  negative.entry_timeout = negative_ttl;
+                  REELFS_LOG_DEBUG(kSubject, "req={} lookup ino={}: negative entry",
+                                   answer.info().id, answer.info().ino);
+                  return answer.EntryParam(negative);
+                }
+                answer.Error(r.status());
+              }));
+  });
+}
+
+void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) noexcept {
+  Guard(req, {.op = "forget", .ino = ino}, Reply::Kind::kNone,
+        [&](OpsContext& ctx, ReplyPtr reply) {
+          ctx.fs.Forget(ino, nlookup);
+          reply->None();
+        });
+}
+
+void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) noexcept {
+  Guard(req, {.op = "forget_multi", .size = count}, Reply::Kind::kNone,
+        [&](OpsContext& ctx, ReplyPtr reply) {
+          for (size_t i = 0; i < count; ++i) ctx.fs.Forget(forgets[i].ino, forgets[i].nlookup);
+          reply->None();
+        });
+}
+
+void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "getattr", .ino = ino, .fh = fi ? fi->fh : 0},
+        [&](OpsContext& ctx, ReplyPtr reply) {
+          FileSystem& fs = ctx.fs;
+          fs.GetAttr(ino, Completion<Attributes>(reply, [&fs](Reply& answer, Result<Attributes> r) {
+                       if (!r.ok()) return answer.Error(r.status());
+                       answer.Attr(*r, fs.options().metadata_ttl);
+                     }));
+        });
+}
+
+void Access(fuse_req_t req, fuse_ino_t ino, int mask) noexcept {
+  Guard(req, {.op = "access", .ino = ino}, [&](OpsContext&, ReplyPtr reply) {
+    // Mode bits are checked by the kernel (default_permissions); only writing is ours to refuse.
+    if (mask & W_OK) return reply->Errno(EROFS);
+    reply->Ok();
+  });
+}
+
+// ---- directories ----
+
+void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "opendir", .ino = ino}, [&](OpsContext& ctx, ReplyPtr reply) {
+    fuse_file_info out = *fi;  // `fi` dies with this call; the reply may come later
+    ctx.fs.OpenDir(ino,
+                   Completion<uint64_t>(reply, [out](Reply& answer, Result<uint64_t> dh) mutable {
+                     if (!dh.ok()) return answer.Error(dh.status());
+                     out.fh = *dh;
+                     answer.Open(out);
+                   }));
+  });
+}
+
+// Packs as many entries as fit into a `size`-byte READDIR(PLUS) buffer, replies, and tells the
+// FileSystem exactly which ones the kernel got (READDIRPLUS entries count as lookups).
+void ReplyDirEntries(OpsContext& ctx, Reply& reply, size_t size, bool plus,
+                     std::vector<DirEntry> entries) {
+  std::vector<char> buf(size);
+  size_t used = 0;
+  size_t fitted = 0;
+  for (const DirEntry& d : entries) {
+    char* p = buf.data() + used;
+    const size_t rem = size - used;
+    size_t need;
+    if (plus) {
+      fuse_entry_param e{};
+      e.ino = d.entry.attr.ino;
+      e.generation = d.entry.generation;
+      e.attr = ToStat(d.entry.attr);
+      e.attr_timeout = d.entry.attr_timeout.count();
+      e.entry_timeout = d.entry.entry_timeout.count();
+      need = fuse_add_direntry_plus(reply.req(), p, rem, d.name.c_str(), &e,
+                                    static_cast<off_t>(d.offset));
+    } else {
+      struct stat st {};
+      st.st_ino = d.entry.attr.ino;
+      st.st_mode = d.entry.attr.mode;
+      need =
+          fuse_add_direntry(reply.req(), p, rem, d.name.c_str(), &st, static_cast<off_t>(d.offset));
+    }
+    if (need > rem) break;  // did not fit: nothing was written; the kernel asks again from here
+    used += need;
+    ++fitted;
+  }
+  if (plus && fitted > 0) {
+    entries.resize(fitted);
+    ctx.fs.AcceptDirEntries(entries);  // before the reply, so a racing FORGET finds the count
+  }
+  reply.Buf(buf.data(), used);
+}
+
+void ReadDirCommon(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
+                   bool plus) {
+  Guard(req,
+        {.op = plus ? "readdirplus" : "readdir",
+         .ino = ino,
+         .fh = fi->fh,
+         .offset = static_cast<uint64_t>(off),
+         .size = size},
+        [&](OpsContext& ctx, ReplyPtr reply) {
+          const size_t max_entries = size / (plus ? kMinDirentPlusSize : kMinDirentSize) + 1;
+          OpsContext* c = &ctx;
+          ctx.fs.ReadDir(
+              ino, fi->fh, static_cast<uint64_t>(off), max_entries, plus,
+              Completion<std::vector<DirEntry>>(
+                  reply, [c, size, plus](Reply& answer, Result<std::vector<DirEntry>> r) {
+                    if (!r.ok()) return answer.Error(r.status());
+                    ReplyDirEntries(*c, answer, size, plus, std::move(*r));
+                  }));
+        });
+}
+
+void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) noexcept {
+  ReadDirCommon(req, ino, size, off, fi, /*plus=*/false);
+}
+
+void ReadDirPlus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                 fuse_file_info* fi) noexcept {
+  ReadDirCommon(req, ino, size, off, fi, /*plus=*/true);
+}
+
+void ReleaseDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "releasedir", .ino = ino, .fh = fi->fh}, [&](OpsContext& ctx, ReplyPtr reply) {
+    ctx.fs.ReleaseDir(fi->fh);
+    reply->Ok();
+  });
+}
+
+// ---- files ----
+
+void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "open", .ino = ino}, [&](OpsContext& ctx, ReplyPtr reply) {
+    fuse_file_info out = *fi;
+    ctx.fs.Open(ino, fi->flags,
+                Completion<OpenedFile>(reply, [out](Reply& answer, Result<OpenedFile> r) mutable {
+                  if (!r.ok()) return answer.Error(r.status());
+                  out.fh = r->fh;
+                  out.keep_cache = r->keep_cache;  // the ETag is unchanged: keep the page cache
+                  out.noflush = r->noflush;        // read-only: no FLUSH round trip on close
+                  out.direct_io = 0;               // tools and mmap need the page cache
+                  answer.Open(out);
+                }));
+  });
+}
+
+void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) noexcept {
+  Guard(
+      req,
+      {.op = "read", .ino = ino, .fh = fi->fh, .offset = static_cast<uint64_t>(off), .size = size},
+      [&](OpsContext& ctx, ReplyPtr reply) {
+        ctx.fs.Read(ino, fi->fh, static_cast<uint64_t>(off), size,
+                    Completion<ReadData>(reply, [](Reply& answer, Result<ReadData> r) {
+                      if (!r.ok()) return answer.Error(r.status());
+                      answer.Data(*r);
+                      // `r` (and its keepalive) dies here, after the bytes reached /dev/fuse.
+                    }));
+      });
+}
+
+void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "release", .ino = ino, .fh = fi->fh}, [&](OpsContext& ctx, ReplyPtr reply) {
+    ctx.fs.Release(fi->fh);
+    reply->Ok();
+  });
+}
+
+void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "flush", .ino = ino, .fh = fi->fh},
+        [&](OpsContext&, ReplyPtr reply) { reply->Ok(); });  // nothing buffered to flush
+}
+
+void Fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "fsync", .ino = ino, .fh = fi->fh},
+        [&](OpsContext&, ReplyPtr reply) { reply->Ok(); });  // nothing written, nothing to sync
+}
+
+void StatFs(fuse_req_t req, fuse_ino_t ino) noexcept {
+  Guard(req, {.op = "statfs", .ino = ino}, [&](OpsContext& ctx, ReplyPtr reply) {
+    const FsStats s = ctx.fs.StatFs();
+    struct statvfs st {};
+    st.f_bsize = s.block_size;
+    st.f_frsize = s.block_size;
+    st.f_blocks = s.blocks;
+    st.f_files = s.files;
+    st.f_namemax = s.max_name;
+    st.f_flag = ST_RDONLY;
+    reply->StatFs(st);  // free and available stay 0: nothing can be written
+  });
+}
+
+// ---- xattrs: none yet (a later issue exposes restore state as xattrs) ----
+
+void GetXattr(fuse_req_t req, fuse_ino_t ino, const char*, size_t size) noexcept {
+  Guard(req, {.op = "getxattr", .ino = ino, .size = size},
+        [&](OpsContext&, ReplyPtr reply) { reply->Errno(ENODATA); });
+}
+
+void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) noexcept {
+  Guard(req, {.op = "listxattr", .ino = ino, .size = size}, [&](OpsContext&, ReplyPtr reply) {
+    // An empty list: the size probe (size 0) learns 0, a real call gets 0 bytes.
+    if (size == 0) return reply->Xattr(0);
+    reply->Buf(nullptr, 0);
+  });
+}
+
+// ---- everything that writes: EROFS ----
+
+void ReadOnly(fuse_req_t req, const char* op, fuse_ino_t ino) noexcept {
+  Guard(req, {.op = op, .ino = ino}, [&](OpsContext&, ReplyPtr reply) { reply->Errno(EROFS); });
+}
+
+void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info*) noexcept {
+  ReadOnly(req, "setattr", ino);
+}
+void MkNod(fuse_req_t req, fuse_ino_t parent, const char*, mode_t, dev_t) noexcept {
+  ReadOnly(req, "mknod", parent);
+}
+void MkDir(fuse_req_t req, fuse_ino_t parent, const char*, mode_t) noexcept {
+  ReadOnly(req, "mkdir", parent);
+}
+void Unlink(fuse_req_t req, fuse_ino_t parent, const char*) noexcept {
+  ReadOnly(req, "unlink", parent);
+}
+void RmDir(fuse_req_t req, fuse_ino_t parent, const char*) noexcept {
+  ReadOnly(req, "rmdir", parent);
+}
+void SymLink(fuse_req_t req, const char*, fuse_ino_t parent, const char*) noexcept {
+  ReadOnly(req, "symlink", parent);
+}
+void Rename(fuse_req_t req, fuse_ino_t parent, const char*, fuse_ino_t, const char*,
+            unsigned) noexcept {
+  ReadOnly(req, "rename", parent);
+}
+void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t, const char*) noexcept {
+  ReadOnly(req, "link", ino);
+}
+void Write(fuse_req_t req, fuse_ino_t ino, const char*, size_t, off_t, fuse_file_info*) noexcept {
+  ReadOnly(req, "write", ino);
+}
+void Create(fuse_req_t req, fuse_ino_t parent, const char*, mode_t, fuse_file_info*) noexcept {
+  ReadOnly(req, "create", parent);
+}
+void Fallocate(fuse_req_t req, fuse_ino_t ino, int, off_t, off_t, fuse_file_info*) noexcept {
+  ReadOnly(req, "fallocate", ino);
+}
+void SetXattr(fuse_req_t req, fuse_ino_t ino, const char*, const char*, size_t, int) noexcept {
+  ReadOnly(req, "setxattr", ino);
+}
+void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char*) noexcept {
+  ReadOnly(req, "removexattr", ino);
+}
+void CopyFileRange(fuse_req_t req, fuse_ino_t, off_t, fuse_file_info*, fuse_ino_t ino_out, off_t,
+                   fuse_file_info*, size_t, int) noexcept {
+  ReadOnly(req, "copy_file_range", ino_out);
+}
+
+fuse_lowlevel_ops MakeOps() {
+  fuse_lowlevel_ops ops{};
+  ops.init = Init;
+  ops.destroy = Destroy;
+  ops.lookup = Lookup;
+  ops.forget = Forget;
+  ops.forget_multi = ForgetMulti;
+  ops.getattr = GetAttr;
+  ops.access = Access;
+  ops.opendir = OpenDir;
+  ops.readdir = ReadDir;
+  ops.readdirplus = ReadDirPlus;
+  ops.releasedir = ReleaseDir;
+  ops.open = Open;
+  ops.read = Read;
+  ops.release = Release;
+  ops.flush = Flush;
+  ops.fsync = Fsync;
+  ops.statfs = StatFs;
+  ops.getxattr = GetXattr;
+  ops.listxattr = ListXattr;
+  ops.setattr = SetAttr;
+  ops.mknod = MkNod;
+  ops.mkdir = MkDir;
+  ops.unlink = Unlink;
+  ops.rmdir = RmDir;
+  ops.symlink = SymLink;
+  ops.rename = Rename;
+  ops.link = Link;
+  ops.write = Write;
+  ops.create = Create;
+  ops.fallocate = Fallocate;
+  ops.setxattr = SetXattr;
+  ops.removexattr = RemoveXattr;
+  ops.copy_file_range = CopyFileRange;
+  // Left NULL on purpose: readlink (no symlinks), locks (the kernel keeps them locally), ioctl,
+  // bmap, poll, lseek (generic SEEK_DATA/HOLE semantics suit whole objects), write_buf.
+  return ops;
+}
+
+}  // namespace
+
+const fuse_lowlevel_ops& LowLevelOps() {
+  static const fuse_lowlevel_ops ops = MakeOps();
+  return ops;
+}
+
+}  // namespace reelfs::fuse

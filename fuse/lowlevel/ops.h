@@ -1,0 +1,51 @@
+// The libfuse low-level operations table: thin adapters (style.md §I.5) that take the request's
+// state from fuse_req_userdata, call the FileSystem, and answer from its callback through a
+// Reply (reply.h), possibly on another thread, which the low-level API allows. Every callback is
+// noexcept with a try/catch firewall (style.md §C), so a throw becomes EIO/ENOMEM, never a crash.
+//
+// The mount is read-only in this issue: every write operation answers EROFS.
+//
+// Thread-safety: the table is immutable; OpsContext is shared by all loop threads and must
+// outlive the session (the daemon waits on `in_flight` before destroying the session).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "fuse/core/filesystem.h"
+#include "fuse/lowlevel/fuse_api_internal.h"
+#include "fuse/lowlevel/reply.h"
+
+namespace reelfs::fuse {
+
+// What init() negotiates with the kernel (docs/semantics.md "## Mount options";
+// gpu-fuse-datapath.md §1). The daemon passes the same max_read as "-o max_read=", which libfuse
+// requires in both places.
+struct ConnTuning {
+  // 1 MiB READ/WRITE requests: the kernel's default max_pages ceiling (256 pages).
+  unsigned max_read = 1u << 20;
+  unsigned max_write = 1u << 20;
+  // At least one full request of readahead; kernels before 7.3 only let this lower the BDI
+  // window, which mount_tuning.h raises separately when running as root.
+  unsigned max_readahead = 1u << 20;
+  // Background requests (readahead, async direct I/O) in flight: the kernel default of 12
+  // starves parallel readers (FAST'17). 128 covers 8 streams x 16 readahead chunks.
+  unsigned max_background = 128;
+  // 3/4 of max_background, the kernel's own ratio: above it the BDI counts as congested.
+  unsigned congestion_threshold = 96;
+};
+
+struct OpsContext {
+  explicit OpsContext(FileSystem& filesystem, ConnTuning conn_tuning = {})
+      : fs(filesystem), tuning(conn_tuning) {}
+
+  FileSystem& fs;
+  const ConnTuning tuning;
+  InFlight in_flight;                // requests not yet answered
+  std::atomic<uint64_t> next_id{1};  // request ids for logs (libfuse 3.14 hides `unique`)
+};
+
+// The operations; the userdata passed to fuse_session_new must be an OpsContext*.
+const fuse_lowlevel_ops& LowLevelOps();
+
+}  // namespace reelfs::fuse

@@ -1,0 +1,185 @@
+#include "fuse/lowlevel/reply.h"
+
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <sys/uio.h>
+
+#include "common/log.h"
+#include "fuse/lowlevel/errno_map.h"
+
+namespace reelfs::fuse {
+namespace {
+
+constexpr std::string_view kSubject = "fuse";
+
+timespec ToTimespec(std::chrono::system_clock::time_point t) {
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+  ts.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+  if (ts.tv_nsec < 0) {  // times before 1970 floor towards -inf
+    ts.tv_nsec += 1'000'000'000;
+    --ts.tv_sec;
+  }
+  return ts;
+}
+
+}  // namespace
+
+void InFlight::Begin() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++pending_;
+}
+
+void InFlight::End() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--pending_ == 0) idle_.notify_all();
+}
+
+bool InFlight::WaitIdle(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_.wait_for(lock, timeout, [this] { return pending_ == 0; });
+}
+
+uint64_t InFlight::count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_;
+}
+
+struct stat ToStat(const Attributes& attr) {
+  struct stat st {};
+  st.st_ino = attr.ino;
+  st.st_mode = attr.mode;
+  st.st_nlink = attr.nlink;
+  st.st_uid = attr.uid;
+  st.st_gid = attr.gid;
+  st.st_size = static_cast<off_t>(attr.size);
+  st.st_blocks = static_cast<blkcnt_t>(attr.blocks);
+  // What stat(2) users read as "the preferred I/O size": 1 MiB matches max_read, so cp and
+  // friends issue reads the kernel can pass on whole.
+  st.st_blksize = 1 << 20;
+  st.st_mtim = ToTimespec(attr.mtime);
+  st.st_ctim = st.st_mtim;  // S3 has one timestamp; atime and ctime repeat it
+  st.st_atim = st.st_mtim;
+  return st;
+}
+
+Reply::Reply(fuse_req_t req, RequestInfo info, InFlight* in_flight, Kind kind)
+    : req_(req), info_(info), in_flight_(in_flight), kind_(kind) {
+  if (in_flight_ != nullptr) in_flight_->Begin();
+}
+
+Reply::Reply(Reply&& other) noexcept
+    : req_(other.req_), info_(other.info_), in_flight_(other.in_flight_), kind_(other.kind_) {
+  other.req_ = nullptr;
+  other.in_flight_ = nullptr;
+}
+
+Reply::~Reply() {
+  if (req_ == nullptr) return;
+  REELFS_LOG_ERROR(kSubject, "req={} {} ino={} fh={}: no reply was sent; answering {}", info_.id,
+                   info_.op, info_.ino, info_.fh, kind_ == Kind::kNone ? "none" : "EIO");
+  // No assert here, unlike a double reply: the destructor also runs when a handler threw, and
+  // taking the whole mount down in a debug build would hide the error it is about to report.
+  if (kind_ == Kind::kNone) {
+    None();
+  } else {
+    Send(fuse_reply_err, Take(), EIO);
+  }
+}
+
+fuse_req_t Reply::Take() {
+  assert(req_ != nullptr && "a FUSE request was answered twice");
+  if (req_ == nullptr) {
+    REELFS_LOG_ERROR(kSubject, "req={} {} ino={}: second reply suppressed", info_.id, info_.op,
+                     info_.ino);
+    return nullptr;
+  }
+  fuse_req_t req = req_;
+  req_ = nullptr;
+  return req;
+}
+
+void Reply::Sent(int rc) {
+  // A failed reply means the kernel no longer waits for it (interrupted, or the filesystem was
+  // aborted/unmounted): nothing to do but say so at DEBUG.
+  if (rc != 0) {
+    REELFS_LOG_DEBUG(kSubject, "req={} {} ino={}: reply not delivered: {}", info_.id, info_.op,
+                     info_.ino, std::strerror(-rc));
+  }
+  if (in_flight_ != nullptr) {
+    InFlight* in_flight = in_flight_;
+    in_flight_ = nullptr;
+    in_flight->End();
+  }
+}
+
+void Reply::Error(const Status& status) {
+  int err = StatusToErrno(status);
+  if (err == 0) err = EIO;  // an OK status is not an error reply; never tell the kernel "done"
+  // The one place a request's error is logged (style.md §C/§E).
+  const LogLevel level = err == ENOENT ? LogLevel::kDebug : LogLevel::kWarn;
+  REELFS_LOG(level, kSubject, "req={} {} ino={} fh={} off={} size={}: {} ({})", info_.id, info_.op,
+             info_.ino, info_.fh, info_.offset, info_.size, std::strerror(err), status.ToString());
+  Send(fuse_reply_err, Take(), err);
+}
+
+void Reply::Errno(int err) {
+  REELFS_LOG_DEBUG(kSubject, "req={} {} ino={}: {}", info_.id, info_.op, info_.ino,
+                   std::strerror(err));
+  Send(fuse_reply_err, Take(), err);
+}
+
+void Reply::Ok() { Send(fuse_reply_err, Take(), 0); }
+
+void Reply::None() {
+  if (fuse_req_t req = Take(); req != nullptr) {
+    fuse_reply_none(req);
+    Sent(0);
+  }
+}
+
+void Reply::EntryParam(const Entry& entry) {
+  fuse_entry_param e{};
+  e.ino = entry.attr.ino;
+  e.generation = entry.generation;
+  e.attr = ToStat(entry.attr);
+  e.attr_timeout = entry.attr_timeout.count();
+  e.entry_timeout = entry.entry_timeout.count();
+  Send(fuse_reply_entry, Take(), &e);
+}
+
+void Reply::Attr(const Attributes& attr, std::chrono::duration<double> timeout) {
+  struct stat st = ToStat(attr);
+  Send(fuse_reply_attr, Take(), &st, timeout.count());
+}
+
+void Reply::Open(const fuse_file_info& fi) { Send(fuse_reply_open, Take(), &fi); }
+
+void Reply::Buf(const char* data, size_t size) { Send(fuse_reply_buf, Take(), data, size); }
+
+void Reply::Data(const ReadData& data) {
+  if (data.pieces.size() <= 1) {
+    const char* p =
+        data.pieces.empty() ? nullptr : reinterpret_cast<const char*>(data.pieces[0].data());
+    Buf(p, data.pieces.empty() ? 0 : data.pieces[0].size());
+    return;
+  }
+  // Scatter-gather straight from the prefetch buffers: no copy in user space (fuse_reply_iov
+  // writes the pieces to /dev/fuse with one writev). The caller drops the keepalive after this.
+  std::vector<iovec> iov;
+  iov.reserve(data.pieces.size());
+  for (auto piece : data.pieces) {
+    iov.push_back({const_cast<std::byte*>(piece.data()), piece.size()});
+  }
+  Send(fuse_reply_iov, Take(), iov.data(), static_cast<int>(iov.size()));
+}
+
+void Reply::StatFs(const struct statvfs& st) { Send(fuse_reply_statfs, Take(), &st); }
+
+void Reply::Xattr(size_t size) { Send(fuse_reply_xattr, Take(), size); }
+
+}  // namespace reelfs::fuse
