@@ -1,1 +1,458 @@
+// The stream model (after mountpoint-s3's prefetch.rs, see prefetcher.h for the contract):
+//
+// A stream is a set of parts: disjoint byte ranges of the object, each one ranged GET into one
+// pool buffer, kept in a map by offset. A read is answered once every part covering it is ready,
+// with one ReadData piece per part (no copy); the reply's keepalive holds those parts.
+//
+//  - Start (first read, or a read that is neither near the stream nor covered by retained data):
+//    one small GET at the read's offset, initial_request bytes or the read if larger, or the
+//    whole object if it is no larger than a part. It is accounted as demand: the reader waits.
+//  - Continue (a read within [pos - backward_tolerance, min(pos + seek_tolerance, requested)]):
+//    pos is the furthest byte read, requested the end of what has been requested. Any hole the
+//    read needs gets a demand GET. Then, once the unread part of the window (requested - pos)
+//    drops to half the window, the window doubles (up to max_window) and prefetch GETs are issued
+//    up to pos + window, rounded up to a part boundary, one GET per part, each reserved in the
+//    MemoryBudget first; a refusal halves the window and stops issuing until the next read.
+//  - Consumption: parts that end more than backward_tolerance behind pos are dropped (their
+//    buffers and reservations go when the last reply holding them is sent).
+//  - Reset: a read far from the stream drops every part no pending read needs, cancelling the
+//    GETs in flight, and starts small at the new offset. A failed GET fails the reads waiting on
+//    it and resets the same way, so the next read retries.
+//
+// The first read of a stream never extends the window: a random reader then pays exactly one
+// small GET per read.
 #include "fuse/core/prefetcher.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "common/thread_annotations.h"
+
+namespace reelfs::fuse {
+namespace {
+
+uint64_t AlignUp(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+// Bytes accounted in the MemoryBudget for as long as the part's buffer lives.
+class Reservation {
+ public:
+  Reservation(std::shared_ptr<MemoryBudget> budget, uint64_t bytes)
+      : budget_(std::move(budget)), bytes_(bytes) {}
+  ~Reservation() { budget_->Release(bytes_); }
+  Reservation(const Reservation&) = delete;
+  Reservation& operator=(const Reservation&) = delete;
+
+ private:
+  const std::shared_ptr<MemoryBudget> budget_;
+  const uint64_t bytes_;
+};
+
+// One ranged GET and its buffer. Destroyed when the stream has dropped it, its GET has completed
+// and every reply that points into it has been sent; that returns the buffer and the reservation.
+struct Part {
+  Part(uint64_t offset_in, uint64_t length_in, std::unique_ptr<Buffer> buffer_in,
+       std::shared_ptr<MemoryBudget> budget)
+      : offset(offset_in),
+        length(length_in),
+        buffer(std::move(buffer_in)),
+        reservation(std::move(budget), length_in) {}
+
+  uint64_t end() const { return offset + length; }
+
+  const uint64_t offset;
+  const uint64_t length;
+  const std::unique_ptr<Buffer> buffer;
+  const Reservation reservation;
+  const std::shared_ptr<CancellationToken> cancel = CancellationToken::Create();
+  bool ready = false;  // guarded by Stream::mutex_ (the body is written before it becomes true)
+};
+
+using PartPtr = std::shared_ptr<Part>;
+
+struct PendingRead {
+  uint64_t offset;
+  uint64_t end;
+  Callback<ReadData> done;
+};
+
+// A reply to run once the lock is released.
+struct Reply {
+  Callback<ReadData> done;
+  Result<ReadData> result;
+};
+
+// The state the Prefetcher and its in-flight GET callbacks share. It does not hold the store:
+// only Read() issues GETs (with the Prefetcher's reference), so a completion can never end up
+// destroying the store on the store's own thread.
+class Stream : public std::enable_shared_from_this<Stream> {
+ public:
+  Stream(ObjectRef object, const PrefetchOptions& options, std::shared_ptr<MemoryBudget> budget,
+         std::shared_ptr<BufferPool> pool)
+      : object_(std::move(object)),
+        options_(options),
+        budget_(std::move(budget)),
+        pool_(std::move(pool)) {}
+
+  void Read(s3::ObjectStore& store, uint64_t offset, size_t size, Callback<ReadData> done);
+  void Close();
+  PrefetchCounters counters() const {
+    std::lock_guard lock(mutex_);
+    return counters_;
+  }
+
+ private:
+  // Decides how the queued read `[offset, end)` relates to the stream and creates the parts it
+  // needs, appending the GETs to issue once the lock is released to `issue`.
+  Status PlanReadLocked(uint64_t offset, uint64_t end, std::vector<PartPtr>* issue)
+      REQUIRES(mutex_);
+  void StartStreamLocked(uint64_t offset, uint64_t end, std::vector<PartPtr>* issue)
+      REQUIRES(mutex_);
+  // Creates demand parts for every hole in [begin, end), split at part boundaries.
+  Status FillHolesLocked(uint64_t begin, uint64_t end, std::vector<PartPtr>* issue)
+      REQUIRES(mutex_);
+  void ExtendWindowLocked(std::vector<PartPtr>* issue) REQUIRES(mutex_);
+  // A part for [offset, offset + length), or null when the budget (prefetch) or pool refuses.
+  Result<PartPtr> AddPartLocked(uint64_t offset, uint64_t length, bool prefetch) REQUIRES(mutex_);
+  bool CoveredLocked(uint64_t offset, uint64_t end) const REQUIRES(mutex_);
+  bool NeededByPendingLocked(const Part& part) const REQUIRES(mutex_);
+  // Drops parts for which `drop(part)` holds and no pending read needs, cancelling their GETs.
+  template <class Pred>
+  void DropPartsLocked(Pred drop) REQUIRES(mutex_);
+  void ResetLocked() REQUIRES(mutex_);
+  // Moves every pending read whose parts are all ready into `replies`.
+  void CollectReadyLocked(std::vector<Reply>* replies) REQUIRES(mutex_);
+  std::optional<ReadData> TryBuildLocked(uint64_t offset, uint64_t end) REQUIRES(mutex_);
+
+  void Issue(s3::ObjectStore& store, const std::vector<PartPtr>& parts);
+  void OnGetDone(const PartPtr& part, Result<s3::GetObjectResult> result);
+  static void RunReplies(std::vector<Reply> replies);
+
+  const ObjectRef object_;
+  const PrefetchOptions options_;
+  const std::shared_ptr<MemoryBudget> budget_;
+  const std::shared_ptr<BufferPool> pool_;
+
+  // Leaf lock: never held while calling the store, the pool's callers' callbacks or a reply.
+  // (BufferPool::Allocate and MemoryBudget are called under it; they take only their own leaf
+  // locks.)
+  mutable std::mutex mutex_;
+  bool closed_ GUARDED_BY(mutex_) = false;
+  std::map<uint64_t, PartPtr> parts_ GUARDED_BY(mutex_);  // by offset, disjoint
+  std::deque<PendingRead> pending_ GUARDED_BY(mutex_);
+  bool active_ GUARDED_BY(mutex_) = false;  // a stream position exists (pos_, requested_)
+  uint64_t pos_ GUARDED_BY(mutex_) = 0;     // furthest byte read in this stream
+  uint64_t requested_ GUARDED_BY(mutex_) = 0;
+  uint64_t window_ GUARDED_BY(mutex_) = 0;
+  uint64_t reads_in_stream_ GUARDED_BY(mutex_) = 0;
+  PrefetchCounters counters_ GUARDED_BY(mutex_);
+};
+
+void Stream::Read(s3::ObjectStore& store, uint64_t offset, size_t size, Callback<ReadData> done) {
+  std::vector<PartPtr> issue;
+  std::vector<Reply> replies;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) {
+      replies.push_back({std::move(done), Status::Cancelled("read on a closed file handle")});
+    } else if (offset >= object_.size || size == 0) {
+      replies.push_back({std::move(done), ReadData{}});  // at or past EOF: an empty reply
+    } else {
+      const uint64_t end = offset + std::min<uint64_t>(size, object_.size - offset);
+      // Queued first, so that dropping consumed parts while planning keeps the ones it needs.
+      pending_.push_back({offset, end, std::move(done)});
+      Status status = PlanReadLocked(offset, end, &issue);
+      if (!status.ok()) {
+        // Not even a demand buffer: this read has a hole that will never fill.
+        replies.push_back({std::move(pending_.back().done), std::move(status)});
+        pending_.pop_back();
+      }
+      CollectReadyLocked(&replies);
+    }
+  }
+  Issue(store, issue);
+  RunReplies(std::move(replies));
+}
+
+Status Stream::PlanReadLocked(uint64_t offset, uint64_t end, std::vector<PartPtr>* issue) {
+  const bool near = active_ && offset + options_.backward_tolerance >= pos_ &&
+                    offset <= std::min(pos_ + options_.seek_tolerance, requested_);
+  if (near) {
+    pos_ = std::max(pos_, end);
+    ++reads_in_stream_;
+  } else if (!CoveredLocked(offset, end)) {
+    if (active_) ++counters_.resets;
+    ResetLocked();
+    StartStreamLocked(offset, end, issue);
+  }
+  // Prefetch first, so that a sequential read's own tail rides in the next part-aligned GET.
+  if (near && reads_in_stream_ > 1) ExtendWindowLocked(issue);
+  // Holes: a stream under memory pressure, a forward skip past what arrived, a failed part.
+  Status status = FillHolesLocked(offset, end, issue);
+  if (near) requested_ = std::max(requested_, end);
+  DropPartsLocked([&](const Part& p) { return p.end() + options_.backward_tolerance <= pos_; });
+  return status;
+}
+
+void Stream::StartStreamLocked(uint64_t offset, uint64_t end, std::vector<PartPtr>* issue) {
+  active_ = true;
+  pos_ = end;
+  reads_in_stream_ = 1;
+  window_ = options_.initial_request;
+  uint64_t begin = offset;
+  uint64_t first_end = std::min(object_.size, std::max(end, offset + options_.initial_request));
+  if (object_.size <= options_.part_size) {
+    begin = 0;  // objects smaller than a part are fetched whole, in one GET
+    first_end = object_.size;
+  }
+  requested_ = first_end;
+  // A failure leaves a hole; the caller's FillHolesLocked for the read itself reports it.
+  FillHolesLocked(begin, first_end, issue).IgnoreError();
+}
+
+Status Stream::FillHolesLocked(uint64_t begin, uint64_t end, std::vector<PartPtr>* issue) {
+  uint64_t at = begin;
+  while (at < end) {
+    auto next = parts_.upper_bound(at);
+    if (next != parts_.begin() && std::prev(next)->second->end() > at) {
+      at = std::prev(next)->second->end();  // already requested
+      continue;
+    }
+    uint64_t piece_end = std::min(end, AlignUp(at + 1, options_.part_size));
+    if (next != parts_.end()) piece_end = std::min(piece_end, next->second->offset);
+    Result<PartPtr> part = AddPartLocked(at, piece_end - at, /*prefetch=*/false);
+    if (!part.ok()) return part.status();
+    issue->push_back(*part);
+    at = piece_end;
+  }
+  return Status::Ok();
+}
+
+void Stream::ExtendWindowLocked(std::vector<PartPtr>* issue) {
+  // Extend once no more than half the window is left unread ahead of the reader.
+  if (requested_ >= object_.size || requested_ > pos_ + window_ / 2) return;
+  window_ = std::min(window_ * 2, options_.max_window);
+  const uint64_t target = std::min(object_.size, AlignUp(pos_ + window_, options_.part_size));
+  while (requested_ < target) {
+    auto next = parts_.upper_bound(requested_);
+    if (next != parts_.begin() && std::prev(next)->second->end() > requested_) {
+      requested_ = std::prev(next)->second->end();  // kept for a pending read, or a demand part
+      continue;
+    }
+    uint64_t piece_end = std::min(target, AlignUp(requested_ + 1, options_.part_size));
+    if (next != parts_.end()) piece_end = std::min(piece_end, next->second->offset);
+    Result<PartPtr> part = AddPartLocked(requested_, piece_end - requested_, /*prefetch=*/true);
+    if (!part.ok()) {
+      // Over the budget (or out of memory): shrink, and let demand reads carry the reader until
+      // memory frees up; the next sequential read tries again with the smaller window.
+      ++counters_.prefetch_refused;
+      window_ = std::max(window_ / 2, options_.initial_request);
+      return;
+    }
+    issue->push_back(*part);
+    requested_ = piece_end;
+  }
+}
+
+Result<PartPtr> Stream::AddPartLocked(uint64_t offset, uint64_t length, bool prefetch) {
+  if (prefetch) {
+    if (!budget_->TryReserveForPrefetch(length)) {
+      return Status::ResourceExhausted("prefetch over the memory budget");
+    }
+  } else {
+    budget_->ReserveForDemand(length);
+  }
+  Result<std::unique_ptr<Buffer>> buffer = pool_->Allocate(length);
+  if (!buffer.ok()) {
+    budget_->Release(length);
+    return buffer.status();
+  }
+  // The Part's Reservation takes over the bytes reserved above.
+  auto part = std::make_shared<Part>(offset, length, std::move(*buffer), budget_);
+  parts_.emplace(offset, part);
+  ++counters_.requests;
+  return part;
+}
+
+bool Stream::CoveredLocked(uint64_t offset, uint64_t end) const {
+  auto it = parts_.upper_bound(offset);
+  if (it == parts_.begin()) return false;
+  --it;
+  uint64_t at = offset;
+  for (; it != parts_.end() && it->second->offset <= at && at < end; ++it) {
+    at = std::max(at, it->second->end());
+  }
+  return at >= end;
+}
+
+bool Stream::NeededByPendingLocked(const Part& part) const {
+  for (const PendingRead& read : pending_) {
+    if (read.offset < part.end() && part.offset < read.end) return true;
+  }
+  return false;
+}
+
+template <class Pred>
+void Stream::DropPartsLocked(Pred drop) {
+  for (auto it = parts_.begin(); it != parts_.end();) {
+    const Part& part = *it->second;
+    if (drop(part) && !NeededByPendingLocked(part)) {
+      if (!part.ready) part.cancel->Cancel();  // its completion finds it gone and is ignored
+      it = parts_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Stream::ResetLocked() {
+  DropPartsLocked([](const Part&) { return true; });
+  active_ = false;
+  requested_ = 0;
+  reads_in_stream_ = 0;
+}
+
+void Stream::CollectReadyLocked(std::vector<Reply>* replies) {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    std::optional<ReadData> data = TryBuildLocked(it->offset, it->end);
+    if (!data) {
+      ++it;
+      continue;
+    }
+    counters_.bytes_served += data->size();
+    replies->push_back({std::move(it->done), std::move(*data)});
+    it = pending_.erase(it);
+  }
+}
+
+std::optional<ReadData> Stream::TryBuildLocked(uint64_t offset, uint64_t end) {
+  auto it = parts_.upper_bound(offset);
+  if (it == parts_.begin()) return std::nullopt;
+  --it;
+  auto holders = std::make_shared<std::vector<PartPtr>>();
+  ReadData data;
+  for (uint64_t at = offset; at < end; ++it) {
+    if (it == parts_.end() || it->second->offset > at || it->second->end() <= at ||
+        !it->second->ready) {
+      return std::nullopt;
+    }
+    const Part& part = *it->second;
+    const uint64_t piece_end = std::min(end, part.end());
+    data.pieces.push_back(part.buffer->bytes().subspan(at - part.offset, piece_end - at));
+    holders->push_back(it->second);
+    at = piece_end;
+  }
+  data.keepalive = std::move(holders);
+  return data;
+}
+
+void Stream::Issue(s3::ObjectStore& store, const std::vector<PartPtr>& parts) {
+  for (const PartPtr& part : parts) {
+    s3::GetObjectRequest req;
+    req.bucket = object_.bucket;
+    req.key = object_.key;
+    req.range = s3::ByteRange{part->offset, part->length};
+    req.buffer = part->buffer->bytes().first(part->length);
+    req.if_match = object_.etag;  // pins the stream to the object the handle opened
+    req.cancel = part->cancel;
+    // The callback holds the part (the store writes into its buffer until the callback runs) and
+    // the stream (the Prefetcher may be gone by then).
+    store.GetObject(req, [self = shared_from_this(), part](Result<s3::GetObjectResult> result) {
+      self->OnGetDone(part, std::move(result));
+    });
+  }
+}
+
+void Stream::OnGetDone(const PartPtr& part, Result<s3::GetObjectResult> result) {
+  std::vector<Reply> replies;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = parts_.find(part->offset);
+    if (it == parts_.end() || it->second != part) return;  // dropped (cancelled) or closed
+    Status status;
+    if (!result.ok()) {
+      status = std::move(result).status();
+    } else {
+      counters_.bytes_fetched += result->bytes;
+      if (result->bytes < part->length) {
+        // The size came from the listing and the ETag pins the object, so a short body is a
+        // broken response, not a shorter object: fail rather than hand the kernel a silent
+        // hole (docs/semantics.md "Reads").
+        status = Status::DataLoss(
+            "GetObject " + object_.key + " returned " + std::to_string(result->bytes) + " of " +
+            std::to_string(part->length) + " bytes at offset " + std::to_string(part->offset));
+      }
+    }
+    if (status.ok()) {
+      part->ready = true;
+    } else {
+      for (auto r = pending_.begin(); r != pending_.end();) {
+        if (r->offset < part->end() && part->offset < r->end) {
+          replies.push_back({std::move(r->done), status});
+          r = pending_.erase(r);
+        } else {
+          ++r;
+        }
+      }
+      parts_.erase(it);
+      ResetLocked();  // the next read starts afresh, which retries
+    }
+    CollectReadyLocked(&replies);
+  }
+  RunReplies(std::move(replies));
+}
+
+void Stream::Close() {
+  std::vector<Reply> replies;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    for (PendingRead& read : pending_) {
+      replies.push_back({std::move(read.done), Status::Cancelled("file handle closed")});
+    }
+    pending_.clear();
+    ResetLocked();
+  }
+  RunReplies(std::move(replies));
+}
+
+void Stream::RunReplies(std::vector<Reply> replies) {
+  for (Reply& reply : replies) reply.done(std::move(reply.result));
+}
+
+class PrefetcherImpl final : public Prefetcher {
+ public:
+  PrefetcherImpl(std::shared_ptr<s3::ObjectStore> store, std::shared_ptr<Stream> stream)
+      : store_(std::move(store)), stream_(std::move(stream)) {}
+  ~PrefetcherImpl() override { stream_->Close(); }
+
+  void Read(uint64_t offset, size_t size, Callback<ReadData> done) override {
+    stream_->Read(*store_, offset, size, std::move(done));
+  }
+  void Close() override { stream_->Close(); }
+  PrefetchCounters counters() const override { return stream_->counters(); }
+
+ private:
+  const std::shared_ptr<s3::ObjectStore> store_;
+  const std::shared_ptr<Stream> stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<Prefetcher> CreatePrefetcher(std::shared_ptr<s3::ObjectStore> store,
+                                             ObjectRef object, const PrefetchOptions& options,
+                                             std::shared_ptr<MemoryBudget> budget,
+                                             std::shared_ptr<BufferPool> pool) {
+  auto stream =
+      std::make_shared<Stream>(std::move(object), options, std::move(budget), std::move(pool));
+  return std::make_unique<PrefetcherImpl>(std::move(store), std::move(stream));
+}
+
+}  // namespace reelfs::fuse
