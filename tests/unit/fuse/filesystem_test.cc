@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "fuse/core/dir_listing.h"
+#include "fuse/core/name_rules.h"
 #include "s3/await.h"
 #include "s3/fake/fake_object_store.h"
 #include "s3/fake/fault_injecting_store.h"
@@ -179,6 +181,33 @@ TEST_CASE("keys that cannot be names are skipped, never a crash") {
   CHECK(Errno(f.Lookup(kRootInode, std::string(256, 'L')).status()) == ENAMETOOLONG);
   CHECK(f.Lookup(kRootInode, "..").status().code() == StatusCode::kNotFound);
   CHECK(f.Lookup(kRootInode, "").status().code() == StatusCode::kNotFound);
+}
+
+TEST_CASE("name rules and warn-once") {
+  CHECK(CheckName("ok") == NameProblem::kNone);
+  CHECK(CheckName("") == NameProblem::kEmpty);
+  CHECK(CheckName(".") == NameProblem::kDotOrDotDot);
+  CHECK(CheckName("..") == NameProblem::kDotOrDotDot);
+  CHECK(CheckName("...") == NameProblem::kNone);
+  CHECK(CheckName(std::string(255, 'x')) == NameProblem::kNone);
+  CHECK(CheckName(std::string(256, 'x')) == NameProblem::kTooLong);
+  CHECK(CheckName(std::string("a\0b", 3)) == NameProblem::kHasNul);
+  CHECK(CheckName("a/b") == NameProblem::kHasSlash);
+
+  // A hostile key is reported once however often its directory is listed.
+  WarnOnce warn(2);
+  s3::ListObjectsPage page;
+  page.common_prefixes = {"p//", "p/ok/"};
+  page.objects.resize(2);
+  page.objects[0].key = "p/..";
+  page.objects[1].key = "p/";
+  DirListing listing = BuildDirListing("p/", {page}, warn);
+  REQUIRE(listing.entries.size() == 1);
+  CHECK(listing.entries[0].name == "ok");
+  CHECK(listing.has_marker);
+  CHECK_FALSE(warn.First("p//"));
+  CHECK_FALSE(warn.First("p/.."));
+  CHECK_FALSE(warn.First("another"));  // bounded: full, stops remembering and warning
 }
 
 TEST_CASE("10 000 entries: ~10 LIST calls, no HEAD, full attributes with READDIRPLUS") {
