@@ -18,9 +18,9 @@ void S3Client::CopyObject(const CopyObjectRequest& req, Callback<std::string> do
   } else {
     r.headers.emplace_back("x-amz-metadata-directive", "COPY");
   }
+  r.validate = internal::RejectErrorDocument;  // a 200 may carry <Error>: retry it by its code
   transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
-    // S3 may answer 200 and put an <Error> in the body; the parser turns it into a Status.
     auto parsed = ParseCopyObjectResult(resp->body);
     if (!parsed.ok()) return done(parsed.status().WithContext("CopyObject"));
     done(std::move(parsed->etag));

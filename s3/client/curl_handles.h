@@ -13,12 +13,24 @@
 #include <curl/curl.h>
 
 #include "common/c_handle.h"
+#include "common/log.h"
 #include "common/status.h"
 
 namespace reelfs::s3 {
 
+// curl_multi_cleanup can fail (CURLM_RECURSIVE_API_CALL: called from inside a callback); the
+// handle then leaks, which is worth a line in the log rather than silence.
+inline void CurlMultiCleanup(CURLM* multi) noexcept {
+  const CURLMcode rc = curl_multi_cleanup(multi);
+  if (rc == CURLM_OK) return;
+  try {
+    REELFS_LOG_WARN("s3", "curl_multi_cleanup failed: {}", curl_multi_strerror(rc));
+  } catch (...) {  // a deleter must not throw
+  }
+}
+
 using CurlEasy = CHandle<CURL, curl_easy_cleanup>;
-using CurlMulti = CHandle<CURLM, curl_multi_cleanup>;
+using CurlMulti = CHandle<CURLM, CurlMultiCleanup>;
 using CurlSlist = CHandle<curl_slist, curl_slist_free_all>;
 
 class CurlGlobal {

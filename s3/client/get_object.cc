@@ -19,19 +19,22 @@ void S3Client::GetObject(const GetObjectRequest& req, Callback<GetObjectResult> 
   r.range = req.range;
   r.cancel = req.cancel;
   if (!req.if_match.empty()) {
-    const bool quoted = req.if_match.front() == '"';
-    r.headers.emplace_back("if-match", quoted ? req.if_match : "\"" + req.if_match + "\"");
+    r.headers.emplace_back("if-match", "\"" + StripEtag(req.if_match) + "\"");
   }
-  transport_->Submit(
-      std::move(r), [done = std::move(done), key = req.key](Result<HttpResponse> resp) {
-        if (!resp.ok()) return done(resp.status());
-        GetObjectResult out;
-        out.bytes = resp->streamed_bytes;
-        out.info = ObjectInfoFromHeaders(resp->headers, key);
-        out.object_size = resp->object_size != 0 ? resp->object_size : out.info.size;
-        out.info.size = out.object_size;  // Content-Length of a 206 is the part, not the object
-        done(std::move(out));
-      });
+  transport_->Submit(std::move(r),
+                     [done = std::move(done), key = req.key](Result<HttpResponse> resp) {
+                       if (!resp.ok()) return done(resp.status());
+                       GetObjectResult out;
+                       out.bytes = resp->streamed_bytes;
+                       out.info = ObjectInfoFromHeaders(resp->headers, key);
+                       // The transport knows the object's size from Content-Range's total, a 200's
+                       // length, or the end of a chunked 200. A 206 with "bytes a-b/*" leaves it
+                       // unknown (0): the part's Content-Length is not the object's size, and a
+                       // guess would mislead the caller.
+                       out.object_size = resp->object_size;
+                       out.info.size = out.object_size;
+                       done(std::move(out));
+                     });
 }
 
 }  // namespace reelfs::s3

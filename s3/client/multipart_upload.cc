@@ -1,4 +1,5 @@
 // CreateMultipartUpload, UploadPart, CompleteMultipartUpload, AbortMultipartUpload.
+#include "s3/client/object_headers.h"
 #include "s3/client/operation_internal.h"
 #include "s3/client/s3_client.h"
 #include "s3/protocol/request_codecs.h"
@@ -36,7 +37,7 @@ void S3Client::UploadPart(const UploadPartRequest& req, Callback<std::string> do
     if (!resp.ok()) return done(resp.status());
     const std::string* etag = resp->Header("etag");
     if (etag == nullptr) return done(Status::Internal("UploadPart: response has no ETag"));
-    done(internal::StripQuotes(*etag));
+    done(StripEtag(*etag));
   });
 }
 
@@ -47,9 +48,11 @@ void S3Client::CompleteMultipartUpload(const CompleteMultipartUploadRequest& req
   r.query.emplace_back("uploadId", req.upload_id);
   r.owned_body = EncodeCompleteMultipartUpload(req.parts);
   r.headers.emplace_back("content-type", "application/xml");
+  r.validate = internal::RejectErrorDocument;
   transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
-    // A 200 may still carry an <Error> (S3 sends headers before it knows): the parser says so.
+    // A 200 with an <Error> was turned into a (retryable when the code says so) failure by
+    // RejectErrorDocument; the parser still rejects anything else malformed.
     auto parsed = ParseCompleteMultipartUploadResult(resp->body);
     if (!parsed.ok()) return done(parsed.status().WithContext("CompleteMultipartUpload"));
     done(std::move(parsed->etag));

@@ -8,6 +8,16 @@
 
 namespace reelfs::s3 {
 
+bool IsWeakEtag(std::string_view etag) { return etag.rfind("W/", 0) == 0; }
+
+std::string StripEtag(std::string_view etag) {
+  if (IsWeakEtag(etag)) etag.remove_prefix(2);
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return std::string(etag);
+}
+
 ObjectInfo ObjectInfoFromHeaders(const std::vector<std::pair<std::string, std::string>>& headers,
                                  std::string key) {
   ObjectInfo info;
@@ -16,9 +26,7 @@ ObjectInfo ObjectInfoFromHeaders(const std::vector<std::pair<std::string, std::s
     if (name == "content-length") {
       info.size = std::strtoull(value.c_str(), nullptr, 10);
     } else if (name == "etag") {
-      std::string_view v = value;
-      if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
-      info.etag = std::string(v);
+      info.etag = StripEtag(value);
     } else if (name == "last-modified") {
       auto t = ParseHttpDate(value);
       if (t.ok()) {

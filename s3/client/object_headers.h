@@ -7,12 +7,19 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "s3/types.h"
 
 namespace reelfs::s3 {
+
+// An ETag header value as ObjectInfo::etag keeps it: surrounding quotes removed, and the weak
+// marker of W/"..." too (IsWeakEtag tells them apart where it matters: If-Match never matches a
+// weak ETag). The one place the client strips ETags, so every path compares alike.
+std::string StripEtag(std::string_view etag);
+bool IsWeakEtag(std::string_view etag);
 
 ObjectInfo ObjectInfoFromHeaders(const std::vector<std::pair<std::string, std::string>>& headers,
                                  std::string key);

@@ -8,6 +8,7 @@
 
 #include "s3/client/transport.h"
 #include "s3/object_store.h"
+#include "s3/protocol/error_codec.h"
 
 namespace reelfs::s3::internal {
 
@@ -49,9 +50,19 @@ inline void AddUserMetadata(HttpRequest& r, const std::map<std::string, std::str
   }
 }
 
-inline std::string StripQuotes(std::string_view s) {
-  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
-  return std::string(s);
+// Body validator (HttpRequest::validate) for operations whose 200 may carry an <Error> document
+// (CompleteMultipartUpload, CopyObject: S3 sends the status line before it knows the outcome).
+// The Status carries the S3 code, so InternalError / SlowDown are retried like a 5xx would be.
+inline Status RejectErrorDocument(const HttpResponse& resp) {
+  if (resp.body.find("<Error") == std::string::npos) return Status::Ok();
+  Result<S3Error> parsed = ParseErrorXml(resp.body);
+  if (!parsed.ok()) return Status::Ok();  // not an error document; the operation's parser decides
+  S3Error error = std::move(parsed).value();
+  error.http_status = HttpStatusForErrorCode(error.code);
+  if (error.request_id.empty()) {
+    if (const std::string* id = resp.Header("x-amz-request-id")) error.request_id = *id;
+  }
+  return S3ErrorToStatus(error);
 }
 
 }  // namespace reelfs::s3::internal

@@ -1,4 +1,5 @@
 // PutObject.
+#include "s3/client/object_headers.h"
 #include "s3/client/operation_internal.h"
 #include "s3/client/s3_client.h"
 
@@ -14,7 +15,7 @@ void S3Client::PutObject(const PutObjectRequest& req, Callback<std::string> done
   transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     const std::string* etag = resp->Header("etag");
-    done(etag ? internal::StripQuotes(*etag) : std::string());
+    done(etag ? StripEtag(*etag) : std::string());
   });
 }
 

@@ -9,7 +9,9 @@
 // list_objects.cc, ...). Completions run on the event-loop thread.
 //
 // Thread-safety: all methods may be called concurrently from any thread. Destroying the client
-// completes every pending operation with kCancelled before it returns.
+// completes every pending operation with kCancelled before it returns, except when it is destroyed
+// from one of its own completions (the event-loop thread): then it returns at once and the loop
+// completes them right after, on its own.
 #pragma once
 
 #include <chrono>

@@ -13,10 +13,12 @@
 #include "common/thread_annotations.h"
 #include "s3/client/curl_handles.h"
 #include "s3/client/curl_status.h"
+#include "s3/client/object_headers.h"
 #include "s3/client/redact.h"
 #include "s3/protocol/crypto.h"
 #include "s3/protocol/error_codec.h"
 #include "s3/protocol/range.h"
+#include "s3/protocol/time_format.h"
 
 namespace reelfs::s3 {
 namespace {
@@ -26,6 +28,13 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 constexpr std::string_view kLog = "s3";
 constexpr size_t kMaxErrorBody = 64 * 1024;   // error documents are small; don't buffer junk
 constexpr long kCurlBufferSize = 256 * 1024;  // fewer, larger write callbacks on fast links
+constexpr uint64_t kUnknown = std::numeric_limits<uint64_t>::max();
+// How long the loop sleeps at most. Cancellation has no wakeup hook, so while any operation
+// carries a token the loop looks at the tokens this often (an aborted GET must end promptly).
+constexpr int kIdlePollMs = 1000;
+constexpr int kCancelPollMs = 50;
+
+bool IsSuccess(int status) { return status >= 200 && status < 300; }
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -40,11 +49,6 @@ std::string_view Trim(std::string_view s) {
     s.remove_suffix(1);
   }
   return s;
-}
-
-std::string StripQuotes(std::string_view s) {
-  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
-  return std::string(s);
 }
 
 int CurlDebug(CURL* /*handle*/, curl_infotype type, char* data, size_t size,
@@ -73,14 +77,24 @@ int CurlDebug(CURL* /*handle*/, curl_infotype type, char* data, size_t size,
   return 0;
 }
 
-}  // namespace
-
-const std::string* HttpResponse::Header(std::string_view name) const {
-  for (const auto& [k, v] : headers) {
-    if (k == name) return &v;
+// The SigV4 signing key depends only on (secret, date, region, service): derive it once a day
+// instead of four HMACs per attempt. Loop thread only.
+class SigningKeyCache {
+ public:
+  const std::string& Get(const Credentials& creds, std::string_view date, std::string_view region,
+                         std::string_view service) {
+    if (key_.empty() || date != date_ || region != region_ || service != service_) {
+      key_ = SigningKey(creds.secret_access_key, date, region, service);
+      date_ = date;
+      region_ = region;
+      service_ = service;
+    }
+    return key_;
   }
-  return nullptr;
-}
+
+ private:
+  std::string date_, region_, service_, key_;
+};
 
 // One submitted operation: its request, completion, and the state kept across attempts.
 struct Exchange {
@@ -91,7 +105,7 @@ struct Exchange {
   std::string content_md5;
   int attempt = 0;  // attempts started
 
-  // Per attempt (reset by StartAttempt).
+  // Per attempt (reset by ResetAttempt).
   CurlEasy easy;      // owned while the attempt runs; back to the pool afterwards
   CurlSlist headers;  // must outlive the attempt (libcurl keeps the pointer)
   char error_buffer[CURL_ERROR_SIZE] = {};
@@ -102,16 +116,19 @@ struct Exchange {
   std::string body;     // non-streamed or error body
   Status abort_status;  // set by a callback that aborted the transfer
   std::optional<ByteRange> attempt_range;
-  uint64_t skip = 0;  // body bytes of this attempt to drop (a 200 answer to a ranged request)
-  uint64_t keep = std::numeric_limits<uint64_t>::max();  // body bytes of this attempt to keep
+  uint64_t skip = 0;          // body bytes of this attempt to drop (a 200 answer to a range)
+  uint64_t keep = kUnknown;   // body bytes of this attempt to keep
+  uint64_t body_seen = 0;     // body bytes of this attempt's 2xx response, kept or not
+  bool whole_object = false;  // this attempt's 2xx body is the whole object (a 200)
+  bool length_known = true;   // this attempt's body length came in a header
 
   // Across attempts (streamed bodies).
   uint64_t delivered = 0;    // bytes handed to buffer/sink
   bool shape_known = false;  // op_offset/expected/object_size set from a first 2xx response
   uint64_t op_offset = 0;    // object offset of the first byte delivered
-  uint64_t expected = 0;     // body bytes the whole operation delivers
-  uint64_t object_size = 0;
-  std::string first_etag;
+  uint64_t expected = 0;     // body bytes the whole operation delivers (kUnknown: until the end)
+  uint64_t object_size = 0;  // 0: unknown
+  std::string first_etag;    // stripped; empty when the first response had no strong ETag
 
   bool Cancelled() const { return req.cancel && req.cancel->cancelled(); }
   bool Streaming() const { return req.stream_body; }
@@ -122,15 +139,44 @@ struct Exchange {
     return nullptr;
   }
 
+  void ResetAttempt() {
+    upload_offset = 0;
+    status = 0;
+    headers_done = false;
+    response_headers.clear();
+    body.clear();
+    abort_status = Status::Ok();
+    skip = 0;
+    keep = kUnknown;
+    body_seen = 0;
+    whole_object = false;
+    length_known = true;
+    error_buffer[0] = '\0';
+  }
+
+  // Forgets what earlier attempts delivered, so the next one starts at the first byte again.
+  void RestartFromScratch() {
+    delivered = 0;
+    shape_known = false;
+    op_offset = 0;
+    expected = 0;
+    object_size = 0;
+    first_etag.clear();
+  }
+
   // Called once the final response's headers are in: decides which body bytes are kept.
   Status OnHeadersComplete() {
-    if (!Streaming() || status < 200 || status >= 300) return Status::Ok();
+    if (!Streaming() || !IsSuccess(status)) return Status::Ok();
     const std::string* etag = Header("etag");
-    const std::string this_etag = etag ? StripQuotes(*etag) : std::string();
+    // A weak ETag cannot back If-Match (strong comparison): treat it as none.
+    const std::string this_etag =
+        etag != nullptr && !IsWeakEtag(*etag) ? StripEtag(*etag) : std::string();
     if (shape_known && !first_etag.empty() && !this_etag.empty() && this_etag != first_etag) {
       return Status(StatusCode::kFailedPrecondition,
-                    "object changed while resuming an interrupted transfer");
+                    req.what + ": object changed while resuming an interrupted transfer");
     }
+    const std::string* cl = Header("content-length");
+    const uint64_t content_length = cl ? std::strtoull(cl->c_str(), nullptr, 10) : 0;
     uint64_t first = 0, length = 0, total = 0;
     if (status == 206) {
       const std::string* cr = Header("content-range");
@@ -147,23 +193,32 @@ struct Exchange {
       skip = 0;
       keep = length;
     } else {
-      const std::string* cl = Header("content-length");
-      uint64_t content_length = 0;
-      if (cl != nullptr) content_length = std::strtoull(cl->c_str(), nullptr, 10);
+      // A 200: the whole object, whatever was asked for.
+      whole_object = true;
+      length_known = cl != nullptr;
       total = content_length;
       if (attempt_range) {
-        // A server that ignores Range sends the whole object: take the requested slice.
+        // A server that ignores Range sends the whole object: take the requested slice. Without
+        // a Content-Length (chunked) the object's size shows only at the end of the body: keep
+        // up to the requested length and clamp `expected` then (FinishBody).
         first = attempt_range->offset;
-        skip = attempt_range->offset;
-        length = first < total ? std::min(attempt_range->length, total - first) : 0;
-        keep = length;
+        skip = first;
+        length = !length_known   ? attempt_range->length
+                 : first < total ? std::min(attempt_range->length, total - first)
+                                 : 0;
       } else {
         first = 0;
         skip = 0;
-        length = content_length;
-        keep = cl != nullptr ? content_length : std::numeric_limits<uint64_t>::max();
+        length = length_known ? content_length : kUnknown;
       }
-      if (cl == nullptr) total = 0;
+      keep = length;
+    }
+    // A buffer too small for what the headers announce fails now, before any byte is copied.
+    if (!req.sink && length_known && keep != kUnknown &&
+        (keep > req.buffer.size() || delivered > req.buffer.size() - keep)) {
+      return Status::OutOfRange(req.what + ": body (" + std::to_string(delivered + keep) +
+                                " bytes) is larger than the buffer (" +
+                                std::to_string(req.buffer.size()) + " bytes)");
     }
     if (!shape_known) {
       shape_known = true;
@@ -171,11 +226,40 @@ struct Exchange {
       expected = length;
       object_size = total;
       first_etag = this_etag;
-      // Without a length (chunked 200), a broken transfer cannot be resumed.
-      if (status == 200 && !attempt_range && Header("content-length") == nullptr) {
-        expected = std::numeric_limits<uint64_t>::max();
+    }
+    return Status::Ok();
+  }
+
+  // After a clean end of a 2xx streamed body: what the body turned out to contain. Non-OK when
+  // fewer bytes arrived than the operation expects (a retryable, resumable break).
+  Status FinishBody() {
+    if (whole_object && !length_known) {
+      // A 200 without Content-Length that ended cleanly (chunked terminator or close) carried
+      // the whole object: now its size is known, and a range past the end is cut to it.
+      object_size = body_seen;
+      const uint64_t available = object_size > op_offset ? object_size - op_offset : 0;
+      expected = std::min(expected, available);
+    }
+    if (shape_known && expected != kUnknown && delivered < expected) {
+      return Status::Unavailable(req.what + ": body ended early (" + std::to_string(delivered) +
+                                 " of " + std::to_string(expected) + " bytes)");
+    }
+    return Status::Ok();
+  }
+
+  Status Deliver(std::span<const std::byte> chunk) {
+    if (req.sink) {
+      try {
+        return req.sink(chunk);
+      } catch (...) {
+        return Status::Internal(req.what + ": sink threw an exception");
       }
     }
+    if (chunk.size() > req.buffer.size() - delivered) {
+      return Status::OutOfRange(req.what + ": body is larger than the buffer (" +
+                                std::to_string(req.buffer.size()) + " bytes)");
+    }
+    std::memcpy(req.buffer.data() + delivered, chunk.data(), chunk.size());
     return Status::Ok();
   }
 
@@ -189,40 +273,24 @@ struct Exchange {
       abort_status = OnHeadersComplete();
       if (!abort_status.ok()) return 0;
     }
-    if (!Streaming() || status < 200 || status >= 300) {
+    if (!Streaming() || !IsSuccess(status)) {
       if (status >= 300 && body.size() + n > kMaxErrorBody) return n;  // keep the head only
       body.append(data, n);
       return n;
     }
+    body_seen += n;
     size_t consumed = 0;
     if (skip > 0) {
       const size_t drop = static_cast<size_t>(std::min<uint64_t>(skip, n));
       skip -= drop;
       consumed = drop;
     }
-    size_t take = static_cast<size_t>(std::min<uint64_t>(keep, n - consumed));
-    keep -= take;
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(keep, n - consumed));
     if (take > 0) {
-      std::span<const std::byte> chunk(reinterpret_cast<const std::byte*>(data) + consumed, take);
-      if (req.sink) {
-        Status st;
-        try {
-          st = req.sink(chunk);
-        } catch (...) {
-          st = Status::Internal("GetObject sink threw an exception");
-        }
-        if (!st.ok()) {
-          abort_status = std::move(st);
-          return 0;
-        }
-      } else {
-        if (delivered + take > req.buffer.size()) {
-          abort_status = Status::OutOfRange(req.what + ": body is larger than the buffer (" +
-                                            std::to_string(req.buffer.size()) + " bytes)");
-          return 0;
-        }
-        std::memcpy(req.buffer.data() + delivered, chunk.data(), take);
-      }
+      keep -= take;
+      abort_status =
+          Deliver({reinterpret_cast<const std::byte*>(data) + consumed, static_cast<size_t>(take)});
+      if (!abort_status.ok()) return 0;
       delivered += take;
     }
     return n;  // bytes past `keep` (a 200 answer to a range) are read and dropped
@@ -268,8 +336,8 @@ struct Exchange {
   }
 };
 
-namespace {
-
+// libcurl callbacks: C entry points, so nothing may throw through them (a Status message
+// allocation can); a throw aborts the transfer instead.
 size_t WriteCallback(char* data, size_t size, size_t nmemb, void* userdata) noexcept {
   try {
     return static_cast<Exchange*>(userdata)->OnBody(data, size * nmemb);
@@ -287,7 +355,11 @@ size_t HeaderCallback(char* data, size_t size, size_t nmemb, void* userdata) noe
 }
 
 size_t ReadCallback(char* out, size_t size, size_t nmemb, void* userdata) noexcept {
-  return static_cast<Exchange*>(userdata)->OnRead(out, size * nmemb);
+  try {
+    return static_cast<Exchange*>(userdata)->OnRead(out, size * nmemb);
+  } catch (...) {
+    return CURL_READFUNC_ABORT;
+  }
 }
 
 int SeekCallback(void* userdata, curl_off_t offset, int origin) noexcept {
@@ -301,29 +373,41 @@ int SeekCallback(void* userdata, curl_off_t offset, int origin) noexcept {
 
 int ProgressCallback(void* userdata, curl_off_t, curl_off_t, curl_off_t, curl_off_t) noexcept {
   auto* ex = static_cast<Exchange*>(userdata);
-  if (ex->Cancelled()) {
+  if (!ex->Cancelled()) return 0;
+  try {
     if (ex->abort_status.ok()) ex->abort_status = Status::Cancelled(ex->req.what + ": cancelled");
-    return 1;
+  } catch (...) {  // the transfer is aborted anyway; the loop reports the cancellation
   }
-  return 0;
+  return 1;
 }
 
 }  // namespace
 
+const std::string* HttpResponse::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+// The loop's state. Shared between the Transport and the loop thread: when a completion destroys
+// the Transport on the loop thread, the thread detaches and keeps this alive until it is done.
 struct Transport::Impl {
   explicit Impl(TransportOptions o)
       : options(std::move(o)), policy(options.retry, options.jitter) {}
 
-  // Members in teardown order matter: `loop` is declared last so it is joined first, while the
-  // multi handle, the pool and the exchanges it uses are still alive.
   TransportOptions options;
   RetryPolicy policy;
-  CurlGlobal curl_global;  // keeps libcurl initialized for as long as any handle exists
+  bool trace_curl = false;  // decided once at Create: the check is not free per attempt
+  CurlGlobal curl_global;   // keeps libcurl initialized for as long as any handle exists
   CurlMulti multi;
-  std::vector<CurlEasy> idle_easies;  // loop thread only
+  std::vector<CurlEasy> idle_easies;  // loop thread only; reset (no dangling pointers)
   // Exchanges in flight (in curl) or waiting for a retry; owned here, loop thread only.
   std::unordered_map<Exchange*, std::unique_ptr<Exchange>> live;
+  size_t live_with_token = 0;                         // loop thread only
   std::multimap<SteadyTime, Exchange*> retry_timers;  // loop thread only
+  std::deque<std::unique_ptr<Exchange>> fresh;        // loop thread only; reused each turn
+  SigningKeyCache signing_keys;                       // loop thread only
 
   // Lock order: `mu` is a leaf; never held while calling libcurl or a completion.
   std::mutex mu;
@@ -332,11 +416,23 @@ struct Transport::Impl {
 
   std::atomic<uint64_t> requests{0}, attempts{0}, retries{0}, failures{0}, bytes_sent{0},
       bytes_received{0};
-  std::jthread loop;  // last: joined before everything above is destroyed
+  std::thread loop;  // joined by ~Transport, or detached when that runs on this very thread
 
   void Run();
+  // Steps of one loop turn.
+  bool TakeSubmitted();  // false: stopping (what was taken is completed)
+  void FireRetryTimers();
+  void AbortCancelled();
+  void ReapFinished();
+  int PollTimeoutMs() const;
+  void Shutdown();
+
   void StartAttempt(std::unique_ptr<Exchange> owned_or_null, Exchange* ex);
   Status ConfigureEasy(Exchange& ex);
+  Status BuildHeaders(Exchange& ex, const RequestTarget& target);
+  void SetTransferOptions(Exchange& ex, const RequestTarget& target);
+  void SetMethodOptions(Exchange& ex);
+  void ReleaseEasy(Exchange& ex);
   void OnAttemptDone(Exchange* ex, CURLcode code);
   void Complete(Exchange* ex, Result<HttpResponse> result);
   Status HttpError(const Exchange& ex) const;
@@ -344,7 +440,7 @@ struct Transport::Impl {
 
 Result<std::unique_ptr<Transport>> Transport::Create(TransportOptions options) {
   if (options.endpoint.host.empty()) return Status::InvalidArgument("S3 endpoint has no host");
-  auto impl = std::make_unique<Impl>(std::move(options));
+  auto impl = std::make_shared<Impl>(std::move(options));
   REELFS_RETURN_IF_ERROR(impl->curl_global.status());
   impl->multi.reset(curl_multi_init());
   if (!impl->multi) return Status::Internal("curl_multi_init failed");
@@ -352,12 +448,13 @@ Result<std::unique_ptr<Transport>> Transport::Create(TransportOptions options) {
   curl_multi_setopt(impl->multi.get(), CURLMOPT_MAX_HOST_CONNECTIONS, conns);
   curl_multi_setopt(impl->multi.get(), CURLMOPT_MAX_TOTAL_CONNECTIONS, conns);
   curl_multi_setopt(impl->multi.get(), CURLMOPT_MAXCONNECTS, conns);
-  Impl* raw = impl.get();
-  impl->loop = std::jthread([raw] { raw->Run(); });
+  impl->trace_curl = LogEnabled(LogLevel::kTrace, "curl");
+  // The thread holds its own reference: it may outlive the Transport (see ~Transport).
+  impl->loop = std::thread([self = impl] { self->Run(); });
   return std::unique_ptr<Transport>(new Transport(std::move(impl)));
 }
 
-Transport::Transport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Transport::Transport(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Transport::~Transport() {
   {
@@ -365,7 +462,13 @@ Transport::~Transport() {
     impl_->stopping = true;
   }
   curl_multi_wakeup(impl_->multi.get());
-  impl_->loop.join();
+  if (impl_->loop.get_id() == std::this_thread::get_id()) {
+    // Called from a completion: joining would wait for ourselves. The loop notices `stopping`
+    // when the completion returns, finishes the shutdown and drops the last reference to Impl.
+    impl_->loop.detach();
+  } else {
+    impl_->loop.join();
+  }
 }
 
 const TransportOptions& Transport::options() const { return impl_->options; }
@@ -418,72 +521,104 @@ void Transport::Submit(HttpRequest request, HttpCallback done) {
 }
 
 void Transport::Impl::Run() {
-  while (true) {
-    std::deque<std::unique_ptr<Exchange>> fresh;
-    bool stop = false;
-    {
-      std::lock_guard lock(mu);
-      fresh.swap(submitted);
-      stop = stopping;
-    }
-    if (stop) {
-      for (auto& ex : fresh) {
-        Exchange* raw = ex.get();
-        live.emplace(raw, std::move(ex));
-        Complete(raw, Status::Cancelled(raw->req.what + ": S3 client is shutting down"));
-      }
-      break;
-    }
-    for (auto& ex : fresh) {
-      Exchange* raw = ex.get();
-      StartAttempt(std::move(ex), raw);
-    }
-
-    // Retries whose delay is over, and waiting retries that were cancelled meanwhile.
-    const SteadyTime now = std::chrono::steady_clock::now();
-    for (auto it = retry_timers.begin(); it != retry_timers.end();) {
-      Exchange* ex = it->second;
-      if (it->first <= now || ex->Cancelled()) {
-        it = retry_timers.erase(it);
-        if (ex->Cancelled()) {
-          Complete(ex, Status::Cancelled(ex->req.what + ": cancelled"));
-        } else {
-          StartAttempt(nullptr, ex);
-        }
-      } else {
-        ++it;
-      }
-    }
-
+  while (TakeSubmitted()) {
+    FireRetryTimers();
+    if (live_with_token > 0) AbortCancelled();
     int running = 0;
     curl_multi_perform(multi.get(), &running);
-    int queued = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi.get(), &queued)) {
-      if (msg->msg != CURLMSG_DONE) continue;
-      CURL* easy = msg->easy_handle;
-      const CURLcode code = msg->data.result;
-      char* priv = nullptr;
-      curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv);
-      curl_multi_remove_handle(multi.get(), easy);
-      OnAttemptDone(reinterpret_cast<Exchange*>(priv), code);
-    }
+    ReapFinished();
+    const int timeout_ms = PollTimeoutMs();
+    if (timeout_ms > 0) curl_multi_poll(multi.get(), nullptr, 0, timeout_ms, nullptr);
+  }
+  Shutdown();
+}
 
-    // Sleep until there is socket activity, a wakeup, the next retry, or 1 s (cancellation
-    // of waiting retries is noticed at least that often).
-    int timeout_ms = 1000;
-    if (!retry_timers.empty()) {
-      const auto until = retry_timers.begin()->first - std::chrono::steady_clock::now();
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until).count();
-      timeout_ms = static_cast<int>(std::clamp<int64_t>(ms + 1, 0, timeout_ms));
-    }
-    if (!fresh.empty() || running > 0 || timeout_ms > 0) {
-      curl_multi_poll(multi.get(), nullptr, 0, timeout_ms, nullptr);
+bool Transport::Impl::TakeSubmitted() {
+  fresh.clear();
+  bool stop = false;
+  {
+    std::lock_guard lock(mu);
+    fresh.swap(submitted);
+    stop = stopping;
+  }
+  for (auto& owned : fresh) {
+    Exchange* raw = owned.get();
+    if (stop) {
+      live.emplace(raw, std::move(owned));
+      if (raw->req.cancel) ++live_with_token;
+      Complete(raw, Status::Cancelled(raw->req.what + ": S3 client is shutting down"));
+    } else {
+      StartAttempt(std::move(owned), raw);
     }
   }
+  fresh.clear();
+  return !stop;
+}
 
-  // Shutdown: every operation still known gets its one completion.
+// Retries whose delay is over, and waiting retries that were cancelled meanwhile.
+void Transport::Impl::FireRetryTimers() {
+  const SteadyTime now = std::chrono::steady_clock::now();
+  for (auto it = retry_timers.begin(); it != retry_timers.end();) {
+    Exchange* ex = it->second;
+    if (it->first <= now || ex->Cancelled()) {
+      it = retry_timers.erase(it);
+      if (ex->Cancelled()) {
+        Complete(ex, Status::Cancelled(ex->req.what + ": cancelled"));
+      } else {
+        StartAttempt(nullptr, ex);
+      }
+    } else {
+      ++it;
+    }
+  }
+}
+
+// Transfers whose token was raised: libcurl calls the progress callback only about once a second
+// on a stalled transfer, so they are taken out of the multi here instead.
+void Transport::Impl::AbortCancelled() {
+  std::vector<Exchange*> cancelled;
+  for (const auto& [raw, ex] : live) {
+    if (ex->easy && ex->Cancelled()) cancelled.push_back(raw);
+  }
+  for (Exchange* ex : cancelled) {
+    curl_multi_remove_handle(multi.get(), ex->easy.get());
+    ReleaseEasy(*ex);
+    Complete(ex, Status::Cancelled(ex->req.what + ": cancelled"));
+  }
+}
+
+void Transport::Impl::ReapFinished() {
+  int queued = 0;
+  while (CURLMsg* msg = curl_multi_info_read(multi.get(), &queued)) {
+    if (msg->msg != CURLMSG_DONE) continue;
+    CURL* easy = msg->easy_handle;
+    const CURLcode code = msg->data.result;
+    char* priv = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv);
+    curl_multi_remove_handle(multi.get(), easy);
+    OnAttemptDone(reinterpret_cast<Exchange*>(priv), code);
+  }
+}
+
+// Sleep until there is socket activity, a wakeup, the next retry, or the poll interval (waiting
+// retries and tokens are looked at at least that often).
+int Transport::Impl::PollTimeoutMs() const {
+  int timeout_ms = live_with_token > 0 ? kCancelPollMs : kIdlePollMs;
+  if (!retry_timers.empty()) {
+    const auto until = retry_timers.begin()->first - std::chrono::steady_clock::now();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until).count();
+    timeout_ms = static_cast<int>(std::clamp<int64_t>(ms + 1, 0, timeout_ms));
+  }
+  return timeout_ms;
+}
+
+// Every operation still known gets its one completion.
+void Transport::Impl::Shutdown() {
   for (auto& [raw, ex] : live) {
-    if (ex->easy) curl_multi_remove_handle(multi.get(), ex->easy.get());
+    if (ex->easy) {
+      curl_multi_remove_handle(multi.get(), ex->easy.get());
+      ReleaseEasy(*ex);
+    }
   }
   retry_timers.clear();
   std::vector<Exchange*> pending;
@@ -493,11 +628,7 @@ void Transport::Impl::Run() {
   }
 }
 
-Status Transport::Impl::ConfigureEasy(Exchange& ex) {
-  CURL* e = ex.easy.get();
-  const RequestTarget target = BuildRequestTarget(options.endpoint, options.addressing,
-                                                  ex.req.bucket, ex.req.key, ex.req.query);
-  // Sign this attempt (fresh x-amz-date).
+Status Transport::Impl::BuildHeaders(Exchange& ex, const RequestTarget& target) {
   SignableRequest signable;
   signable.method = ex.req.method;
   signable.encoded_path = target.encoded_path;
@@ -507,7 +638,8 @@ Status Transport::Impl::ConfigureEasy(Exchange& ex) {
   if (!ex.content_md5.empty()) signable.headers.emplace_back("content-md5", ex.content_md5);
   ex.attempt_range.reset();
   if (ex.req.stream_body && ex.shape_known && ex.delivered > 0) {
-    // Resume after the bytes already delivered, and only from the same object version.
+    // Resume after the bytes already delivered, and only from the same object version
+    // (OnAttemptDone restarts from scratch instead when there is no ETag to pin it).
     ex.attempt_range = ByteRange{ex.op_offset + ex.delivered, ex.expected - ex.delivered};
     if (!ex.first_etag.empty()) {
       const bool has_if_match = std::any_of(ex.req.headers.begin(), ex.req.headers.end(),
@@ -517,14 +649,18 @@ Status Transport::Impl::ConfigureEasy(Exchange& ex) {
   } else if (ex.req.range) {
     ex.attempt_range = ex.req.range;
   }
-  if (ex.attempt_range)
+  if (ex.attempt_range) {
     signable.headers.emplace_back("range", FormatRangeHeader(*ex.attempt_range));
+  }
   signable.payload_hash = ex.payload_hash;
   if (!options.credentials.empty()) {
+    // Sign this attempt (fresh x-amz-date).
     SigV4Params params;
     params.region = options.region;
     params.time = std::chrono::system_clock::now();
-    SignRequest(signable, options.credentials, params);
+    const std::string date = FormatAmzDate(params.time).substr(0, 8);
+    SignRequest(signable, options.credentials, params,
+                signing_keys.Get(options.credentials, date, params.region, params.service));
   } else {
     signable.headers.emplace_back("x-amz-content-sha256", ex.payload_hash);
   }
@@ -541,7 +677,11 @@ Status Transport::Impl::ConfigureEasy(Exchange& ex) {
   if (!has_content_type && !AppendHeader(ex.headers, "Content-Type:")) {
     return Status::ResourceExhausted("slist");
   }
+  return Status::Ok();
+}
 
+void Transport::Impl::SetTransferOptions(Exchange& ex, const RequestTarget& target) {
+  CURL* e = ex.easy.get();
   curl_easy_setopt(e, CURLOPT_URL, target.url.c_str());
   curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // keys may contain "./" and "../": send as is
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, ex.headers.get());
@@ -571,11 +711,14 @@ Status Transport::Impl::ConfigureEasy(Exchange& ex) {
   if (!options.user_agent.empty()) {
     curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
   }
-  if (LogEnabled(LogLevel::kTrace, "curl")) {
+  if (trace_curl) {
     curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, &CurlDebug);
     curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
   }
+}
 
+void Transport::Impl::SetMethodOptions(Exchange& ex) {
+  CURL* e = ex.easy.get();
   const auto size = static_cast<curl_off_t>(ex.upload.size());
   if (ex.req.method == "HEAD") {
     curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
@@ -596,11 +739,31 @@ Status Transport::Impl::ConfigureEasy(Exchange& ex) {
     curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, &SeekCallback);
     curl_easy_setopt(e, CURLOPT_SEEKDATA, &ex);
   }
+}
+
+Status Transport::Impl::ConfigureEasy(Exchange& ex) {
+  const RequestTarget target = BuildRequestTarget(options.endpoint, options.addressing,
+                                                  ex.req.bucket, ex.req.key, ex.req.query);
+  REELFS_RETURN_IF_ERROR(BuildHeaders(ex, target));
+  SetTransferOptions(ex, target);
+  SetMethodOptions(ex);
   return Status::Ok();
 }
 
+// Back to the pool, reset: a pooled handle must not keep pointers into a freed Exchange
+// (PRIVATE, WRITEDATA, ERRORBUFFER, HTTPHEADER). Its connection stays in the multi's cache.
+void Transport::Impl::ReleaseEasy(Exchange& ex) {
+  if (!ex.easy) return;
+  curl_easy_reset(ex.easy.get());
+  ex.headers.reset();
+  idle_easies.push_back(std::move(ex.easy));
+}
+
 void Transport::Impl::StartAttempt(std::unique_ptr<Exchange> owned, Exchange* ex) {
-  if (owned) live.emplace(ex, std::move(owned));
+  if (owned) {
+    live.emplace(ex, std::move(owned));
+    if (ex->req.cancel) ++live_with_token;
+  }
   if (ex->Cancelled()) {
     Complete(ex, Status::Cancelled(ex->req.what + ": cancelled"));
     return;
@@ -608,21 +771,11 @@ void Transport::Impl::StartAttempt(std::unique_ptr<Exchange> owned, Exchange* ex
   ++ex->attempt;
   attempts.fetch_add(1, std::memory_order_relaxed);
   if (ex->attempt > 1) retries.fetch_add(1, std::memory_order_relaxed);
-  // Per-attempt state.
-  ex->upload_offset = 0;
-  ex->status = 0;
-  ex->headers_done = false;
-  ex->response_headers.clear();
-  ex->body.clear();
-  ex->abort_status = Status::Ok();
-  ex->skip = 0;
-  ex->keep = std::numeric_limits<uint64_t>::max();
-  ex->error_buffer[0] = '\0';
+  ex->ResetAttempt();
 
   if (!idle_easies.empty()) {
     ex->easy = std::move(idle_easies.back());
     idle_easies.pop_back();
-    curl_easy_reset(ex->easy.get());
   } else {
     ex->easy.reset(curl_easy_init());
     if (!ex->easy) {
@@ -636,7 +789,7 @@ void Transport::Impl::StartAttempt(std::unique_ptr<Exchange> owned, Exchange* ex
     if (mc != CURLM_OK) st = Status::Internal(curl_multi_strerror(mc));
   }
   if (!st.ok()) {
-    idle_easies.push_back(std::move(ex->easy));
+    ReleaseEasy(*ex);
     Complete(ex, std::move(st));
   }
 }
@@ -660,9 +813,7 @@ void Transport::Impl::OnAttemptDone(Exchange* ex, CURLcode code) {
   curl_easy_getinfo(ex->easy.get(), CURLINFO_SIZE_DOWNLOAD_T, &down);
   bytes_sent.fetch_add(static_cast<uint64_t>(up), std::memory_order_relaxed);
   bytes_received.fetch_add(static_cast<uint64_t>(down), std::memory_order_relaxed);
-  // The easy handle goes back to the pool; its connection stays in the multi's cache.
-  ex->headers.reset();
-  idle_easies.push_back(std::move(ex->easy));
+  ReleaseEasy(*ex);
 
   Status failure;
   AttemptOutcome outcome;
@@ -674,16 +825,16 @@ void Transport::Impl::OnAttemptDone(Exchange* ex, CURLcode code) {
       failure = CurlToStatus(code, ex->error_buffer).WithContext(ex->req.what);
       outcome.kind = CurlOutcomeKind(code);
     }
-  } else if (ex->status < 200 || ex->status >= 300) {
+  } else if (!IsSuccess(ex->status)) {
     failure = HttpError(*ex);
     outcome.kind = AttemptOutcome::Kind::kHttpResponse;
     outcome.http_status = ex->status;
     outcome.s3_code = failure.detail().s3_code;
-  } else if (ex->req.stream_body && ex->shape_known &&
-             ex->expected != std::numeric_limits<uint64_t>::max() && ex->delivered < ex->expected) {
-    // The connection closed early but cleanly (no Content-Length check by curl on 200 + slicing).
-    failure = Status::Unavailable(ex->req.what + ": body ended early");
-    outcome.kind = AttemptOutcome::Kind::kConnectionError;
+  } else if (ex->req.stream_body) {
+    // The connection may close early but cleanly (no Content-Length check by curl on a chunked
+    // or close-delimited body, or on a 200 sliced to a range).
+    failure = ex->FinishBody();
+    if (!failure.ok()) outcome.kind = AttemptOutcome::Kind::kConnectionError;
   }
 
   if (failure.ok()) {
@@ -693,17 +844,46 @@ void Transport::Impl::OnAttemptDone(Exchange* ex, CURLcode code) {
     resp.body = std::move(ex->body);
     resp.streamed_bytes = ex->delivered;
     resp.object_size = ex->object_size;
-    Complete(ex, std::move(resp));
-    return;
+    Status valid;
+    if (ex->req.validate) {
+      try {
+        valid = ex->req.validate(resp);
+      } catch (...) {
+        valid = Status::Internal("response validator threw an exception");
+      }
+    }
+    if (valid.ok()) {
+      Complete(ex, std::move(resp));
+      return;
+    }
+    failure = std::move(valid).WithContext(ex->req.what);
+    outcome.kind = AttemptOutcome::Kind::kHttpResponse;
+    outcome.http_status = failure.detail().http_status;
+    outcome.s3_code = failure.detail().s3_code;
   }
   if (ex->Cancelled()) {
     Complete(ex, Status::Cancelled(ex->req.what + ": cancelled"));
     return;
   }
-  // A streamed body that broke part way resumes only when its shape is known.
-  const bool resumable = !ex->req.stream_body || ex->delivered == 0 ||
-                         (ex->shape_known && ex->expected != std::numeric_limits<uint64_t>::max());
+  // A streamed body that broke part way resumes only when its shape is known, and only pinned to
+  // its ETag: without one, a buffer is filled again from the first byte (a sink cannot take back
+  // what it was given, so that transfer fails).
+  bool resumable = true;
+  bool restart = false;
+  if (ex->req.stream_body && ex->delivered > 0) {
+    if (!ex->shape_known || ex->expected == kUnknown) {
+      resumable = false;
+    } else if (ex->first_etag.empty()) {
+      resumable = !ex->req.sink;
+      restart = resumable;
+    }
+  }
   if (resumable && policy.ShouldRetry(outcome, ex->attempt)) {
+    if (restart) {
+      REELFS_LOG_DEBUG(kLog, "{}: no ETag to resume against; restarting from the first byte",
+                       ex->req.what);
+      ex->RestartFromScratch();
+    }
     const auto delay = policy.Delay(ex->attempt);
     REELFS_LOG_DEBUG(kLog, "{} attempt {} failed ({}); retrying in {} ms", ex->req.what,
                      ex->attempt, failure.ToString(), delay.count());
@@ -722,10 +902,11 @@ void Transport::Impl::Complete(Exchange* ex, Result<HttpResponse> result) {
   if (it != live.end()) {
     owned = std::move(it->second);
     live.erase(it);
+    if (owned->req.cancel) --live_with_token;
   }
   if (!result.ok()) failures.fetch_add(1, std::memory_order_relaxed);
   HttpCallback done = std::move(ex->done);
-  if (owned && owned->easy) idle_easies.push_back(std::move(owned->easy));
+  if (owned) ReleaseEasy(*owned);
   owned.reset();  // request memory is released before the caller learns it is done
   done(std::move(result));
 }

@@ -8,9 +8,16 @@
 // attempts the RetryPolicy allows are re-run after a full-jitter delay kept in the loop's timer
 // queue (the loop never sleeps). A streamed body (GetObject) that broke part way is resumed from
 // the bytes already delivered with an adjusted Range and If-Match on the first response's ETag.
+// Without a (strong) ETag a resume could splice two versions of the object, so such a transfer
+// starts over from the first byte instead (into a buffer), or fails (a sink cannot take back
+// what it was given).
 //
 // Thread-safety: Submit() and counters() may be called from any thread. Completions run on the
 // loop thread; they must not block and must not wait on another request of the same Transport.
+// A completion may destroy the Transport (dropping the last reference to its owner): the
+// destructor then returns at once and the loop thread finishes the shutdown on its own, completing
+// the remaining operations with kCancelled. Destroyed from any other thread, it joins the loop
+// (every completion has run when it returns).
 #pragma once
 
 #include <atomic>
@@ -51,6 +58,8 @@ struct TransportOptions {
   uint64_t unsigned_payload_min_bytes = 0;  // 0: always sign the body's SHA-256
 };
 
+struct HttpResponse;
+
 struct HttpRequest {
   std::string method = "GET";
   std::string bucket;
@@ -68,6 +77,10 @@ struct HttpRequest {
   std::optional<ByteRange> range;  // sent as Range; a 200 answer is sliced to it
   std::shared_ptr<CancellationToken> cancel;
   std::string what;  // "GetObject b/k", prefixed to error messages
+  // Runs on a 2xx response before it completes. A failure is handled like an error response (its
+  // detail().s3_code and http_status go to the retry policy): S3 can answer 200 and then send an
+  // <Error> body (CompleteMultipartUpload, CopyObject), and InternalError there is retryable.
+  std::function<Status(const HttpResponse&)> validate;
 };
 
 struct HttpResponse {
@@ -75,7 +88,9 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;  // lowercase names, final response
   std::string body;                                          // unless streamed
   uint64_t streamed_bytes = 0;                               // delivered to buffer/sink
-  uint64_t object_size = 0;  // streamed GET: total object size (Content-Range / Content-Length)
+  // Streamed GET: total object size (Content-Range total, a 200's Content-Length, or the length
+  // of a 200 body sent without one); 0 when unknown (a 206 with "bytes a-b/*").
+  uint64_t object_size = 0;
 
   // First header with that (lowercase) name, or nullptr.
   const std::string* Header(std::string_view name) const;
@@ -105,8 +120,9 @@ class Transport {
 
  private:
   struct Impl;
-  explicit Transport(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit Transport(std::shared_ptr<Impl> impl);
+  // Shared with the loop thread, which keeps it alive until the loop has finished (see above).
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace reelfs::s3

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -17,6 +19,9 @@
 #include <sys/socket.h>
 
 #include "common/unique_fd.h"
+#include "s3/await.h"
+#include "s3/client/object_headers.h"
+#include "s3/client/s3_client.h"
 
 using namespace reelfs;
 using namespace reelfs::s3;
@@ -25,9 +30,15 @@ using namespace std::chrono_literals;
 namespace {
 
 // Answers each request with the next scripted response (raw bytes), then closes the connection.
+// A response may contain kStall: the bytes before it are sent, then the server goes silent for
+// `stall` and closes the connection without sending the rest (a peer that hangs mid-body).
+constexpr std::string_view kStall = "<<STALL>>";
+
 class ScriptedServer {
  public:
-  explicit ScriptedServer(std::vector<std::string> responses) : responses_(std::move(responses)) {
+  explicit ScriptedServer(std::vector<std::string> responses,
+                          std::chrono::milliseconds stall = std::chrono::milliseconds(1500))
+      : responses_(std::move(responses)), stall_(stall) {
     listen_ = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -61,20 +72,38 @@ class ScriptedServer {
         if (n <= 0) break;
         req.append(buf, static_cast<size_t>(n));
       }
+      // Read the request body too: closing a socket with unread data sends a RST, which can
+      // destroy the response before the client reads it.
+      const size_t head_end = req.find("\r\n\r\n");
+      std::string lower = req.substr(0, head_end);
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const size_t cl = lower.find("content-length: ");
+      if (head_end != std::string::npos && cl != std::string::npos && cl < head_end) {
+        const size_t want = head_end + 4 + std::strtoull(req.c_str() + cl + 16, nullptr, 10);
+        while (req.size() < want) {
+          const ssize_t n = read(conn.get(), buf, sizeof buf);
+          if (n <= 0) break;
+          req.append(buf, static_cast<size_t>(n));
+        }
+      }
       {
         std::lock_guard lock(mu_);
         requests_.push_back(req);
       }
+      const size_t stall_at = response.find(kStall);
+      const std::string_view out = std::string_view(response).substr(0, stall_at);
       size_t off = 0;
-      while (off < response.size()) {
-        const ssize_t n = write(conn.get(), response.data() + off, response.size() - off);
+      while (off < out.size()) {
+        const ssize_t n = write(conn.get(), out.data() + off, out.size() - off);
         if (n <= 0) break;
         off += static_cast<size_t>(n);
       }
+      if (stall_at != std::string::npos) std::this_thread::sleep_for(stall_);
     }
   }
 
   std::vector<std::string> responses_;
+  std::chrono::milliseconds stall_;
   UniqueFd listen_;
   int port_ = 0;
   std::mutex mu_;
@@ -88,11 +117,13 @@ std::string Body(size_t n) {
   return s;
 }
 
-std::unique_ptr<Transport> MakeTransport(int port, int max_attempts = 4) {
+std::unique_ptr<Transport> MakeTransport(int port, int max_attempts = 4,
+                                         std::chrono::milliseconds idle_timeout = 30s) {
   TransportOptions o;
   o.endpoint = Endpoint{"http", "127.0.0.1", port, ""};
   o.credentials = {"AKID", "secret", ""};
   o.retry = {.max_attempts = max_attempts, .base = 1ms, .cap = 5ms};
+  o.idle_timeout = idle_timeout;
   auto t = Transport::Create(o);
   REQUIRE(t.ok());
   return std::move(t).value();
@@ -264,4 +295,321 @@ TEST_CASE("shutdown completes pending retries with kCancelled") {
   auto f = p.get_future();
   REQUIRE(f.wait_for(1s) == std::future_status::ready);
   CHECK(f.get().code() == StatusCode::kCancelled);
+}
+
+namespace {
+
+// "Transfer-Encoding: chunked" 200 whose body is `body` in chunks of `chunk` bytes; without the
+// terminating zero-size chunk when `complete` is false (the connection then just closes).
+std::string Chunked200(std::string_view body, size_t chunk, bool complete = true) {
+  std::string out = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nETag: \"e1\"\r\n\r\n";
+  for (size_t off = 0; off < body.size(); off += chunk) {
+    const std::string_view part = body.substr(off, chunk);
+    char size[32];
+    std::snprintf(size, sizeof size, "%zx\r\n", part.size());
+    out += size;
+    out += part;
+    out += "\r\n";
+  }
+  if (complete) out += "0\r\n\r\n";
+  return out;
+}
+
+std::string Response(int code, std::string_view reason, std::string_view body,
+                     std::string_view extra_headers = "") {
+  return "HTTP/1.1 " + std::to_string(code) + " " + std::string(reason) +
+         "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+         std::string(extra_headers) + "\r\n" + std::string(body);
+}
+
+std::string ErrorXml(std::string_view code) {
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>" + std::string(code) +
+         "</Code><Message>m</Message><RequestId>R</RequestId></Error>";
+}
+
+std::unique_ptr<S3Client> MakeClient(int port, int max_attempts = 3) {
+  ClientOptions o;
+  o.endpoint = "http://127.0.0.1:" + std::to_string(port);
+  o.credentials = {"AKID", "secret", ""};
+  o.retry = {.max_attempts = max_attempts, .base = 1ms, .cap = 5ms};
+  auto c = S3Client::Create(o);
+  REQUIRE(c.ok());
+  return std::move(c).value();
+}
+
+std::string Str(const std::vector<std::byte>& buf, size_t n) {
+  return std::string(reinterpret_cast<const char*>(buf.data()), n);
+}
+
+}  // namespace
+
+TEST_CASE("a chunked 200 answer to a ranged GET is sliced to the range") {
+  const std::string body = Body(1000);
+  ScriptedServer server({Chunked200(body, 64)});
+  auto t = MakeTransport(server.port());
+  std::vector<std::byte> buf(50);
+  auto r = Run(*t, StreamGet(buf, ByteRange{100, 50}));
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK(r->streamed_bytes == 50);
+  CHECK(r->object_size == 1000);  // known once the chunked body ended
+  CHECK(Str(buf, 50) == body.substr(100, 50));
+}
+
+TEST_CASE("a chunked 200 to a range past the end of a shorter object delivers what exists") {
+  const std::string body = Body(120);
+  ScriptedServer server({Chunked200(body, 50)});
+  auto t = MakeTransport(server.port());
+  std::vector<std::byte> buf(50);
+  auto r = Run(*t, StreamGet(buf, ByteRange{100, 50}));
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK(r->streamed_bytes == 20);
+  CHECK(r->object_size == 120);
+  CHECK(Str(buf, 20) == body.substr(100, 20));
+  CHECK(t->counters().retries == 0);
+}
+
+TEST_CASE("a chunked 200 to a range that breaks off is resumed") {
+  const std::string body = Body(1000);
+  ScriptedServer server({
+      Chunked200(std::string_view(body).substr(0, 120), 40, /*complete=*/false),
+      "HTTP/1.1 206 Partial Content\r\nContent-Length: 30\r\nContent-Range: bytes 120-149/1000"
+      "\r\nETag: \"e1\"\r\n\r\n" +
+          body.substr(120, 30),
+  });
+  auto t = MakeTransport(server.port());
+  std::vector<std::byte> buf(50);
+  auto r = Run(*t, StreamGet(buf, ByteRange{100, 50}));
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK(r->streamed_bytes == 50);
+  CHECK(Str(buf, 50) == body.substr(100, 50));
+  const auto reqs = server.requests();
+  REQUIRE(reqs.size() == 2);
+  CHECK(Has(reqs[1], "range: bytes=120-149"));
+  CHECK(Has(reqs[1], "if-match: \"e1\""));
+}
+
+TEST_CASE("a Content-Length larger than the buffer fails at header time") {
+  const std::string body = Body(100);
+  ScriptedServer server({Response(200, "OK", body, "ETag: \"e1\"\r\n")});
+  auto t = MakeTransport(server.port());
+  std::vector<std::byte> buf(60);
+  auto r = Run(*t, StreamGet(buf, std::nullopt));
+  CHECK(r.status().code() == StatusCode::kOutOfRange);
+  CHECK(buf[0] == std::byte{0});  // nothing was copied
+  CHECK(t->counters().retries == 0);
+}
+
+TEST_CASE("a broken body without an ETag restarts from the first byte, not a resume") {
+  const std::string body = Body(1000);
+  ScriptedServer server({
+      "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + body.substr(0, 400),
+      Response(200, "OK", body),
+  });
+  auto t = MakeTransport(server.port());
+  std::vector<std::byte> buf(1000);
+  auto r = Run(*t, StreamGet(buf, std::nullopt));
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK(r->streamed_bytes == 1000);
+  CHECK(Str(buf, 1000) == body);
+  const auto reqs = server.requests();
+  REQUIRE(reqs.size() == 2);
+  CHECK_FALSE(Has(reqs[1], "range:"));
+  CHECK_FALSE(Has(reqs[1], "if-match:"));
+}
+
+TEST_CASE("an object replaced during a resume fails with kFailedPrecondition") {
+  const std::string body = Body(1000);
+  SUBCASE("the server honours If-Match: 412") {
+    ScriptedServer server({
+        "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"e1\"\r\n\r\n" + body.substr(0, 400),
+        Response(412, "Precondition Failed", ErrorXml("PreconditionFailed")),
+    });
+    auto t = MakeTransport(server.port());
+    std::vector<std::byte> buf(1000);
+    auto r = Run(*t, StreamGet(buf, std::nullopt));
+    CHECK(r.status().code() == StatusCode::kFailedPrecondition);
+    CHECK(r.status().detail().s3_code == "PreconditionFailed");
+    CHECK(t->counters().attempts == 2);  // the 412 is not retried
+  }
+  SUBCASE("the server ignores If-Match: another ETag in the 206") {
+    ScriptedServer server({
+        "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"e1\"\r\n\r\n" + body.substr(0, 400),
+        "HTTP/1.1 206 Partial Content\r\nContent-Length: 600\r\nContent-Range: bytes 400-999/1000"
+        "\r\nETag: \"e2\"\r\n\r\n" +
+            body.substr(400),
+    });
+    auto t = MakeTransport(server.port());
+    std::vector<std::byte> buf(1000);
+    auto r = Run(*t, StreamGet(buf, std::nullopt));
+    CHECK(r.status().code() == StatusCode::kFailedPrecondition);
+  }
+}
+
+TEST_CASE("403 is not retried") {
+  ScriptedServer server({Response(403, "Forbidden", ErrorXml("AccessDenied"))});
+  auto t = MakeTransport(server.port());
+  HttpRequest req;
+  req.bucket = "b";
+  req.key = "k";
+  auto r = Run(*t, req);
+  CHECK(r.status().code() == StatusCode::kPermissionDenied);
+  CHECK(r.status().detail().s3_code == "AccessDenied");
+  CHECK(t->counters().attempts == 1);
+}
+
+TEST_CASE("a server that stalls mid-body hits the idle timeout and is retried") {
+  const std::string body = Body(1000);
+  const std::string stalled = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"e1\"\r\n\r\n" +
+                              body.substr(0, 300) + std::string(kStall);
+  SUBCASE("the retry resumes and succeeds") {
+    ScriptedServer server({
+        stalled,
+        "HTTP/1.1 206 Partial Content\r\nContent-Length: 700\r\nContent-Range: bytes 300-999/1000"
+        "\r\nETag: \"e1\"\r\n\r\n" +
+            body.substr(300),
+    });
+    auto t = MakeTransport(server.port(), 3, 1s);
+    std::vector<std::byte> buf(1000);
+    auto r = Run(*t, StreamGet(buf, std::nullopt));
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    CHECK(Str(buf, 1000) == body);
+    CHECK(t->counters().retries == 1);
+    CHECK(Has(server.requests()[1], "range: bytes=300-999"));
+  }
+  SUBCASE("out of attempts: a timeout error") {
+    ScriptedServer server({stalled});
+    auto t = MakeTransport(server.port(), 1, 1s);
+    std::vector<std::byte> buf(1000);
+    auto r = Run(*t, StreamGet(buf, std::nullopt));
+    CHECK((r.status().code() == StatusCode::kDeadlineExceeded ||
+           r.status().code() == StatusCode::kUnavailable));
+  }
+}
+
+TEST_CASE("cancelling a stalled GET completes promptly with kCancelled") {
+  const std::string body = Body(1000);
+  ScriptedServer server({"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"e1\"\r\n\r\n" +
+                         body.substr(0, 300) + std::string(kStall)});
+  auto t = MakeTransport(server.port());
+  std::vector<std::byte> buf(1000);
+  HttpRequest req = StreamGet(buf, std::nullopt);
+  req.cancel = CancellationToken::Create();
+  auto token = req.cancel;
+  std::promise<Result<HttpResponse>> p;
+  auto f = p.get_future();
+  t->Submit(std::move(req), [&](Result<HttpResponse> r) { p.set_value(std::move(r)); });
+  std::this_thread::sleep_for(200ms);  // the body is flowing, then stalls
+  const auto start = std::chrono::steady_clock::now();
+  token->Cancel();
+  REQUIRE(f.wait_for(1s) == std::future_status::ready);
+  CHECK(std::chrono::steady_clock::now() - start < 500ms);
+  CHECK(f.get().status().code() == StatusCode::kCancelled);
+}
+
+TEST_CASE("a completion may destroy the transport (on the loop thread)") {
+  int port = 0;
+  {
+    ScriptedServer probe({});
+    port = probe.port();
+  }
+  TransportOptions o;
+  o.endpoint = Endpoint{"http", "127.0.0.1", port, ""};
+  o.retry = {.max_attempts = 10, .base = 10s, .cap = 10s};
+  o.jitter = [] { return 0.99; };
+  auto created = Transport::Create(o);
+  REQUIRE(created.ok());
+  std::unique_ptr<Transport> t = std::move(created).value();
+  Transport* raw = t.get();
+  std::promise<Status> waiting;  // a request left waiting for its retry
+  raw->Submit(HttpRequest{.bucket = "b"},
+              [&](Result<HttpResponse> r) { waiting.set_value(r.status()); });
+  std::promise<std::thread::id> destroyed_on;
+  HttpRequest cancelled{.bucket = "b"};
+  cancelled.cancel = CancellationToken::Create();
+  cancelled.cancel->Cancel();  // completes at once, on the loop thread
+  raw->Submit(std::move(cancelled), [&](Result<HttpResponse>) {
+    t.reset();  // the owner drops the transport from inside its completion
+    destroyed_on.set_value(std::this_thread::get_id());
+  });
+  auto d = destroyed_on.get_future();
+  REQUIRE(d.wait_for(2s) == std::future_status::ready);
+  CHECK(d.get() != std::this_thread::get_id());
+  auto w = waiting.get_future();
+  REQUIRE(w.wait_for(2s) == std::future_status::ready);
+  CHECK(w.get().code() == StatusCode::kCancelled);
+}
+
+TEST_CASE("RestoreObject: 202, 200, 409 RestoreAlreadyInProgress, 409 OperationAborted") {
+  ScriptedServer server({
+      Response(202, "Accepted", ""),
+      Response(200, "OK", ""),
+      Response(409, "Conflict", ErrorXml("RestoreAlreadyInProgress")),
+      Response(409, "Conflict", ErrorXml("OperationAborted")),
+  });
+  auto client = MakeClient(server.port());
+  auto restore = [&] {
+    return Await<RestoreOutcome>(
+        [&](auto cb) { client->RestoreObject({.bucket = "b", .key = "k", .days = 1}, cb); });
+  };
+  CHECK(restore().value_or(RestoreOutcome::kOk) == RestoreOutcome::kAccepted);
+  CHECK(restore().value_or(RestoreOutcome::kAccepted) == RestoreOutcome::kOk);
+  CHECK(restore().value_or(RestoreOutcome::kOk) == RestoreOutcome::kAlreadyInProgress);
+  Result<RestoreOutcome> aborted = restore();
+  REQUIRE_FALSE(aborted.ok());
+  CHECK(aborted.status().detail().s3_code == "OperationAborted");
+  CHECK(aborted.status().detail().http_status == 409);
+  CHECK(Has(server.requests()[0], "POST /b/k?restore"));
+}
+
+TEST_CASE("a 200 carrying <Error> is retried when its code is retryable") {
+  const std::string done_xml =
+      "<?xml version=\"1.0\"?><CompleteMultipartUploadResult><Bucket>b</Bucket><Key>k</Key>"
+      "<ETag>\"abc-2\"</ETag></CompleteMultipartUploadResult>";
+  ScriptedServer server({
+      Response(200, "OK", ErrorXml("InternalError")),
+      Response(200, "OK", done_xml),
+      Response(200, "OK", ErrorXml("AccessDenied")),
+  });
+  auto client = MakeClient(server.port());
+  Result<std::string> etag = Await<std::string>([&](auto cb) {
+    client->CompleteMultipartUpload(
+        {.bucket = "b", .key = "k", .upload_id = "u", .parts = {{1, "p1"}, {2, "p2"}}}, cb);
+  });
+  REQUIRE_MESSAGE(etag.ok(), etag.status().ToString());
+  CHECK(*etag == "abc-2");
+  CHECK(client->counters().retries == 1);
+  // A 200 with a non-retryable code fails at once, with that code.
+  Result<std::string> copy = Await<std::string>([&](auto cb) {
+    client->CopyObject({.source_bucket = "b", .source_key = "s", .bucket = "b", .key = "k"}, cb);
+  });
+  CHECK(copy.status().code() == StatusCode::kPermissionDenied);
+  CHECK(copy.status().detail().s3_code == "AccessDenied");
+  CHECK(client->counters().retries == 1);
+}
+
+TEST_CASE("GetObject: a 206 with an unknown total leaves object_size unknown") {
+  const std::string body = Body(100);
+  ScriptedServer server(
+      {"HTTP/1.1 206 Partial Content\r\nContent-Length: 50\r\nContent-Range: "
+       "bytes 10-59/*\r\nETag: W/\"weak\"\r\n\r\n" +
+       body.substr(10, 50)});
+  auto client = MakeClient(server.port());
+  std::vector<std::byte> buf(50);
+  Result<GetObjectResult> r = Await<GetObjectResult>([&](auto cb) {
+    client->GetObject({.bucket = "b", .key = "k", .range = ByteRange{10, 50}, .buffer = buf}, cb);
+  });
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK(r->bytes == 50);
+  CHECK(r->object_size == 0);
+  CHECK(r->info.size == 0);
+  CHECK(r->info.etag == "weak");
+}
+
+TEST_CASE("StripEtag removes quotes and the weak marker") {
+  CHECK(StripEtag("\"abc\"") == "abc");
+  CHECK(StripEtag("abc") == "abc");
+  CHECK(StripEtag("W/\"abc\"") == "abc");
+  CHECK(IsWeakEtag("W/\"abc\""));
+  CHECK_FALSE(IsWeakEtag("\"abc\""));
+  CHECK(StripEtag("\"") == "\"");
 }
