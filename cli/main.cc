@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/mount_command.h"
 #include "common/log.h"
 #include "common/units.h"
 #include "s3/client/s3_client.h"
@@ -65,7 +66,34 @@ int main(int argc, char** argv) {
   auto* stat_cmd = app.add_subcommand("stat", "show an object's metadata (HEAD)");
   stat_cmd->add_option("url", stat_url, "s3://bucket/key")->required();
 
+  reelfs::cli::MountFlags mount;
+  auto* mount_cmd = app.add_subcommand("mount", "mount BUCKET[/PREFIX] read-only at MOUNTPOINT");
+  // The global options (--endpoint, --log-level, ...) may follow the subcommand's arguments.
+  mount_cmd->fallthrough();
+  mount_cmd->add_option("source", mount.source, "BUCKET[/PREFIX]")->required();
+  mount_cmd->add_option("mountpoint", mount.mountpoint, "an existing directory")->required();
+  mount_cmd->add_flag("-f,--foreground", mount.foreground, "stay attached; log to stderr");
+  mount_cmd->add_flag("--allow-other", mount.allow_other, "let other users access the mount");
+  mount_cmd->add_option("--uid", mount.uid, "owner of every file (default: yours)");
+  mount_cmd->add_option("--gid", mount.gid, "group of every file (default: yours)");
+  mount_cmd->add_option("--file-mode", mount.file_mode, "octal (default 0444)");
+  mount_cmd->add_option("--dir-mode", mount.dir_mode, "octal (default 0555)");
+  mount_cmd->add_option("--metadata-ttl", mount.metadata_ttl, "entry/attr cache (default 1h)");
+  mount_cmd->add_option("--negative-ttl", mount.negative_ttl, "'no such name' cache (default 60s)");
+  mount_cmd->add_option("--max-memory", mount.max_memory, "prefetch budget (default 1GiB)");
+  mount_cmd->add_option("--part-size", mount.part_size, "bytes per ranged GET (default 8MiB)");
+  mount_cmd->add_option("--max-threads", mount.max_threads, "FUSE worker threads (default 16)");
+  mount_cmd->add_option("--read-ahead-kb", mount.read_ahead_kb,
+                        "kernel readahead when root (default 4096; 0 leaves it)");
+  mount_cmd->add_flag("--clone-fd", mount.clone_fd, "one /dev/fuse fd per worker thread");
+  mount_cmd->add_option("--log-file", mount.log_file, "log to this file");
+  mount_cmd->add_flag("--syslog", mount.syslog, "log to syslog (the default in the background)");
+
   CLI11_PARSE(app, argc, argv);
+
+  // The mount's lifecycle lines (mounted, unmounted with counters) are INFO: show them unless
+  // the user chose a level.
+  if (*mount_cmd && app.get_option("--log-level")->count() == 0) g.log_level = "info";
 
   if (reelfs::Status s = reelfs::ConfigureLogging(g.log_level); !s.ok()) {
     std::cerr << "reelfs: --log-level: " << s.message() << "\n";
@@ -77,6 +105,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   cp.part_size = *part_size;
+  if (*mount_cmd) {
+    return reelfs::cli::RunMount(
+        mount, [&g]() -> reelfs::Result<std::unique_ptr<reelfs::s3::ObjectStore>> {
+          REELFS_ASSIGN_OR_RETURN(auto client, MakeClient(g));
+          return std::unique_ptr<reelfs::s3::ObjectStore>(std::move(client));
+        });
+  }
   auto client = MakeClient(g);
   if (!client.ok()) {
     std::cerr << "reelfs: " << client.status().ToString() << "\n";

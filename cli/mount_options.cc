@@ -1,0 +1,138 @@
+#include "cli/mount_options.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include "common/units.h"
+
+namespace reelfs::cli {
+namespace {
+
+constexpr uint32_t kMaxMode = 07777;
+constexpr int kMaxThreads = 1024;
+// 1 GiB of readahead per mount is already absurd; anything above is a typo.
+constexpr int64_t kMaxReadAheadKb = 1 << 20;
+// S3's largest part is 5 GiB; a prefetch part larger than that cannot be one ranged GET that a
+// gateway will serve reasonably.
+constexpr uint64_t kMaxPartSize = 5ull << 30;
+
+Result<uint32_t> ParseId(std::string_view what, std::string_view text) {
+  uint32_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    return Status::InvalidArgument(fmt::format("{}: '{}' is not a number", what, text));
+  }
+  return v;
+}
+
+Result<std::chrono::seconds> ParseSeconds(std::string_view what, std::string_view text) {
+  auto d = ParseDuration(text);
+  if (!d.ok()) return d.status().WithContext(what);
+  if (d->count() < 0) return Status::InvalidArgument(fmt::format("{}: negative", what));
+  return std::chrono::duration_cast<std::chrono::seconds>(*d);
+}
+
+Result<uint64_t> ParseSize(std::string_view what, std::string_view text) {
+  auto n = ParseByteSize(text);
+  if (!n.ok()) return n.status().WithContext(what);
+  if (*n == 0) return Status::InvalidArgument(fmt::format("{}: must be more than 0", what));
+  return *n;
+}
+
+}  // namespace
+
+Status ParseMountSource(std::string_view source, std::string* bucket, std::string* prefix) {
+  if (source.substr(0, 5) == "s3://") source.remove_prefix(5);
+  const size_t slash = source.find('/');
+  *bucket = std::string(source.substr(0, slash));
+  *prefix = slash == std::string_view::npos ? "" : std::string(source.substr(slash + 1));
+  if (bucket->empty()) {
+    return Status::InvalidArgument(fmt::format("'{}': expected BUCKET[/PREFIX]", source));
+  }
+  while (!prefix->empty() && prefix->front() == '/') prefix->erase(0, 1);
+  if (!prefix->empty() && prefix->back() != '/') prefix->push_back('/');
+  if (prefix->find("//") != std::string::npos) {
+    return Status::InvalidArgument(fmt::format("'{}': empty path component in prefix", source));
+  }
+  return Status::Ok();
+}
+
+Result<uint32_t> ParseMode(std::string_view text) {
+  uint32_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 8);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v > kMaxMode) {
+    return Status::InvalidArgument(fmt::format("'{}' is not an octal mode (e.g. 0444)", text));
+  }
+  return v;
+}
+
+Result<MountConfig> ParseMountFlags(const MountFlags& f) {
+  MountConfig c;
+  fuse::MountOptions& m = c.mount;
+  REELFS_RETURN_IF_ERROR(ParseMountSource(f.source, &m.bucket, &m.prefix));
+
+  if (f.mountpoint.empty()) return Status::InvalidArgument("MOUNTPOINT is required");
+  char resolved[PATH_MAX];
+  if (realpath(f.mountpoint.c_str(), resolved) == nullptr) {
+    return ErrnoToStatus(errno, "mountpoint " + f.mountpoint);
+  }
+  struct stat st {};
+  if (stat(resolved, &st) != 0) return ErrnoToStatus(errno, "mountpoint " + f.mountpoint);
+  if (!S_ISDIR(st.st_mode)) return ErrnoToStatus(ENOTDIR, "mountpoint " + f.mountpoint);
+
+  if (f.uid.empty()) {
+    m.uid = getuid();
+  } else {
+    REELFS_ASSIGN_OR_RETURN(m.uid, ParseId("--uid", f.uid));
+  }
+  if (f.gid.empty()) {
+    m.gid = getgid();
+  } else {
+    REELFS_ASSIGN_OR_RETURN(m.gid, ParseId("--gid", f.gid));
+  }
+  auto file_mode = ParseMode(f.file_mode);
+  if (!file_mode.ok()) return file_mode.status().WithContext("--file-mode");
+  auto dir_mode = ParseMode(f.dir_mode);
+  if (!dir_mode.ok()) return dir_mode.status().WithContext("--dir-mode");
+  m.file_mode = *file_mode;
+  m.dir_mode = *dir_mode;
+  REELFS_ASSIGN_OR_RETURN(m.metadata_ttl, ParseSeconds("--metadata-ttl", f.metadata_ttl));
+  REELFS_ASSIGN_OR_RETURN(m.negative_ttl, ParseSeconds("--negative-ttl", f.negative_ttl));
+  REELFS_ASSIGN_OR_RETURN(m.max_memory, ParseSize("--max-memory", f.max_memory));
+  REELFS_ASSIGN_OR_RETURN(m.prefetch.part_size, ParseSize("--part-size", f.part_size));
+  if (m.prefetch.part_size > kMaxPartSize) {
+    return Status::InvalidArgument("--part-size: at most 5GiB");
+  }
+
+  if (f.max_threads < 1 || f.max_threads > kMaxThreads) {
+    return Status::InvalidArgument(fmt::format("--max-threads: 1..{}", kMaxThreads));
+  }
+  if (f.read_ahead_kb < 0 || f.read_ahead_kb > kMaxReadAheadKb) {
+    return Status::InvalidArgument(fmt::format("--read-ahead-kb: 0..{}", kMaxReadAheadKb));
+  }
+  if (!f.log_file.empty() && f.syslog) {
+    return Status::InvalidArgument("--log-file and --syslog exclude each other");
+  }
+
+  fuse::DaemonOptions& d = c.daemon;
+  d.mountpoint = resolved;
+  d.fsname = "reelfs:" + m.bucket + (m.prefix.empty() ? "" : "/" + m.prefix);
+  if (d.fsname.back() == '/') d.fsname.pop_back();
+  d.allow_other = f.allow_other;
+  d.max_threads = f.max_threads;
+  d.clone_fd = f.clone_fd;
+  d.read_ahead_kb = static_cast<uint32_t>(f.read_ahead_kb);
+  c.foreground = f.foreground;
+  c.log_file = f.log_file;
+  c.syslog = f.syslog;
+  return c;
+}
+
+}  // namespace reelfs::cli

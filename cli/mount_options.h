@@ -1,0 +1,53 @@
+// `reelfs mount` flags as typed (MountFlags) and what they mean (MountConfig): the FileSystem's
+// MountOptions, the Daemon's options and where logs go. Parsing and validation live here, apart
+// from CLI11 and from any mounting, so they are unit-tested (tests/unit/cli/mount_options_test.cc).
+//
+// Thread-safety: pure functions (ParseMountFlags resolves the mountpoint with realpath).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+#include "fuse/core/options.h"
+#include "fuse/lowlevel/daemon.h"
+
+namespace reelfs::cli {
+
+struct MountFlags {
+  std::string source;      // BUCKET[/PREFIX], optionally s3://BUCKET[/PREFIX]
+  std::string mountpoint;  // an existing directory
+  bool foreground = false;
+  bool allow_other = false;
+  std::string uid;  // empty: the mounting user's
+  std::string gid;  // empty: the mounting user's
+  std::string file_mode = "0444";
+  std::string dir_mode = "0555";
+  std::string metadata_ttl = "1h";
+  std::string negative_ttl = "60s";
+  std::string max_memory = "1GiB";
+  std::string part_size = "8MiB";
+  int max_threads = 16;
+  int64_t read_ahead_kb = 4096;
+  bool clone_fd = false;
+  std::string log_file;  // empty: stderr in the foreground, syslog in the background
+  bool syslog = false;
+};
+
+struct MountConfig {
+  fuse::MountOptions mount;
+  fuse::DaemonOptions daemon;
+  bool foreground = false;
+  std::string log_file;
+  bool syslog = false;
+};
+
+// Splits "bucket/a/b" into bucket "bucket" and prefix "a/b/" ("" for the whole bucket).
+Status ParseMountSource(std::string_view source, std::string* bucket, std::string* prefix);
+
+// "0444" -> 0444. Octal digits only, at most 07777.
+Result<uint32_t> ParseMode(std::string_view text);
+
+Result<MountConfig> ParseMountFlags(const MountFlags& flags);
+
+}  // namespace reelfs::cli

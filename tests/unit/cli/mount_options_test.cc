@@ -1,0 +1,134 @@
+// `reelfs mount` flag parsing: defaults, the BUCKET[/PREFIX] split, and rejections.
+#include "cli/mount_options.h"
+
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+namespace reelfs::cli {
+namespace {
+
+MountFlags Flags() {
+  MountFlags f;
+  f.source = "bucket";
+  f.mountpoint = "/tmp";
+  return f;
+}
+
+TEST_SUITE("cli") {
+  TEST_CASE("mount: defaults") {
+    auto c = ParseMountFlags(Flags());
+    REQUIRE(c.ok());
+    CHECK(c->mount.bucket == "bucket");
+    CHECK(c->mount.prefix == "");
+    CHECK(c->mount.uid == getuid());
+    CHECK(c->mount.gid == getgid());
+    CHECK(c->mount.file_mode == 0444);
+    CHECK(c->mount.dir_mode == 0555);
+    CHECK(c->mount.metadata_ttl == std::chrono::hours(1));
+    CHECK(c->mount.negative_ttl == std::chrono::seconds(60));
+    CHECK(c->mount.max_memory == (1ull << 30));
+    CHECK(c->mount.prefetch.part_size == (8ull << 20));
+    CHECK(c->daemon.mountpoint == "/tmp");
+    CHECK(c->daemon.fsname == "reelfs:bucket");
+    CHECK(c->daemon.subtype == "reelfs");
+    CHECK(c->daemon.max_threads == 16);
+    CHECK(c->daemon.read_ahead_kb == 4096);
+    CHECK_FALSE(c->daemon.allow_other);
+    CHECK_FALSE(c->daemon.clone_fd);
+    CHECK_FALSE(c->foreground);
+  }
+
+  TEST_CASE("mount: source and prefix") {
+    std::string bucket, prefix;
+    SUBCASE("prefix gets a trailing slash") {
+      REQUIRE(ParseMountSource("b/data/set", &bucket, &prefix).ok());
+      CHECK(bucket == "b");
+      CHECK(prefix == "data/set/");
+    }
+    SUBCASE("s3:// is accepted") {
+      REQUIRE(ParseMountSource("s3://b/p/", &bucket, &prefix).ok());
+      CHECK(bucket == "b");
+      CHECK(prefix == "p/");
+    }
+    SUBCASE("bucket only, trailing slash") {
+      REQUIRE(ParseMountSource("b/", &bucket, &prefix).ok());
+      CHECK(prefix == "");
+    }
+    SUBCASE("rejects") {
+      CHECK_FALSE(ParseMountSource("", &bucket, &prefix).ok());
+      CHECK_FALSE(ParseMountSource("/p", &bucket, &prefix).ok());
+      CHECK_FALSE(ParseMountSource("b/a//c", &bucket, &prefix).ok());
+    }
+    MountFlags f = Flags();
+    f.source = "b/x/y";
+    auto c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->daemon.fsname == "reelfs:b/x/y");
+  }
+
+  TEST_CASE("mount: values with units") {
+    MountFlags f = Flags();
+    f.file_mode = "640";
+    f.dir_mode = "0750";
+    f.metadata_ttl = "5m";
+    f.negative_ttl = "0";
+    f.max_memory = "256MiB";
+    f.part_size = "16MiB";
+    f.uid = "1000";
+    f.gid = "100";
+    f.max_threads = 4;
+    f.read_ahead_kb = 0;
+    auto c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->mount.file_mode == 0640);
+    CHECK(c->mount.dir_mode == 0750);
+    CHECK(c->mount.metadata_ttl == std::chrono::minutes(5));
+    CHECK(c->mount.negative_ttl == std::chrono::seconds(0));
+    CHECK(c->mount.max_memory == (256ull << 20));
+    CHECK(c->mount.prefetch.part_size == (16ull << 20));
+    CHECK(c->mount.uid == 1000);
+    CHECK(c->mount.gid == 100);
+    CHECK(c->daemon.max_threads == 4);
+    CHECK(c->daemon.read_ahead_kb == 0);
+  }
+
+  TEST_CASE("mount: rejects") {
+    struct Bad {
+      const char* name;
+      void (*apply)(MountFlags&);
+    };
+    const Bad bad[] = {
+        {"--file-mode 999", [](MountFlags& f) { f.file_mode = "999"; }},
+        {"--file-mode 17777", [](MountFlags& f) { f.file_mode = "17777"; }},
+        {"--dir-mode rwx", [](MountFlags& f) { f.dir_mode = "rwx"; }},
+        {"--max-memory 12 parsecs", [](MountFlags& f) { f.max_memory = "12 parsecs"; }},
+        {"--max-memory 0", [](MountFlags& f) { f.max_memory = "0"; }},
+        {"--part-size 6GiB", [](MountFlags& f) { f.part_size = "6GiB"; }},
+        {"--metadata-ttl soon", [](MountFlags& f) { f.metadata_ttl = "soon"; }},
+        {"--uid -1", [](MountFlags& f) { f.uid = "-1"; }},
+        {"--gid x", [](MountFlags& f) { f.gid = "x"; }},
+        {"--max-threads 0", [](MountFlags& f) { f.max_threads = 0; }},
+        {"--read-ahead-kb -5", [](MountFlags& f) { f.read_ahead_kb = -5; }},
+        {"missing mountpoint", [](MountFlags& f) { f.mountpoint = "/nonexistent/reelfs/mnt"; }},
+        {"mountpoint is a file", [](MountFlags& f) { f.mountpoint = "/etc/hostname"; }},
+        {"no bucket", [](MountFlags& f) { f.source = ""; }},
+        {"log file and syslog",
+         [](MountFlags& f) {
+           f.log_file = "/tmp/x.log";
+           f.syslog = true;
+         }},
+    };
+    for (const Bad& b : bad) {
+      CAPTURE(b.name);
+      MountFlags f = Flags();
+      b.apply(f);
+      auto c = ParseMountFlags(f);
+      CHECK_FALSE(c.ok());
+      if (!c.ok()) CHECK(c.status().code() != StatusCode::kOk);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace reelfs::cli
