@@ -3,6 +3,7 @@
 #include <fuse_log.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
@@ -79,7 +80,17 @@ std::string EscapeFuseOptValue(const std::string& value) {
 }
 
 struct Daemon::Impl {
-  Impl(FileSystem& fs, DaemonOptions opts) : options(std::move(opts)), ctx(fs) {}
+  Impl(FileSystem& fs, DaemonOptions opts)
+      : options(std::move(opts)), ctx(fs, TuningFor(options)) {}
+
+  // The kernel applies INIT's max_readahead as a ceiling on the BDI window
+  // (ra_pages = min(ra_pages, max_readahead)), after our read_ahead_kb write: ask for at least
+  // that much, or INIT would undo it.
+  static ConnTuning TuningFor(const DaemonOptions& o) {
+    ConnTuning t;
+    t.max_readahead = std::max<unsigned>(t.max_readahead, o.read_ahead_kb * 1024u);
+    return t;
+  }
   ~Impl() {
     if (!drained) {
       // Callbacks may still reply on the session and touch `ctx`: leaking both is the only safe
