@@ -12,8 +12,8 @@
 #   LARGE_MIB              size of large.bin                  (FULL: 4096,   else 1024)
 #   SMALL_FILES, SMALL_KIB small files and their size         (FULL: 10000,  else 5000; 64)
 #   DIR_ENTRIES            entries of the ls -l directory     (FULL: 100000, else 100000)
-#   SEQ_SECONDS=20         cap on each sequential fio job (it stops at the end of its range or here)
-#   RAND_SECONDS=15        random 256 KiB reads run this long (fio); RAND_CURL_COUNT=1000 for curl
+#   SEQ_SECONDS=15         cap on each sequential fio job (it stops at the end of its range or here)
+#   RAND_SECONDS=10        random 256 KiB reads run this long (fio); RAND_CURL_COUNT=1000 for curl
 #   SMALL_SECONDS=300      cap on the small-files pass (files not reached count as a failure)
 #   LS_TIMEOUT             cap on each ls -l (FULL: 300, else 120); the cell then reads "> N s"
 #   ROUNDS=1               repeat every case; cells are medians
@@ -36,8 +36,8 @@ LARGE_MIB=${LARGE_MIB:-$d_large}
 SMALL_FILES=${SMALL_FILES:-$d_small}
 SMALL_KIB=${SMALL_KIB:-64}
 DIR_ENTRIES=${DIR_ENTRIES:-$d_dir}
-SEQ_SECONDS=${SEQ_SECONDS:-20}
-RAND_SECONDS=${RAND_SECONDS:-15}
+SEQ_SECONDS=${SEQ_SECONDS:-15}
+RAND_SECONDS=${RAND_SECONDS:-10}
 RAND_CURL_COUNT=${RAND_CURL_COUNT:-1000}
 SMALL_SECONDS=${SMALL_SECONDS:-300}
 LS_TIMEOUT=${LS_TIMEOUT:-$d_ls}
@@ -177,7 +177,7 @@ mount_fs() {
   local mlog=$work/logs/$tool.$mount_seq.log
   case $tool in
     reelfs) # shellcheck disable=SC2086
-      AWS_ENDPOINT_URL=$endpoint timeout 120 "$reelfs" mount "$bucket" "$m" "${reelfs_args[@]}" $REELFS_OPTS >"$mlog" 2>&1 || rc=$? ;;
+      AWS_ENDPOINT_URL=$endpoint timeout 120 "$reelfs" mount "$bucket" "$m" "${reelfs_args[@]}" --log-file "$work/logs/reelfs.$mount_seq.daemon.log" $REELFS_OPTS >"$mlog" 2>&1 || rc=$? ;;
     s3fs)
       timeout 120 s3fs "$bucket" "$m" -o "$s3fs_opts${S3FS_OPTS:+,$S3FS_OPTS}" >"$mlog" 2>&1 || rc=$? ;;
     rclone) # shellcheck disable=SC2086
