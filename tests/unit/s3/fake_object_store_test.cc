@@ -259,11 +259,15 @@ TEST_SUITE("s3") {
     std::atomic<int> second{0};
     FakeObjectStore* raw = store.get();
     // A second call queued behind the first still gets its one callback.
+    std::promise<void> both_posted;
+    auto posted = both_posted.get_future();
     raw->HeadObject({"b", "k"}, [&](Result<ObjectInfo>) {
+      posted.wait();  // the second call must be queued before the store goes away
       store.reset();  // the owner lets go: ~FakeObjectStore runs here, on the worker thread
       destroyed_on.set_value(std::this_thread::get_id());
     });
     raw->HeadObject({"b", "k"}, [&](Result<ObjectInfo>) { ++second; });
+    both_posted.set_value();
     auto f = destroyed_on.get_future();
     REQUIRE(f.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
     CHECK(f.get() != std::this_thread::get_id());
