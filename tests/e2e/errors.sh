@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# e2e: errors a user meets. Proves: (1) a mount with a wrong secret key comes up (with a warning)
+# and every access fails with EACCES ("Permission denied"), as does one with an unknown access
+# key; (2) the mount is read-only: every kind of write (create, truncate, append, mkdir, rmdir,
+# unlink, rename, symlink, link, chmod, chown, utimes, mkfifo) fails with EROFS ("Read-only file
+# system") and the source is unchanged.
+source "$(dirname "$0")/lib.sh"
+e2e_init errors 150
+export LC_ALL=C
+
+mkdir -p "$ROOT/err/dir/sub"
+echo "original content" >"$ROOT/err/file.txt"
+echo "nested" >"$ROOT/err/dir/sub/n.txt"
+before=$(sums "$ROOT/err")
+start_gateway
+
+step "wrong secret key: mounts, access fails with Permission denied"
+MNTW="$WORK/mnt-wrong"
+AWS_SECRET_ACCESS_KEY="not-the-secret" MOUNT_DIR=$MNTW MOUNT_LOG="$WORK/mount-wrong.log" mount_bucket err
+WRONG_PID=$MOUNT_PID
+out=$(ls "$MNTW" 2>&1) && fail "ls with a wrong secret succeeded: $out"
+[[ $out == *"Permission denied"* ]] || fail "ls with a wrong secret: '$out'"
+out=$(cat "$MNTW/file.txt" 2>&1) && fail "cat with a wrong secret succeeded: $out"
+[[ $out == *"Permission denied"* ]] || fail "cat with a wrong secret: '$out'"
+out=$(stat "$MNTW/dir/sub/n.txt" 2>&1) && fail "stat with a wrong secret succeeded"
+[[ $out == *"Permission denied"* ]] || fail "stat with a wrong secret: '$out'"
+echo "  ls, cat, stat: Permission denied"
+grep -qi 'warn' "$WORK/mount-wrong.log" "$WORK/mount-wrong.log.out" 2>/dev/null ||
+  echo "  (note: no warning found in the mount's log)"
+unmount_and_wait "$MNTW" "$WRONG_PID"
+
+step "unknown access key id: access fails with Permission denied"
+MNTU="$WORK/mnt-unknown"
+AWS_ACCESS_KEY_ID="AKIDNOSUCHKEY" MOUNT_DIR=$MNTU MOUNT_LOG="$WORK/mount-unknown.log" mount_bucket err
+UNKNOWN_PID=$MOUNT_PID
+out=$(cat "$MNTU/file.txt" 2>&1) && fail "cat with an unknown key succeeded: $out"
+[[ $out == *"Permission denied"* ]] || fail "cat with an unknown access key: '$out'"
+unmount_and_wait "$MNTU" "$UNKNOWN_PID"
+
+step "read-only: every write fails with Read-only file system"
+mount_bucket err
+MAIN_PID=$MOUNT_PID
+[[ "$(cat "$MNT/file.txt")" == "original content" ]] || fail "good mount cannot read"
+expect_erofs() {  # expect_erofs DESCRIPTION COMMAND...
+  local what=$1 out; shift
+  out=$("$@" 2>&1) && fail "$what succeeded on a read-only mount"
+  [[ $out == *"Read-only file system"* ]] || fail "$what: '$out', want Read-only file system"
+  echo "  $what: EROFS"
+}
+expect_erofs "touch new"        touch "$MNT/new.txt"
+expect_erofs "touch existing"   touch "$MNT/file.txt"
+expect_erofs "echo > existing"  sh -c "echo x > '$MNT/file.txt'"
+expect_erofs "echo >> existing" sh -c "echo x >> '$MNT/file.txt'"
+expect_erofs "echo > new"       sh -c "echo x > '$MNT/dir/new.txt'"
+expect_erofs "truncate"         truncate -s 0 "$MNT/file.txt"
+expect_erofs "mkdir"            mkdir "$MNT/newdir"
+expect_erofs "mkdir nested"     mkdir "$MNT/dir/sub/newdir"
+expect_erofs "rmdir"            rmdir "$MNT/dir/sub"
+expect_erofs "rm"               rm -f "$MNT/file.txt"
+expect_erofs "rm -r"            rm -rf "$MNT/dir"
+expect_erofs "mv"               mv "$MNT/file.txt" "$MNT/renamed.txt"
+expect_erofs "ln -s"            ln -s file.txt "$MNT/link"
+expect_erofs "ln"               ln "$MNT/file.txt" "$MNT/hardlink"
+expect_erofs "chmod"            chmod 600 "$MNT/file.txt"
+expect_erofs "chown"            chown 1:1 "$MNT/file.txt"
+expect_erofs "mkfifo"           mkfifo "$MNT/fifo"
+expect_erofs "cp into"          cp "$ROOT/err/file.txt" "$MNT/copy.txt"
+expect_erofs "python open(w)"   "$PY" -c "open('$MNT/file.txt', 'r+b')"
+[[ "$(sums "$ROOT/err")" == "$before" ]] || fail "the source changed"
+[[ "$(cat "$MNT/file.txt")" == "original content" ]] || fail "the file changed"
+[[ "$(ls -A "$MNT")" == "$(printf 'dir\nfile.txt')" ]] || fail "the listing changed: $(ls -A "$MNT")"
+
+unmount_and_wait "$MNT" "$MAIN_PID"
+echo "PASS"
