@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <limits>
@@ -14,9 +15,11 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <sys/sendfile.h>
 
 #include "common/log.h"
 
@@ -37,6 +40,9 @@ constexpr size_t kChunkBytes = 1 << 20;
 // unread data makes the kernel send RST, and the client loses the answer it has not read yet.
 constexpr uint64_t kMaxDrainBytes = 64ull << 20;
 constexpr std::chrono::seconds kDrainTime{5};
+// Largest sendfile(2) call: bounds how long one connection holds its io thread before the next
+// readiness wait lets others run.
+constexpr size_t kSendfileBytes = 4 << 20;
 constexpr char kServerName[] = "reelfs-gateway (reference gateway, not for production)";
 
 std::string NewRequestId() {
@@ -66,7 +72,7 @@ std::string Lower(std::string_view s) {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, Handler& handler, std::chrono::seconds idle)
-      : stream_(std::move(socket)), handler_(handler), idle_(idle) {
+      : stream_(std::move(socket)), handler_(handler), idle_(idle), timer_(stream_.get_executor()) {
     // Header and body of a response go out as two writes; with Nagle the second waits for the
     // peer's (delayed) ACK of the first: up to 40 ms per small response.
     beast::error_code ec;
@@ -249,7 +255,51 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnHeaderWritten(beast::error_code ec, size_t /*bytes*/) {
     if (ec) return Close();
     if (omit_) return Done();
+    if (source_ && source_->file_range().fd >= 0) {
+      file_ = source_->file_range();
+      return SendFile();
+    }
     WriteBody();
+  }
+
+  // The body as sendfile(2) calls on the non-blocking socket, waiting for writability between
+  // them; the header went out through the serializer, which is not used for the body.
+  void SendFile() {
+    const int sock = stream_.socket().native_handle();
+    beast::error_code ec;
+    stream_.socket().native_non_blocking(true, ec);
+    if (ec) return Close();
+    while (remaining_ > 0) {
+      auto off = static_cast<off_t>(file_.offset);
+      size_t want = static_cast<size_t>(std::min<uint64_t>(remaining_, kSendfileBytes));
+      ssize_t n = ::sendfile(sock, file_.fd, &off, want);
+      if (n > 0) {
+        file_.offset += static_cast<uint64_t>(n);
+        remaining_ -= static_cast<uint64_t>(n);
+        bytes_out_ += static_cast<uint64_t>(n);
+        if (static_cast<size_t>(n) == want) continue;
+        // Short: the socket buffer is full (the next call would say EAGAIN).
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n == 0 || errno != EAGAIN) {
+        REELFS_LOG_ERROR("gateway.http", "{} sendfile failed after {} bytes: {}", meta_.request_id,
+                         bytes_out_, n == 0 ? std::string("short file") : std::strerror(errno));
+        return Close();  // mid-body: the only honest signal left is closing the connection
+      }
+      // Wait for room, under the idle timeout (tcp_stream's timer covers only its own ops).
+      timer_.expires_after(idle_);
+      timer_.async_wait([self = shared_from_this()](beast::error_code tec) {
+        if (!tec) self->stream_.socket().cancel();
+      });
+      stream_.socket().async_wait(tcp::socket::wait_write,
+                                  [self = shared_from_this()](beast::error_code wec) {
+                                    self->timer_.cancel();
+                                    if (wec) return self->Close();
+                                    self->SendFile();
+                                  });
+      return;
+    }
+    Done();
   }
 
   void WriteBody() {
@@ -337,6 +387,8 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::tcp_stream stream_;
   Handler& handler_;
   std::chrono::seconds idle_;
+  net::steady_timer timer_;      // idle timeout of SendFile's readiness waits
+  BodySource::FileRange file_;   // SendFile's position
   std::unique_ptr<char[]> buf_;  // kChunkBytes, see Buffer()
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::buffer_body>> parser_;
@@ -415,6 +467,9 @@ uint16_t Server::port() const {
 }
 
 void Server::Run() {
+  // sendfile(2) has no MSG_NOSIGNAL: a peer that resets mid-body would kill the process with
+  // SIGPIPE. Asio's own sends pass MSG_NOSIGNAL; EPIPE is handled where it is returned.
+  std::signal(SIGPIPE, SIG_IGN);
   if (impl_->options.handle_signals) {
     impl_->signals.add(SIGINT);
     impl_->signals.add(SIGTERM);

@@ -47,6 +47,13 @@ class BodySource {
  public:
   virtual ~BodySource() = default;
   virtual Result<size_t> Read(std::span<char> buffer) = 0;
+  // A source that is a plain file range may name it: the server then sends it with sendfile(2)
+  // (page cache to socket, no copy through user space) instead of calling Read. fd < 0: no.
+  struct FileRange {
+    int fd = -1;
+    uint64_t offset = 0;
+  };
+  virtual FileRange file_range() const { return {}; }
 };
 
 struct Response {

@@ -18,7 +18,8 @@ namespace {
 
 constexpr std::string_view kDefaultContentType = "binary/octet-stream";
 
-// Reads [offset, offset + length) of a file with pread, 1 MiB at a time (the server's buffer).
+// [offset, offset + length) of a file: sent with sendfile by the server (file_range), or read
+// with pread into the server's buffer.
 class FileBodySource : public http::BodySource {
  public:
   FileBodySource(UniqueFd fd, uint64_t offset) : fd_(std::move(fd)), offset_(offset) {}
@@ -31,6 +32,7 @@ class FileBodySource : public http::BodySource {
       return static_cast<size_t>(n);
     }
   }
+  FileRange file_range() const override { return {fd_.get(), offset_}; }
 
  private:
   UniqueFd fd_;

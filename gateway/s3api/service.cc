@@ -280,8 +280,11 @@ http::Handler::Started S3Service::Start(http::Request request) {
     if (access_key == options_.access_key) return options_.secret_key;
     return std::nullopt;
   };
-  auto verified = s3::VerifyRequest(signable, lookup, std::chrono::system_clock::now(),
-                                    options_.max_clock_skew);
+  s3::VerifyOptions verify;
+  verify.max_skew = options_.max_clock_skew;
+  verify.expected_region = options_.region;  // a credential scope for another region is refused
+  verify.expected_service = "s3";
+  auto verified = s3::VerifyRequest(signable, lookup, std::chrono::system_clock::now(), verify);
   if (!verified.ok()) {
     std::string code = verified.status().detail().s3_code;
     if (code.empty()) code = "AccessDenied";

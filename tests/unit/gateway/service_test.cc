@@ -267,5 +267,28 @@ TEST_CASE("service: a PUT on a full disk is 507, the old object and no temp file
   CHECK(f.Send("PUT", "/bkt/k2", "", "new").status == 200);
 }
 
+TEST_CASE("service: a signature scoped to another region is refused") {
+  Fixture f;
+  REQUIRE(f.Call("PUT", "/bkt").status == 200);
+  s3::SignableRequest req;
+  req.method = "GET";
+  req.encoded_path = "/bkt";
+  req.raw_query = "list-type=2";
+  req.headers = {{"host", "127.0.0.1:7070"}};
+  s3::SigV4Params params;
+  params.region = "eu-west-1";
+  params.time = std::chrono::system_clock::now();
+  s3::SignRequest(req, s3::Credentials{"AK", "SK", ""}, params);
+  http::Request h;
+  h.method = "GET";
+  h.target = "/bkt?list-type=2";
+  h.headers = req.headers;
+  auto started = f.service->Start(std::move(h));
+  REQUIRE(std::holds_alternative<http::Response>(started));
+  auto& r = std::get<http::Response>(started);
+  CHECK(r.status == 400);
+  CHECK(Fixture::Code(r) == "AuthorizationHeaderMalformed");
+}
+
 }  // namespace
 }  // namespace reelfs::gateway
