@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: set up, start reelfs-gateway on a generated sample dataset,
-# read it back through the reelfs client (and, for comparison, the AWS CLI), verify every byte,
-# print throughput, and clean up, even on Ctrl-C.
+# mount it with `reelfs mount`, show it with ls -l and du, copy it out of the mount with cp -r and
+# verify every byte, run a small PyTorch DataLoader over the mount (when torch is installed), print
+# throughput (the mount next to the reelfs client and curl), then unmount and clean up, even on
+# Ctrl-C. Where FUSE is unusable (no /dev/fuse, no fusermount3) it says so and reads the dataset
+# through the reelfs client instead.
 #
-#   scripts/demo.sh [--keep]      # --keep leaves the gateway running until Enter is pressed
-#
-# The FUSE mount arrives with its issue; this demo already exercises the whole S3 path it will use.
+#   scripts/demo.sh [--keep]      # --keep leaves the gateway and the mount up until Enter is pressed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 keep=0
@@ -16,15 +17,33 @@ gw=build/gateway/reelfs-gateway
 reelfs=build/cli/reelfs
 
 work=$(mktemp -d /tmp/reelfs-demo.XXXXXX)
+mnt="$work/mnt"
 gw_pid=""
+mount_pid=""
+is_mounted() { awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; }
 cleanup() {
+  trap - INT TERM
+  if is_mounted; then fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || true; fi
+  if [ -n "$mount_pid" ]; then
+    for _ in $(seq 50); do kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
+    kill "$mount_pid" 2>/dev/null || true; wait "$mount_pid" 2>/dev/null || true
+  fi
   if [ -n "$gw_pid" ]; then kill "$gw_pid" 2>/dev/null || true; wait "$gw_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
+  if is_mounted; then echo "demo: $mnt is still mounted; leaving $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'echo; echo "demo: interrupted, cleaning up"; exit 130' INT TERM
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+elapsed() { awk -v a="$1" -v e="$(date +%s.%N)" 'BEGIN { print e - a }'; }
+rate() {  # rate BYTES SECONDS
+  awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f MiB in %.2f s = %.1f MiB/s", b/1048576, s, b/1048576/s }'
+}
+# FUSE usable? (the e2e tests skip on the same conditions)
+fuse_reason=""
+if ! command -v fusermount3 >/dev/null; then fuse_reason="fusermount3 is not installed"
+elif ! { exec 9<>/dev/fuse; } 2>/dev/null; then fuse_reason="/dev/fuse cannot be opened"
+else exec 9<&-; fi
 
 say "Generating a sample dataset in $work/root/dataset"
 python3 - "$work/root/dataset" <<'PY'
@@ -77,28 +96,105 @@ if command -v aws >/dev/null; then
   aws s3 ls --recursive --summarize s3://dataset/ | tail -2
 fi
 
-say "Copying every object out with the reelfs client and verifying checksums"
-mkdir -p "$work/out"
-count=0
-bytes=0
-start=$(date +%s.%N)
-while read -r _ _ size key; do
-  mkdir -p "$work/out/$(dirname "$key")"
-  "$reelfs" cp "s3://dataset/$key" "$work/out/$key"
-  count=$((count + 1)); bytes=$((bytes + size))
-done < <("$reelfs" ls -r s3://dataset/)
-end=$(date +%s.%N)
-(cd "$work/root/dataset" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$work/src.sha"
-(cd "$work/out" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$work/out.sha"
-if cmp -s "$work/src.sha" "$work/out.sha"; then
-  echo "OK: $count objects, $bytes bytes, identical to the source (sha256)"
-else
-  echo "MISMATCH between source and copy:"; diff "$work/src.sha" "$work/out.sha" | head; exit 1
-fi
-awk -v b="$bytes" -v s="$(awk -v a="$start" -v e="$end" 'BEGIN{print e-a}')" \
-  'BEGIN { printf "copy-out: %.1f MiB in %.2f s = %.1f MiB/s (one process per object)\n", b/1048576, s, b/1048576/s }'
+mount_read_line=""
+if [ -z "$fuse_reason" ]; then
+  say "reelfs mount dataset $mnt"
+  mkdir -p "$mnt"
+  "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f \
+    --log-file "$work/mount.log" </dev/null >"$work/mount.out" 2>&1 &
+  mount_pid=$!
+  for _ in $(seq 300); do is_mounted && break; kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
+  is_mounted || { echo "mount failed:"; cat "$work/mount.out" "$work/mount.log" 2>/dev/null | tail; exit 1; }
+  echo "mounted (daemon pid $mount_pid); $(grep " $mnt " /proc/mounts | cut -d' ' -f3,4)"
 
-say "Large-object read throughput: reelfs client (8 MiB ranged GETs) vs curl, same object"
+  say "ls -l $mnt and $mnt/models"
+  ls -l "$mnt"
+  ls -l "$mnt/models"
+  say "du -sh and du -ah | head (sizes as the mount reports them)"
+  du -sh "$mnt"
+  du -ah "$mnt" | sed -n 1,6p
+
+  # Timed before anything else reads it, so it is a cold read through FUSE, not the page cache.
+  big="$mnt/models/checkpoint-a.pt"
+  size=$(stat -c %s "$big")
+  start=$(date +%s.%N)
+  cat "$big" >/dev/null
+  mount_read_line="mount, cat (cold):        $(rate "$size" "$(elapsed "$start")")"
+
+  say "cp -r out of the mount, then sha256 against the source"
+  start=$(date +%s.%N)
+  cp -r "$mnt" "$work/out"
+  secs=$(elapsed "$start")
+  (cd "$work/root/dataset" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$work/src.sha"
+  (cd "$work/out" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$work/out.sha"
+  count=$(wc -l <"$work/src.sha")
+  bytes=$(du -sb "$work/out" | cut -f1)
+  if cmp -s "$work/src.sha" "$work/out.sha"; then
+    echo "OK: $count files identical to the source (sha256); cp -r: $(rate "$bytes" "$secs")"
+  else
+    echo "MISMATCH between source and copy:"; diff "$work/src.sha" "$work/out.sha" | head; exit 1
+  fi
+
+  tpy=""
+  for p in python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null && "$p" -c 'import torch' 2>/dev/null; then tpy=$p; break; fi
+  done
+  if [ -n "$tpy" ]; then
+    say "PyTorch DataLoader over $mnt/train (num_workers=4, shuffle=True), checked against the source"
+    "$tpy" - "$mnt/train" "$work/root/dataset/train" <<'PY'
+import hashlib, os, sys, time, warnings
+warnings.filterwarnings("ignore")
+import torch
+from torch.utils.data import DataLoader, Dataset
+mnt, src = sys.argv[1:]
+paths = sorted(os.path.relpath(os.path.join(d, f), mnt) for d, _, fs in os.walk(mnt) for f in fs)
+class Files(Dataset):
+    def __len__(self): return len(paths)
+    def __getitem__(self, i):
+        with open(os.path.join(mnt, paths[i]), "rb") as f:
+            return i, torch.frombuffer(bytearray(f.read()) or bytearray(1), dtype=torch.uint8)
+want = {}
+for p in paths:
+    with open(os.path.join(src, p), "rb") as f:
+        want[p] = hashlib.sha256(f.read() or b"\0").hexdigest()
+t0 = time.monotonic(); n = 0; nbytes = 0
+for batch in DataLoader(Files(), batch_size=8, shuffle=True, num_workers=4, collate_fn=lambda b: b):
+    for i, t in batch:
+        if hashlib.sha256(t.numpy().tobytes()).hexdigest() != want[paths[i]]:
+            sys.exit(f"MISMATCH: {paths[i]}")
+        n += 1; nbytes += t.numel()
+dt = time.monotonic() - t0
+print(f"OK: {n} samples verified, {n / dt:.0f} samples/s, {nbytes / 1048576 / dt:.1f} MiB/s")
+PY
+  else
+    say "PyTorch DataLoader: skipped (no python3 can import torch; Debian package python3-torch)"
+  fi
+else
+  say "No FUSE here ($fuse_reason): reading the dataset through the reelfs client instead"
+  echo "Copying every object out with the reelfs client and verifying checksums"
+  mkdir -p "$work/out"
+  count=0
+  bytes=0
+  start=$(date +%s.%N)
+  while read -r _ _ size key; do
+    mkdir -p "$work/out/$(dirname "$key")"
+    "$reelfs" cp "s3://dataset/$key" "$work/out/$key"
+    count=$((count + 1)); bytes=$((bytes + size))
+  done < <("$reelfs" ls -r s3://dataset/)
+  end=$(date +%s.%N)
+  (cd "$work/root/dataset" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$work/src.sha"
+  (cd "$work/out" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$work/out.sha"
+  if cmp -s "$work/src.sha" "$work/out.sha"; then
+    echo "OK: $count objects, $bytes bytes, identical to the source (sha256)"
+  else
+    echo "MISMATCH between source and copy:"; diff "$work/src.sha" "$work/out.sha" | head; exit 1
+  fi
+  awk -v b="$bytes" -v s="$(awk -v a="$start" -v e="$end" 'BEGIN{print e-a}')" \
+    'BEGIN { printf "copy-out: %.1f MiB in %.2f s = %.1f MiB/s (one process per object)\n", b/1048576, s, b/1048576/s }'
+fi
+
+say "Large-object read throughput, same object: the mount vs the reelfs client (8 MiB ranged GETs) vs curl"
+[ -n "$mount_read_line" ] && echo "$mount_read_line"
 url=$(build/bench/reelfs-s3-bench presign --endpoint "$AWS_ENDPOINT_URL" --bucket dataset \
   --key models/checkpoint-a.pt)
 curl -sS -f -o /dev/null -w 'curl, 1 stream:           %{speed_download} B/s\n' "$url" |
@@ -109,8 +205,15 @@ for c in 1 8; do
     sed -E 's/.*"concurrency":([0-9]+).*"mib_per_s":([0-9.]+).*/reelfs, \1 in flight:       \2 MiB\/s/'
 done
 
-say "Done"
 if [ "$keep" = 1 ]; then
-  echo "gateway still running at $AWS_ENDPOINT_URL; press Enter to stop and clean up"
+  echo
+  echo "gateway still running at $AWS_ENDPOINT_URL$(is_mounted && echo ", mounted at $mnt"); press Enter to stop and clean up"
   read -r _
 fi
+if is_mounted; then
+  say "fusermount3 -u $mnt"
+  fusermount3 -u "$mnt"
+  if wait "$mount_pid"; then echo "unmounted; the daemon exited cleanly"; else echo "the daemon exited with $?"; fi
+  mount_pid=""
+fi
+say "Done"
