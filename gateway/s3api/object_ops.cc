@@ -273,7 +273,13 @@ Started CopyObject(Context ctx, const S3Request& req) {
     opts.content_type = srec.content_type;
     opts.storage_class = srec.storage_class;
     opts.user_meta = srec.user_meta;
-    if (const std::string* sc = req.Header("x-amz-storage-class")) opts.storage_class = *sc;
+    if (const std::string* sc = req.Header("x-amz-storage-class")) {
+      if (!IsValidStorageClass(*sc)) {  // as PutObject: never stored unchecked
+        return ErrorResponse(req, "InvalidStorageClass",
+                             "The storage class you specified is not valid", 400);
+      }
+      opts.storage_class = *sc;
+    }
   }
   Result<ObjectRecord> rec = Status::Internal("unset");
   if (IsDirectoryMarker(req.key) || IsDirectoryMarker(src_key)) {

@@ -53,7 +53,8 @@ struct Fixture {
 
   // Sends a request with a body (UNSIGNED-PAYLOAD), fed to the exchange in 64 KiB chunks.
   http::Response Send(const std::string& method, const std::string& path, const std::string& query,
-                      const std::string& body) {
+                      const std::string& body,
+                      const std::vector<std::pair<std::string, std::string>>& extra = {}) {
     s3::SignableRequest req;
     req.method = method;
     req.encoded_path = path;
@@ -61,6 +62,7 @@ struct Fixture {
     req.headers = {{"host", "127.0.0.1:7070"},
                    {"x-amz-content-sha256", "UNSIGNED-PAYLOAD"},
                    {"content-length", std::to_string(body.size())}};
+    req.headers.insert(req.headers.end(), extra.begin(), extra.end());
     s3::SigV4Params params;
     params.time = std::chrono::system_clock::now();
     s3::SignRequest(req, s3::Credentials{"AK", "SK", ""}, params);
@@ -288,6 +290,24 @@ TEST_CASE("service: a signature scoped to another region is refused") {
   auto& r = std::get<http::Response>(started);
   CHECK(r.status == 400);
   CHECK(Fixture::Code(r) == "AuthorizationHeaderMalformed");
+}
+
+TEST_CASE("service: CopyObject refuses hostile sources and unknown storage classes") {
+  Fixture f;
+  REQUIRE(f.Call("PUT", "/bkt").status == 200);
+  REQUIRE(f.Send("PUT", "/bkt/src", "", "data").status == 200);
+  for (const char* src :
+       {"/bkt/../../etc/passwd", "bkt/a%2F..%2F..%2Fx", "/.reelfs-gateway/catalog.db",
+        "/bkt/.reelfs-gateway/x", "/bkt/%00", "/bkt", "/BKT/src"}) {
+    CAPTURE(src);
+    auto r = f.Send("PUT", "/bkt/dst", "", "", {{"x-amz-copy-source", src}});
+    CHECK(r.status == 400);
+    CHECK_FALSE(fs::exists(f.dir + "/root/bkt/dst"));
+  }
+  auto bad_sc = f.Send("PUT", "/bkt/dst", "", "",
+                       {{"x-amz-copy-source", "/bkt/src"}, {"x-amz-storage-class", "BOGUS"}});
+  CHECK(Fixture::Code(bad_sc) == "InvalidStorageClass");
+  CHECK(f.Send("PUT", "/bkt/dst", "", "", {{"x-amz-copy-source", "/bkt/src"}}).status == 200);
 }
 
 }  // namespace
