@@ -130,9 +130,11 @@ py gen "$work/root/$bucket" --large-mib "$LARGE_MIB" --small-files "$SMALL_FILES
   --small-kib "$SMALL_KIB" --dir-entries "$DIR_ENTRIES" || { echo "dataset generation failed" >&2; exit 1; }
 manifest=$work/root/small.manifest
 log "dataset written in $(( $(date +%s) - t0 )) s; starting the gateway (it indexes the root first)"
-"$gw" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" \
+# SIGPIPE ignored: reelfs-gateway does not ignore it itself, and a client that closes a
+# connection in the middle of a sendfile'd body (every mount does at close) kills it (exit 141).
+( trap '' PIPE; exec "$gw" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" \
   --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
-  --log-level warn >"$work/logs/gateway.log" 2>&1 &
+  --log-level warn >"$work/logs/gateway.log" 2>&1 ) &
 gw_pid=$!
 for _ in $(seq 6000); do [ -s "$work/port" ] && break; kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.1; done
 [ -s "$work/port" ] || { echo "gateway did not start:" >&2; cat "$work/logs/gateway.log" >&2; exit 1; }
@@ -383,6 +385,10 @@ for c in $CASES; do
       fi
       log "$c round $r: $t"
       if [ "$t" = curl ]; then run_curl_case "$c"; else run_fs_case "$t" "$c" "$r"; fi
+      if ! kill -0 "$gw_pid" 2>/dev/null; then
+        wait "$gw_pid"; log "the gateway died (exit $?) during $c/$t: stopping; cells after it stay empty"
+        gw_pid=""; break 3
+      fi
       log "  -> $(case $c in ls) printf 'cold %s warm %s' "$(echo "${vals[lscold/$t]}" | tail -2 | head -1)" "$(echo "${vals[lswarm/$t]}" | tail -2 | head -1)";; *) echo "${vals[$c/$t]}" | tail -2 | head -1;; esac)"
     done
   done
