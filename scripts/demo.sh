@@ -22,7 +22,7 @@ gw_pid=""
 mount_pid=""
 is_mounted() { awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; }
 cleanup() {
-  trap - INT TERM
+  trap "" INT TERM  # a second Ctrl-C must not cut the cleanup short
   if is_mounted; then fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || true; fi
   if [ -n "$mount_pid" ]; then
     for _ in $(seq 50); do kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done

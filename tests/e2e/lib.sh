@@ -60,13 +60,12 @@ unmount_dir() {
 # Pids of reelfs daemons serving DIR, found by their command line (daemon mode forks, so its pid
 # is not $!).
 daemon_pids_for() {
-  local dir=$1 p
-  for p in /proc/[0-9]*; do
-    [[ -r $p/cmdline ]] || continue
-    if tr '\0' '\n' <"$p/cmdline" 2>/dev/null | grep -qxF -- "$dir"; then
-      [[ "$(tr '\0' '\n' <"$p/cmdline" 2>/dev/null | sed -n 2p)" == mount ]] && echo "${p#/proc/}"
-    fi
+  local dir=$1 f p
+  for f in $(grep -lzxF -- "$dir" /proc/[0-9]*/cmdline 2>/dev/null); do
+    p=${f#/proc/}; p=${p%/cmdline}
+    [[ "$(tr '\0' '\n' <"$f" 2>/dev/null | sed -n 2p)" == mount ]] && echo "$p"
   done
+  return 0
 }
 
 _kill_wait() {  # _kill_wait PID: TERM, up to 5 s, then KILL
@@ -80,7 +79,8 @@ _kill_wait() {  # _kill_wait PID: TERM, up to 5 s, then KILL
 
 e2e_teardown() {
   local rc=$? d p
-  trap - EXIT INT TERM
+  trap - EXIT
+  trap "" INT TERM  # a second signal must not cut the teardown short
   [[ -n "$WATCHDOG_PID" ]] && { kill -TERM "$WATCHDOG_PID" 2>/dev/null || true; wait "$WATCHDOG_PID" 2>/dev/null || true; }
   for d in "${MOUNTED_DIRS[@]}"; do
     unmount_dir "$d"
