@@ -475,7 +475,7 @@ present() { echo " $TOOLS " | grep -q " $1 "; }
 {
   echo "## bench/fuse/run.sh — $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
-  echo "Command: \`$(for v in FULL LARGE_MIB SMALL_FILES SMALL_KIB DIR_ENTRIES SEQ_SECONDS RAND_SECONDS ROUNDS TOOLS CASES BUILD_DIR MAX_MEMORY REELFS_OPTS S3FS_OPTS RCLONE_OPTS; do [ -n "$(printenv $v)" ] && printf '%s=%q ' "$v" "$(printenv $v)"; done)bench/fuse/run.sh\`  "
+  echo "Command: \`$(for v in FULL LARGE_MIB SMALL_FILES SMALL_KIB DIR_ENTRIES SEQ_SECONDS RAND_SECONDS RAND_CURL_COUNT SMALL_SECONDS LS_TIMEOUT ROUNDS TOOLS CASES BUILD_DIR MAX_MEMORY REELFS_OPTS S3FS_OPTS RCLONE_OPTS; do [ -n "$(printenv $v)" ] && printf '%s=%q ' "$v" "$(printenv $v)"; done)bench/fuse/run.sh\`  "
   echo "Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, Linux $(uname -r); shared with other jobs, so compare ratios within a run.  "
   echo "Sizes: large.bin $LARGE_MIB MiB; $SMALL_FILES × $SMALL_KIB KiB; $DIR_ENTRIES entries. Sequential jobs stop at the end of their range or after ${SEQ_SECONDS} s; random reads run ${RAND_SECONDS} s (curl: $RAND_CURL_COUNT ranges); $ROUNDS round(s), medians. Cases took ${elapsed} s.  "
   echo "Versions: reelfs $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet -- fuse cli 2>/dev/null || echo '+dirty'), $(s3fs --version 2>/dev/null | head -1 | sed -E 's/.*V([0-9.]+).*/s3fs \1/'), $(rclone version 2>/dev/null | head -1), $(fio --version), $(curl --version | head -1 | cut -d' ' -f1,2)."
