@@ -29,7 +29,7 @@ export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 mkdir -p "$work/root"
 "$gw" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" \
   --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
-  --log-level warn >"$work/gateway.log" 2>&1 &
+  --log-level warn ${GATEWAY_THREADS:+--threads "$GATEWAY_THREADS"} >"$work/gateway.log" 2>&1 &
 gw_pid=$!
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
 [ -s "$work/port" ] || { echo "gateway did not start" >&2; cat "$work/gateway.log" >&2; exit 1; }
