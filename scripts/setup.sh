@@ -5,6 +5,7 @@
 #
 #   scripts/setup.sh                 # release-ish build in build/
 #   REELFS_BUILD_DIR=build-asan REELFS_SANITIZE=ON scripts/setup.sh
+#   REELFS_CMAKE_ARGS="-DREELFS_BUILD_BENCH=OFF" scripts/setup.sh      # extra cmake -D options
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,6 +48,6 @@ BUILD_DIR=${REELFS_BUILD_DIR:-build}
 SANITIZE=${REELFS_SANITIZE:-OFF}
 BUILD_TYPE=${REELFS_BUILD_TYPE:-RelWithDebInfo}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
-  -DREELFS_SANITIZE="$SANITIZE" -DREELFS_WERROR=ON >/dev/null
+  -DREELFS_SANITIZE="$SANITIZE" -DREELFS_WERROR=ON ${REELFS_CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 echo "setup: built in $BUILD_DIR"
