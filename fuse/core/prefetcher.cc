@@ -7,17 +7,25 @@
 //  - Start (first read, or a read that is neither near the stream nor covered by retained data):
 //    one small GET at the read's offset, initial_request bytes or the read if larger, or the
 //    whole object if it is no larger than a part. It is accounted as demand: the reader waits.
-//  - Continue (a read within [pos - backward_tolerance, min(pos + seek_tolerance, requested)]):
-//    pos is the furthest byte read, requested the end of what has been requested. Any hole the
-//    read needs gets a demand GET. Then, once the unread part of the window (requested - pos)
-//    drops to half the window, the window doubles (up to max_window) and prefetch GETs are issued
-//    up to pos + window, rounded up to a part boundary, one GET per part, each reserved in the
-//    MemoryBudget first; a refusal halves the window and stops issuing until the next read.
-//  - Consumption: parts that end more than backward_tolerance behind pos are dropped (their
-//    buffers and reservations go when the last reply holding them is sent).
-//  - Reset: a read far from the stream drops every part no pending read needs, cancelling the
-//    GETs in flight, and starts small at the new offset. A failed GET fails the reads waiting on
-//    it and resets the same way, so the next read retries.
+//  - Continue (a read within [pos - seek_tolerance, requested + seek_tolerance]): pos is the
+//    highest byte read, requested the end of what has been requested. The band is that wide
+//    because the kernel's async readahead sends several READs at once (one per max_pages, up to
+//    read_ahead_kb) and FUSE worker threads hand them to us in any order: a stream whose reads
+//    arrive as 3 MiB, 1 MiB, 2 MiB, 0 is sequential, and so is a read that lands past what has
+//    been requested so far. Nothing in the band ever cancels a GET. Each time the reader has
+//    consumed half the window since it last grew, the window doubles (up to max_window); every
+//    read tops requested up to pos + window, rounded up to a part boundary, one GET per part,
+//    each reserved in the MemoryBudget first; a refusal halves the window and stops issuing
+//    until the next read. A read past requested thus pulls the gap, its
+//    own bytes and the window in part-aligned GETs. Any hole the read still needs (a refusal, a
+//    read behind what is retained) gets a demand GET of exactly that hole.
+//  - Consumption: a part is dropped once it ends more than backward_tolerance behind pos and
+//    every byte of it has been served, or once it ends more than seek_tolerance behind pos (an
+//    out-of-order read may still come for an unserved part; past the band none will). Buffers
+//    and reservations go when the last reply holding them is sent.
+//  - Reset: a read outside the band (and not covered by retained data) drops every part no
+//    pending read needs, cancelling the GETs in flight, and starts small at the new offset. A
+//    failed GET fails the reads waiting on it and resets the same way, so the next read retries.
 //
 // The first read of a stream never extends the window: a random reader then pays exactly one
 // small GET per read.
@@ -72,6 +80,9 @@ struct Part {
   const Reservation reservation;
   const std::shared_ptr<CancellationToken> cancel = CancellationToken::Create();
   bool ready = false;  // guarded by Stream::mutex_ (the body is written before it becomes true)
+  // Bytes handed to replies from this part (guarded by Stream::mutex_). Reads do not overlap in
+  // the kernel's page-cache traffic, so served >= length means every byte has been read.
+  uint64_t served = 0;
 };
 
 using PartPtr = std::shared_ptr<Part>;
@@ -147,9 +158,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::map<uint64_t, PartPtr> parts_ GUARDED_BY(mutex_);  // by offset, disjoint
   std::deque<PendingRead> pending_ GUARDED_BY(mutex_);
   bool active_ GUARDED_BY(mutex_) = false;  // a stream position exists (pos_, requested_)
-  uint64_t pos_ GUARDED_BY(mutex_) = 0;     // furthest byte read in this stream
+  uint64_t pos_ GUARDED_BY(mutex_) = 0;     // highest byte read in this stream (any order)
   uint64_t requested_ GUARDED_BY(mutex_) = 0;
   uint64_t window_ GUARDED_BY(mutex_) = 0;
+  uint64_t grown_at_ GUARDED_BY(mutex_) = 0;  // pos_ when window_ last doubled
   uint64_t reads_in_stream_ GUARDED_BY(mutex_) = 0;
   PrefetchCounters counters_ GUARDED_BY(mutex_);
 };
@@ -181,8 +193,12 @@ void Stream::Read(s3::ObjectStore& store, uint64_t offset, size_t size, Callback
 }
 
 Status Stream::PlanReadLocked(uint64_t offset, uint64_t end, std::vector<PartPtr>* issue) {
-  const bool near = active_ && offset + options_.backward_tolerance >= pos_ &&
-                    offset <= std::min(pos_ + options_.seek_tolerance, requested_);
+  // Backward reach is seek_tolerance, not backward_tolerance: reordered READs land as far behind
+  // the highest one as the kernel's readahead window, which read_ahead_kb sets (4 MiB on our
+  // mounts, more if the admin raises it). backward_tolerance only bounds what stays retained
+  // once read.
+  const bool near = active_ && offset + options_.seek_tolerance >= pos_ &&
+                    offset <= requested_ + options_.seek_tolerance;
   if (near) {
     pos_ = std::max(pos_, end);
     ++reads_in_stream_;
@@ -196,7 +212,12 @@ Status Stream::PlanReadLocked(uint64_t offset, uint64_t end, std::vector<PartPtr
   // Holes: a stream under memory pressure, a forward skip past what arrived, a failed part.
   Status status = FillHolesLocked(offset, end, issue);
   if (near) requested_ = std::max(requested_, end);
-  DropPartsLocked([&](const Part& p) { return p.end() + options_.backward_tolerance <= pos_; });
+  DropPartsLocked([&](const Part& p) {
+    if (p.end() + options_.backward_tolerance > pos_) return false;
+    // Unserved parts behind pos are still awaited by reads the kernel sent earlier but that
+    // reach us later: dropping one would cancel its GET only to fetch it again.
+    return p.served >= p.length || p.end() + options_.seek_tolerance <= pos_;
+  });
   return status;
 }
 
@@ -205,6 +226,7 @@ void Stream::StartStreamLocked(uint64_t offset, uint64_t end, std::vector<PartPt
   pos_ = end;
   reads_in_stream_ = 1;
   window_ = options_.initial_request;
+  grown_at_ = offset;
   uint64_t begin = offset;
   uint64_t first_end = std::min(object_.size, std::max(end, offset + options_.initial_request));
   if (object_.size <= options_.part_size) {
@@ -235,9 +257,17 @@ Status Stream::FillHolesLocked(uint64_t begin, uint64_t end, std::vector<PartPtr
 }
 
 void Stream::ExtendWindowLocked(std::vector<PartPtr>* issue) {
-  // Extend once no more than half the window is left unread ahead of the reader.
-  if (requested_ >= object_.size || requested_ > pos_ + window_ / 2) return;
-  window_ = std::min(window_ * 2, options_.max_window);
+  if (requested_ >= object_.size) return;
+  // Double each time the reader has consumed half the window since it last grew (mountpoint-s3's
+  // rule: extend when half the window is left unread)...
+  if (pos_ >= grown_at_ + window_ / 2) {
+    window_ = std::min(window_ * 2, options_.max_window);
+    grown_at_ = pos_;
+  }
+  // ...but keep it topped up one part at a time in between, rather than refilling half a window
+  // (up to 128 MiB) in one burst: a part freed by the reader is then reused at once by the next
+  // GET from the BufferPool's free list (which keeps only 64 MiB idle), instead of the burst
+  // taking fresh memory whose page faults cost more than the copy into it.
   const uint64_t target = std::min(object_.size, AlignUp(pos_ + window_, options_.part_size));
   while (requested_ < target) {
     auto next = parts_.upper_bound(requested_);
@@ -348,6 +378,8 @@ std::optional<ReadData> Stream::TryBuildLocked(uint64_t offset, uint64_t end) {
     holders->push_back(it->second);
     at = piece_end;
   }
+  // Only once the whole read is built: a partial build above is retried later.
+  for (size_t i = 0; i < holders->size(); ++i) (*holders)[i]->served += data.pieces[i].size();
   data.keepalive = std::move(holders);
   return data;
 }

@@ -56,9 +56,36 @@ struct Fixture {
   std::shared_ptr<BufferPool> pool;
 };
 
+// The prefetcher only calls GetObject; the test stores below implement nothing else.
+class GetOnlyStore : public s3::ObjectStore {
+ public:
+#define REELFS_UNUSED_OP(Method, Req, Cb) \
+  void Method(Req, Cb done) override { done(Status::Unimplemented(#Method)); }
+  void ListBuckets(s3::Callback<std::vector<s3::BucketInfo>> done) override {
+    done(Status::Unimplemented("ListBuckets"));
+  }
+  REELFS_UNUSED_OP(CreateBucket, const std::string&, s3::StatusCallback)
+  REELFS_UNUSED_OP(DeleteBucket, const std::string&, s3::StatusCallback)
+  REELFS_UNUSED_OP(ListObjects, const s3::ListObjectsRequest&, s3::Callback<s3::ListObjectsPage>)
+  REELFS_UNUSED_OP(HeadObject, const s3::HeadObjectRequest&, s3::Callback<s3::ObjectInfo>)
+  REELFS_UNUSED_OP(PutObject, const s3::PutObjectRequest&, s3::Callback<std::string>)
+  REELFS_UNUSED_OP(CreateMultipartUpload, const s3::CreateMultipartUploadRequest&,
+                   s3::Callback<std::string>)
+  REELFS_UNUSED_OP(UploadPart, const s3::UploadPartRequest&, s3::Callback<std::string>)
+  REELFS_UNUSED_OP(CompleteMultipartUpload, const s3::CompleteMultipartUploadRequest&,
+                   s3::Callback<std::string>)
+  REELFS_UNUSED_OP(AbortMultipartUpload, const s3::AbortMultipartUploadRequest&, s3::StatusCallback)
+  REELFS_UNUSED_OP(DeleteObject, const s3::DeleteObjectRequest&, s3::StatusCallback)
+  REELFS_UNUSED_OP(DeleteObjects, const s3::DeleteObjectsRequest&,
+                   s3::Callback<s3::DeleteObjectsResult>)
+  REELFS_UNUSED_OP(CopyObject, const s3::CopyObjectRequest&, s3::Callback<std::string>)
+  REELFS_UNUSED_OP(RestoreObject, const s3::RestoreObjectRequest&, s3::Callback<s3::RestoreOutcome>)
+#undef REELFS_UNUSED_OP
+};
+
 // Holds every GetObject until the test completes it (on the test thread), so that "in flight"
-// is a state the test controls. Other operations are not used by the prefetcher.
-class ManualStore final : public s3::ObjectStore {
+// is a state the test controls.
+class ManualStore final : public GetOnlyStore {
  public:
   struct Get {
     s3::GetObjectRequest req;
@@ -100,33 +127,38 @@ class ManualStore final : public s3::ObjectStore {
     while (held() > 0) CompleteOne();
   }
 
-#define REELFS_UNUSED_OP(Method, Req, Cb) \
-  void Method(Req, Cb done) override { done(Status::Unimplemented(#Method)); }
-  void ListBuckets(s3::Callback<std::vector<s3::BucketInfo>> done) override {
-    done(Status::Unimplemented("ListBuckets"));
-  }
-  REELFS_UNUSED_OP(CreateBucket, const std::string&, s3::StatusCallback)
-  REELFS_UNUSED_OP(DeleteBucket, const std::string&, s3::StatusCallback)
-  REELFS_UNUSED_OP(ListObjects, const s3::ListObjectsRequest&, s3::Callback<s3::ListObjectsPage>)
-  REELFS_UNUSED_OP(HeadObject, const s3::HeadObjectRequest&, s3::Callback<s3::ObjectInfo>)
-  REELFS_UNUSED_OP(PutObject, const s3::PutObjectRequest&, s3::Callback<std::string>)
-  REELFS_UNUSED_OP(CreateMultipartUpload, const s3::CreateMultipartUploadRequest&,
-                   s3::Callback<std::string>)
-  REELFS_UNUSED_OP(UploadPart, const s3::UploadPartRequest&, s3::Callback<std::string>)
-  REELFS_UNUSED_OP(CompleteMultipartUpload, const s3::CompleteMultipartUploadRequest&,
-                   s3::Callback<std::string>)
-  REELFS_UNUSED_OP(AbortMultipartUpload, const s3::AbortMultipartUploadRequest&, s3::StatusCallback)
-  REELFS_UNUSED_OP(DeleteObject, const s3::DeleteObjectRequest&, s3::StatusCallback)
-  REELFS_UNUSED_OP(DeleteObjects, const s3::DeleteObjectsRequest&,
-                   s3::Callback<s3::DeleteObjectsResult>)
-  REELFS_UNUSED_OP(CopyObject, const s3::CopyObjectRequest&, s3::Callback<std::string>)
-  REELFS_UNUSED_OP(RestoreObject, const s3::RestoreObjectRequest&, s3::Callback<s3::RestoreOutcome>)
-#undef REELFS_UNUSED_OP
-
  private:
   std::mutex mutex_;
   std::deque<Get> gets_;
   std::vector<s3::GetObjectRequest> all_;
+};
+
+// Forwards GetObject to `inner` and remembers each request's cancellation token, so a test can
+// tell whether the prefetcher cancelled any GET (a cancelled GET is a reset connection on S3).
+class CancelWatchingStore final : public GetOnlyStore {
+ public:
+  explicit CancelWatchingStore(std::shared_ptr<s3::ObjectStore> inner) : inner_(std::move(inner)) {}
+  void GetObject(const s3::GetObjectRequest& req, s3::Callback<s3::GetObjectResult> done) override {
+    {
+      std::lock_guard lock(mutex_);
+      tokens_.push_back(req.cancel);
+    }
+    inner_->GetObject(req, std::move(done));
+  }
+  size_t gets() {
+    std::lock_guard lock(mutex_);
+    return tokens_.size();
+  }
+  size_t cancelled() {
+    std::lock_guard lock(mutex_);
+    return std::count_if(tokens_.begin(), tokens_.end(),
+                         [](const auto& token) { return token && token->cancelled(); });
+  }
+
+ private:
+  const std::shared_ptr<s3::ObjectStore> inner_;
+  std::mutex mutex_;
+  std::vector<std::shared_ptr<CancellationToken>> tokens_;
 };
 
 ObjectRef Generated(FakeObjectStore& store, const std::string& key, uint64_t size) {
@@ -221,12 +253,76 @@ TEST_CASE("sequential 1 GiB through 1 MiB reads, 4 outstanding: window grows, th
   CHECK(max_ahead <= options.max_window + options.part_size);  // ...and is capped
 }
 
+TEST_CASE("kernel readahead: 1 MiB READs shuffled in 4 MiB windows, 8 outstanding, never cancel") {
+  // What a cached-mode mount with read_ahead_kb=4096, max_pages=256 and async reads sends: each
+  // readahead window becomes four 1 MiB READs that the FUSE worker threads hand over in any
+  // order, while the next window's READs are already on their way (8 outstanding). The first
+  // window arrives as 3, 1, 2, 0 MiB, the order that made the stream restart: a READ behind the
+  // first one, then READs past the small first request.
+  auto fake = std::make_shared<FakeObjectStore>();
+  auto slow = std::make_shared<s3::FaultInjectingStore>(fake);
+  slow->SetLatency(Operation::kGetObject, std::chrono::milliseconds(1));  // GETs are in flight
+  auto store = std::make_shared<CancelWatchingStore>(slow);
+  Fixture f;
+  ObjectRef obj = Generated(*fake, "shuffled", 512 * kMiB);
+  PrefetchOptions options;
+  constexpr uint64_t kRead = 1 * kMiB;
+  constexpr uint64_t kWindow = 4 * kMiB;
+  std::vector<uint64_t> offsets = {3 * kMiB, 1 * kMiB, 2 * kMiB, 0};
+  std::mt19937_64 rng(7);
+  for (uint64_t window = kWindow; window < obj.size; window += kWindow) {
+    const size_t first = offsets.size();
+    for (uint64_t at = window; at < window + kWindow; at += kRead) offsets.push_back(at);
+    std::shuffle(offsets.begin() + static_cast<std::ptrdiff_t>(first), offsets.end(), rng);
+  }
+  auto p = CreatePrefetcher(store, obj, options, f.budget, f.pool);
+  std::deque<std::pair<uint64_t, std::future<Result<ReadData>>>> inflight;
+  uint64_t verified = 0;
+  int failures = 0;
+  auto drain_one = [&] {
+    auto [offset, future] = std::move(inflight.front());
+    inflight.pop_front();
+    Result<ReadData> r = future.get();
+    if (r.ok() && r->size() == kRead && MatchesGenerated(obj.key, offset, *r)) {
+      verified += r->size();
+    } else {
+      ++failures;
+    }
+  };
+  for (uint64_t offset : offsets) {
+    auto promise = std::make_shared<std::promise<Result<ReadData>>>();
+    inflight.emplace_back(offset, promise->get_future());
+    p->Read(offset, kRead, [promise](Result<ReadData> r) { promise->set_value(std::move(r)); });
+    if (inflight.size() >= 8) drain_one();
+  }
+  while (!inflight.empty()) drain_one();
+  const PrefetchCounters c = p->counters();
+  MESSAGE("shuffled 1 MiB reads: ", c.requests, " GETs, ", c.bytes_fetched >> 20, " MiB fetched, ",
+          c.resets, " resets, ", store->cancelled(), " GETs cancelled, peak memory ",
+          f.budget->peak() >> 20, " MiB");
+  CHECK(failures == 0);
+  CHECK(verified == obj.size);
+  CHECK(c.resets == 0);
+  CHECK(store->cancelled() == 0);
+  CHECK(c.bytes_fetched <= obj.size + options.part_size);
+  CHECK(c.bytes_served == obj.size);
+  // Part-aligned GETs, plus the small first request and a few demand GETs for the READs that
+  // came in behind the first one.
+  CHECK(c.requests <= obj.size / options.part_size + 8);
+  CHECK(f.budget->peak() <= options.max_window + options.seek_tolerance + 2 * options.part_size);
+  p.reset();
+  fake->WaitIdle();
+  CHECK(f.budget->used() == 0);
+}
+
 TEST_CASE("random reads at 1000 offsets: verified, at most one small GET each") {
   auto store = std::make_shared<FakeObjectStore>();
   Fixture f;
-  // Offsets sit in distinct 4 MiB slots visited in shuffled order, so no two reads are within
-  // the first request's reach of each other: adjacent offsets would rightly look sequential.
-  ObjectRef obj = Generated(*store, "random", 4 * kGiB);
+  // Offsets sit in distinct 32 MiB slots visited in shuffled order, so no read is within
+  // seek_tolerance of the stream the previous one started: closer reads would rightly look like
+  // the kernel's reordered readahead and keep the stream.
+  constexpr uint64_t kSlot = 32 * kMiB;
+  ObjectRef obj = Generated(*store, "random", 1000 * kSlot);
   std::vector<uint64_t> slots(1000);
   for (size_t i = 0; i < slots.size(); ++i) slots[i] = i;
   std::mt19937_64 rng(42);
@@ -234,7 +330,7 @@ TEST_CASE("random reads at 1000 offsets: verified, at most one small GET each") 
   PrefetchOptions options;
   auto p = CreatePrefetcher(store, obj, options, f.budget, f.pool);
   for (uint64_t slot : slots) {
-    const uint64_t offset = slot * 4 * kMiB + rng() % (1 * kMiB);
+    const uint64_t offset = slot * kSlot + rng() % (1 * kMiB);
     const size_t size = 4 * kKiB + rng() % (1 * kMiB);
     Result<ReadData> r = ReadNow(*p, offset, size);
     REQUIRE(r.ok());
