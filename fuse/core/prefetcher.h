@@ -3,8 +3,10 @@
 // Sequential access grows a window geometrically: the first request is small
 // (PrefetchOptions::initial_request), then each time the reader consumes half the window it
 // doubles, up to max_window, with several part_size ranged GETs in flight. Forward jumps within
-// seek_tolerance wait for data in flight; backward jumps within backward_tolerance are served
-// from retained data; any other jump cancels everything in flight and restarts small (random
+// seek_tolerance wait for data in flight; reads up to seek_tolerance behind the highest byte read
+// (kernel readahead arrives out of order) are served from retained data or one demand GET; data
+// already read is kept for backward_tolerance; any other jump cancels everything in flight and
+// restarts small (random
 // access then costs one small GET per read, never a large one). Objects smaller than a part are
 // fetched in one GET. Every buffer comes from the BufferPool and is accounted in the
 // MemoryBudget (prefetch may be refused and the window shrinks; demand reads always proceed).
