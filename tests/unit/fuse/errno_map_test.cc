@@ -21,9 +21,7 @@ Status S3Error(StatusCode code, int http, std::string s3_code) {
   return Status(code, "s3 error", StatusDetail{.http_status = http, .s3_code = std::move(s3_code)});
 }
 
-Status Sys(StatusCode code, int err) {
-  return Status(code, "sys", StatusDetail{.sys_errno = err});
-}
+Status Sys(StatusCode code, int err) { return Status(code, "sys", StatusDetail{.sys_errno = err}); }
 
 std::vector<Row> Table() {
   return {
@@ -31,8 +29,8 @@ std::vector<Row> Table() {
       {"NoSuchKey", S3Error(StatusCode::kNotFound, 404, "NoSuchKey"), ENOENT},
       {"not in listing", Status::NotFound("x"), ENOENT},
       {"AccessDenied", S3Error(StatusCode::kPermissionDenied, 403, "AccessDenied"), EACCES},
-      {"SignatureDoesNotMatch",
-       S3Error(StatusCode::kUnauthenticated, 403, "SignatureDoesNotMatch"), EACCES},
+      {"SignatureDoesNotMatch", S3Error(StatusCode::kUnauthenticated, 403, "SignatureDoesNotMatch"),
+       EACCES},
       {"InvalidAccessKeyId", S3Error(StatusCode::kUnauthenticated, 403, "InvalidAccessKeyId"),
        EACCES},
       {"archived", S3Error(StatusCode::kFailedPrecondition, 403, "InvalidObjectState"), EACCES},
