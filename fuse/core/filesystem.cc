@@ -99,6 +99,10 @@ class Core : public std::enable_shared_from_this<Core> {
   // Records a looked-up child (one more kernel reference) and returns its Entry.
   Result<Entry> AddEntryLocked(InodeId parent, std::string_view name, bool is_dir,
                                const s3::ObjectInfo* info, bool count) REQUIRES(mutex_);
+  // The live inode `ino` of the wanted kind: ESTALE when unknown, ENOTDIR / EISDIR when of the
+  // other kind (kAny accepts both). `what` names the operation in the message.
+  enum class Want { kAny, kDir, kFile };
+  Result<InodeRecord*> FindLocked(InodeId ino, Want want, std::string_view what) REQUIRES(mutex_);
   Entry MakeEntry(const InodeRecord& record) const;
   void LookupRemote(InodeId parent, std::string name, std::string key, Callback<Entry> done);
   // HEAD for a file whose cached attributes expired; updates the inode on success.
@@ -164,6 +168,18 @@ Entry Core::MakeEntry(const InodeRecord& record) const {
   return e;
 }
 
+Result<InodeRecord*> Core::FindLocked(InodeId ino, Want want, std::string_view what) {
+  InodeRecord* rec = inodes_.Find(ino);
+  if (rec == nullptr) return Stale(ino);
+  if (want == Want::kDir && !rec->is_dir) {
+    return ErrnoToStatus(ENOTDIR, fmt::format("{} inode {}", what, ino));
+  }
+  if (want == Want::kFile && rec->is_dir) {
+    return ErrnoToStatus(EISDIR, fmt::format("{} directory inode {}", what, ino));
+  }
+  return rec;
+}
+
 Result<Entry> Core::AddEntryLocked(InodeId parent, std::string_view name, bool is_dir,
                                    const s3::ObjectInfo* info, bool count) {
   InodeRecord* p = inodes_.Find(parent);
@@ -192,17 +208,13 @@ void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
   std::string key;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    InodeRecord* p = inodes_.Find(parent);
-    if (p == nullptr) {
+    Result<InodeRecord*> found = FindLocked(parent, Want::kDir, "lookup in");
+    if (!found.ok()) {
       lock.unlock();
-      done(Stale(parent));
+      done(std::move(found).status());
       return;
     }
-    if (!p->is_dir) {
-      lock.unlock();
-      done(ErrnoToStatus(ENOTDIR, fmt::format("lookup in inode {}", parent)));
-      return;
-    }
+    InodeRecord* p = *found;
     key = p->key + std::string(name);
     if (p->listing != nullptr && clock_.Now() < p->listing_expiry) {
       // A fresh listing is authoritative, negative answers included.
@@ -362,17 +374,13 @@ void Core::OpenDir(InodeId ino, Callback<uint64_t> done) {
   std::string prefix;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    InodeRecord* rec = inodes_.Find(ino);
-    if (rec == nullptr) {
+    Result<InodeRecord*> found = FindLocked(ino, Want::kDir, "opendir of");
+    if (!found.ok()) {
       lock.unlock();
-      done(Stale(ino));
+      done(std::move(found).status());
       return;
     }
-    if (!rec->is_dir) {
-      lock.unlock();
-      done(ErrnoToStatus(ENOTDIR, fmt::format("opendir of inode {}", ino)));
-      return;
-    }
+    InodeRecord* rec = *found;
     if (rec->listing != nullptr && clock_.Now() < rec->listing_expiry) {
       uint64_t dh = next_handle_++;
       dir_handles_[dh] = DirHandle{ino, rec->parent, rec->listing, {}};
@@ -493,17 +501,13 @@ void Core::Open(InodeId ino, int flags, Callback<OpenedFile> done) {
   std::string key;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    InodeRecord* rec = inodes_.Find(ino);
-    if (rec == nullptr) {
+    Result<InodeRecord*> found = FindLocked(ino, Want::kFile, "open of");
+    if (!found.ok()) {
       lock.unlock();
-      done(Stale(ino));
+      done(std::move(found).status());
       return;
     }
-    if (rec->is_dir) {
-      lock.unlock();
-      done(ErrnoToStatus(EISDIR, fmt::format("open of directory inode {}", ino)));
-      return;
-    }
+    InodeRecord* rec = *found;
     if (clock_.Now() < rec->attr_expiry) {
       std::string etag = rec->etag;
       uint64_t size = rec->attr.size;
