@@ -1,0 +1,85 @@
+// DataChannel: fetch a byte range of an object straight into a registered memory window.
+//
+// This is the interface the FUSE prefetcher (and later the GPU side channel) reads through when
+// an RDMA data path is configured (docs/design.md §3 "RDMA"). Control stays S3: the channel sends
+// a signed ranged GET carrying an RDMA token for the window, the server writes the bytes into the
+// window and answers with an empty body; the HTTP response is the completion.
+//
+// Implementations: rdmaio/verbs (RC, hipobj-rc-v2, over rdma-core), later a DC provider, and a
+// loopback fake for tests. Upper layers see only this header and registered_memory.h.
+//
+// Contract (the same shape as s3::ObjectStore, so the prefetcher can hold either):
+//   * Fetch returns at once and calls `done` exactly once, possibly on an internal thread; `done`
+//     must not block.
+//   * On success the bytes are at the start of the window; `via` says how they came. Declines
+//     and RDMA failures are handled inside the channel (reply classifier, per-endpoint fallback to
+//     HTTP, docs/protocols/rdma.md): the caller never sees them, only the path in `via`.
+//   * Errors use common/status.h codes by retry semantics, with http_status / s3_code in the
+//     detail: kFailedPrecondition for an archived object (403 InvalidObjectState) or an If-Match
+//     mismatch, kNotFound, kCancelled, kUnavailable, kDeadlineExceeded.
+//   * Fencing rule: when `done` runs, the server can no longer write into the window. On success
+//     the response proves it; after a failure, timeout or cancellation the channel fences the
+//     window (revokes its rkey, or waits out a lease) *before* calling `done`. So the caller may
+//     reuse the memory as soon as `done` has run, and must not touch it before.
+//   * Cancellation is a request, not a guarantee of speed: `done` then runs with kCancelled once
+//     the window is fenced (or with the result, if it won the race).
+//
+// Thread-safety: all methods may be called concurrently from any thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/cancel.h"
+#include "common/result.h"
+#include "rdmaio/registered_memory.h"
+
+namespace reelfs::rdmaio {
+
+// A slice of a registered region: the destination of one fetch.
+struct RegisteredWindow {
+  std::shared_ptr<RegisteredRegion> region;  // kept alive until the fetch completes
+  uint64_t offset = 0;                       // into the region
+  uint64_t length = 0;                       // bytes wanted; offset + length <= region->length()
+};
+
+struct FetchRequest {
+  std::string bucket;
+  std::string key;
+  uint64_t object_offset = 0;  // first byte of the object to fetch
+  // Where the bytes go and how many are wanted. A range past the end of the object is short, as
+  // with HTTP ranges. Longer than the channel's per-request limit (a DC token holds < 4 GiB;
+  // vgwrdma takes <= 1 GiB) is kInvalidArgument: callers fetch in parts.
+  RegisteredWindow window;
+  std::string if_match;                       // ETag the object must still have, empty for none
+  std::shared_ptr<CancellationToken> cancel;  // optional
+};
+
+enum class DataPath : uint8_t {
+  kRdma,  // the server wrote the window
+  kHttp,  // the bytes came in an HTTP body (decline, ignored token, fallback) and were copied in
+};
+
+struct FetchResult {
+  uint64_t bytes = 0;        // bytes now at the start of the window
+  uint64_t object_size = 0;  // total object size, from the response
+  std::string etag;          // quotes stripped
+  DataPath via = DataPath::kRdma;
+};
+
+using FetchCallback = std::function<void(Result<FetchResult>)>;
+
+class DataChannel {
+ public:
+  virtual ~DataChannel() = default;
+
+  virtual void Fetch(FetchRequest request, FetchCallback done) = 0;
+
+  // The registrar for memory this channel can fetch into (regions are bound to the channel's
+  // protection domain: a region from another channel's registrar is kInvalidArgument in Fetch).
+  virtual MemoryRegistrar& registrar() = 0;
+};
+
+}  // namespace reelfs::rdmaio
