@@ -20,6 +20,7 @@ struct GlobalArgs {
   std::string ca_bundle;
   bool no_verify_tls = false;
   std::string log_level = "warn";
+  int event_loop_threads = 0;
 };
 
 reelfs::Result<std::unique_ptr<reelfs::s3::S3Client>> MakeClient(const GlobalArgs& g) {
@@ -29,6 +30,7 @@ reelfs::Result<std::unique_ptr<reelfs::s3::S3Client>> MakeClient(const GlobalArg
   if (!g.region.empty()) options.region = g.region;
   if (!g.ca_bundle.empty()) options.ca_bundle = g.ca_bundle;
   if (g.no_verify_tls) options.verify_tls = false;
+  options.event_loop_threads = g.event_loop_threads;
   return reelfs::s3::S3Client::Create(std::move(options));
 }
 
@@ -44,6 +46,9 @@ int main(int argc, char** argv) {
   app.add_option("--ca-bundle", g.ca_bundle, "PEM file of CAs trusted for https");
   app.add_flag("--no-verify-tls", g.no_verify_tls, "do not verify TLS certificates (test only)");
   app.add_option("--log-level", g.log_level, "e.g. warn, debug, info,s3=trace");
+  app.add_option("--event-loop-threads", g.event_loop_threads,
+                 "S3 client I/O threads (default 0: min(2, CPUs))")
+      ->check(CLI::Range(0, 64));
 
   reelfs::cli::LsArgs ls;
   auto* ls_cmd = app.add_subcommand("ls", "list objects and prefixes under s3://bucket/prefix");
@@ -82,6 +87,8 @@ int main(int argc, char** argv) {
   mount_cmd->add_option("--negative-ttl", mount.negative_ttl, "'no such name' cache (default 60s)");
   mount_cmd->add_option("--max-memory", mount.max_memory, "prefetch budget (default 1GiB)");
   mount_cmd->add_option("--part-size", mount.part_size, "bytes per ranged GET (default 8MiB)");
+  mount_cmd->add_option("--max-window", mount.max_window,
+                        "prefetch window per open file (default 64MiB)");
   mount_cmd->add_option("--max-threads", mount.max_threads, "FUSE worker threads (default 16)");
   mount_cmd->add_option("--read-ahead-kb", mount.read_ahead_kb,
                         "kernel readahead when root (default 4096; 0 leaves it)");

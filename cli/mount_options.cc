@@ -110,6 +110,12 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   if (m.prefetch.part_size > kMaxPartSize) {
     return Status::InvalidArgument("--part-size: at most 5GiB");
   }
+  if (!f.max_window.empty()) {
+    REELFS_ASSIGN_OR_RETURN(m.prefetch.max_window, ParseSize("--max-window", f.max_window));
+    if (m.prefetch.max_window < m.prefetch.part_size) {
+      return Status::InvalidArgument("--max-window: at least one part (--part-size)");
+    }
+  }
 
   if (f.max_threads < 1 || f.max_threads > kMaxThreads) {
     return Status::InvalidArgument(fmt::format("--max-threads: 1..{}", kMaxThreads));

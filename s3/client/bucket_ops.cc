@@ -8,7 +8,7 @@ namespace reelfs::s3 {
 using internal::MakeRequest;
 
 void S3Client::ListBuckets(Callback<std::vector<BucketInfo>> done) {
-  transport_->Submit(MakeRequest("GET", "", "", "ListBuckets"),
+  PickTransport().Submit(MakeRequest("GET", "", "", "ListBuckets"),
                      [done = std::move(done)](Result<HttpResponse> r) {
                        if (!r.ok()) return done(r.status());
                        auto parsed = ParseListBuckets(r->body);
@@ -27,11 +27,11 @@ void S3Client::CreateBucket(const std::string& bucket, StatusCallback done) {
         options_.region + "</LocationConstraint></CreateBucketConfiguration>";
     r.headers.emplace_back("content-type", "application/xml");
   }
-  transport_->Submit(std::move(r), internal::StatusOnly(std::move(done)));
+  PickTransport().Submit(std::move(r), internal::StatusOnly(std::move(done)));
 }
 
 void S3Client::DeleteBucket(const std::string& bucket, StatusCallback done) {
-  transport_->Submit(MakeRequest("DELETE", bucket, "", internal::What("DeleteBucket", bucket)),
+  PickTransport().Submit(MakeRequest("DELETE", bucket, "", internal::What("DeleteBucket", bucket)),
                      internal::StatusOnly(std::move(done)));
 }
 

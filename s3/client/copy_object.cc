@@ -19,7 +19,7 @@ void S3Client::CopyObject(const CopyObjectRequest& req, Callback<std::string> do
     r.headers.emplace_back("x-amz-metadata-directive", "COPY");
   }
   r.validate = internal::RejectErrorDocument;  // a 200 may carry <Error>: retry it by its code
-  transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
+  PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     auto parsed = ParseCopyObjectResult(resp->body);
     if (!parsed.ok()) return done(parsed.status().WithContext("CopyObject"));

@@ -6,7 +6,7 @@
 namespace reelfs::s3 {
 
 void S3Client::DeleteObject(const DeleteObjectRequest& req, StatusCallback done) {
-  transport_->Submit(internal::MakeRequest("DELETE", req.bucket, req.key,
+  PickTransport().Submit(internal::MakeRequest("DELETE", req.bucket, req.key,
                                            internal::What("DeleteObject", req.bucket, req.key)),
                      internal::StatusOnly(std::move(done)));
 }
@@ -22,7 +22,7 @@ void S3Client::DeleteObjects(const DeleteObjectsRequest& req, Callback<DeleteObj
   r.owned_body = EncodeDeleteObjects(DeleteObjectsInput{req.keys, req.quiet});
   r.headers.emplace_back("content-type", "application/xml");
   r.content_md5 = true;  // S3 refuses DeleteObjects without Content-MD5
-  transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
+  PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     auto parsed = ParseDeleteResult(resp->body);
     if (!parsed.ok()) return done(parsed.status().WithContext("DeleteObjects response"));

@@ -21,7 +21,7 @@ void S3Client::GetObject(const GetObjectRequest& req, Callback<GetObjectResult> 
   if (!req.if_match.empty()) {
     r.headers.emplace_back("if-match", "\"" + StripEtag(req.if_match) + "\"");
   }
-  transport_->Submit(std::move(r),
+  PickTransport().Submit(std::move(r),
                      [done = std::move(done), key = req.key](Result<HttpResponse> resp) {
                        if (!resp.ok()) return done(resp.status());
                        GetObjectResult out;

@@ -6,7 +6,7 @@
 namespace reelfs::s3 {
 
 void S3Client::HeadObject(const HeadObjectRequest& req, Callback<ObjectInfo> done) {
-  transport_->Submit(internal::MakeRequest("HEAD", req.bucket, req.key,
+  PickTransport().Submit(internal::MakeRequest("HEAD", req.bucket, req.key,
                                            internal::What("HeadObject", req.bucket, req.key)),
                      [done = std::move(done), key = req.key](Result<HttpResponse> r) {
                        if (!r.ok()) return done(r.status());

@@ -19,7 +19,7 @@ void S3Client::ListObjects(const ListObjectsRequest& req, Callback<ListObjectsPa
   if (req.fetch_restore_status) {
     r.headers.emplace_back("x-amz-optional-object-attributes", "RestoreStatus");
   }
-  transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
+  PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     auto page = ParseListObjectsV2(resp->body);
     if (!page.ok()) return done(page.status().WithContext("ListObjectsV2 response"));

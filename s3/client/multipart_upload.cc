@@ -13,7 +13,7 @@ void S3Client::CreateMultipartUpload(const CreateMultipartUploadRequest& req,
   r.query.emplace_back("uploads", "");
   if (!req.content_type.empty()) r.headers.emplace_back("content-type", req.content_type);
   internal::AddUserMetadata(r, req.user_metadata);
-  transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
+  PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     auto parsed = ParseInitiateMultipartUploadResult(resp->body);
     if (!parsed.ok()) return done(parsed.status().WithContext("CreateMultipartUpload response"));
@@ -33,7 +33,7 @@ void S3Client::UploadPart(const UploadPartRequest& req, Callback<std::string> do
   r.query.emplace_back("partNumber", std::to_string(req.part_number));
   r.query.emplace_back("uploadId", req.upload_id);
   r.body = req.body;
-  transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
+  PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     const std::string* etag = resp->Header("etag");
     if (etag == nullptr) return done(Status::Internal("UploadPart: response has no ETag"));
@@ -49,7 +49,7 @@ void S3Client::CompleteMultipartUpload(const CompleteMultipartUploadRequest& req
   r.owned_body = EncodeCompleteMultipartUpload(req.parts);
   r.headers.emplace_back("content-type", "application/xml");
   r.validate = internal::RejectErrorDocument;
-  transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
+  PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     // A 200 with an <Error> was turned into a (retryable when the code says so) failure by
     // RejectErrorDocument; the parser still rejects anything else malformed.
@@ -63,7 +63,7 @@ void S3Client::AbortMultipartUpload(const AbortMultipartUploadRequest& req, Stat
   HttpRequest r = internal::MakeRequest(
       "DELETE", req.bucket, req.key, internal::What("AbortMultipartUpload", req.bucket, req.key));
   r.query.emplace_back("uploadId", req.upload_id);
-  transport_->Submit(std::move(r), internal::StatusOnly(std::move(done)));
+  PickTransport().Submit(std::move(r), internal::StatusOnly(std::move(done)));
 }
 
 }  // namespace reelfs::s3

@@ -12,7 +12,7 @@ void S3Client::PutObject(const PutObjectRequest& req, Callback<std::string> done
   if (!req.content_type.empty()) r.headers.emplace_back("content-type", req.content_type);
   if (!req.storage_class.empty()) r.headers.emplace_back("x-amz-storage-class", req.storage_class);
   internal::AddUserMetadata(r, req.user_metadata);
-  transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
+  PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     const std::string* etag = resp->Header("etag");
     done(etag ? StripEtag(*etag) : std::string());

@@ -14,7 +14,7 @@ void S3Client::RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOu
   // Always a body: versitygw rejects a RestoreObject without one.
   r.owned_body = EncodeRestoreRequest(RestoreRequestBody{req.days, req.tier});
   r.headers.emplace_back("content-type", "application/xml");
-  transport_->Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
+  PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) {
       const Status& st = resp.status();
       if (st.detail().s3_code == "RestoreAlreadyInProgress") {

@@ -1,5 +1,8 @@
 #include "s3/client/s3_client.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "s3/client/aws_config.h"
 
 namespace reelfs::s3 {
@@ -32,23 +35,40 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(ClientOptions options) {
   t.user_agent = options.user_agent.empty() ? "reelfs/0.1" : options.user_agent;
   t.unsigned_payload_min_bytes = options.unsigned_payload_min_bytes;
   if (t.max_connections <= 0) return Status::InvalidArgument("max_connections must be positive");
-  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, Transport::Create(std::move(t)));
-  return std::unique_ptr<S3Client>(new S3Client(std::move(options), std::move(transport)));
+  if (options.event_loop_threads < 0) {
+    return Status::InvalidArgument("event_loop_threads must not be negative");
+  }
+  int loops = options.event_loop_threads;
+  if (loops == 0) loops = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 2u));
+  loops = std::min(loops, t.max_connections);
+  t.max_connections = std::max(1, t.max_connections / loops);
+  std::vector<std::unique_ptr<Transport>> transports;
+  for (int i = 0; i < loops; ++i) {
+    REELFS_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, Transport::Create(t));
+    transports.push_back(std::move(transport));
+  }
+  return std::unique_ptr<S3Client>(new S3Client(std::move(options), std::move(transports)));
 }
 
-S3Client::S3Client(ClientOptions options, std::unique_ptr<Transport> transport)
-    : options_(std::move(options)), transport_(std::move(transport)) {}
+S3Client::S3Client(ClientOptions options, std::vector<std::unique_ptr<Transport>> transports)
+    : options_(std::move(options)), transports_(std::move(transports)) {}
 
 S3Client::~S3Client() = default;
 
+Transport& S3Client::PickTransport() {
+  return *transports_[next_transport_.fetch_add(1, std::memory_order_relaxed) % transports_.size()];
+}
+
 ClientCounters S3Client::counters() const {
-  const TransportCounters t = transport_->counters();
   ClientCounters c;
-  c.requests = t.requests;
-  c.retries = t.retries;
-  c.failures = t.failures;
-  c.bytes_sent = t.bytes_sent;
-  c.bytes_received = t.bytes_received;
+  for (const auto& transport : transports_) {
+    const TransportCounters t = transport->counters();
+    c.requests += t.requests;
+    c.retries += t.retries;
+    c.failures += t.failures;
+    c.bytes_sent += t.bytes_sent;
+    c.bytes_received += t.bytes_received;
+  }
   return c;
 }
 

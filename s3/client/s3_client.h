@@ -4,9 +4,12 @@
 //   auto client = S3Client::Create(*options);               // starts the event-loop thread
 //   auto info = Await<ObjectInfo>([&](auto cb) { (*client)->HeadObject({"b", "k"}, cb); });
 //
-// Each operation is one HTTP exchange on the shared Transport (one event-loop thread, pooled
-// connections, retries with full-jitter backoff); operations live one per file (get_object.cc,
-// list_objects.cc, ...). Completions run on the event-loop thread.
+// Each operation is one HTTP exchange on one of the client's Transports (each one event-loop
+// thread with its own connection pool, retries with full-jitter backoff), chosen round-robin;
+// operations live one per file (get_object.cc, list_objects.cc, ...). Completions run on the
+// event-loop thread of the Transport that ran the exchange. Several loops exist because one loop
+// thread copies every received byte out of libcurl's buffer: at loopback/RDMA-class rates that
+// copy, not the network, limits one thread.
 //
 // Thread-safety: all methods may be called concurrently from any thread. Destroying the client
 // completes every pending operation with kCancelled before it returns, except when it is destroyed
@@ -14,10 +17,12 @@
 // completes them right after, on its own.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "s3/client/request_target.h"
@@ -39,6 +44,9 @@ struct ClientOptions {
   Credentials credentials;
   // Upper bound of concurrent connections (per host and in total); more requests queue in libcurl.
   int max_connections = 64;
+  // Event-loop threads (Transports); each gets max_connections / event_loop_threads connections
+  // (at least 1). 0: min(2, hardware threads).
+  int event_loop_threads = 0;
   // TCP + TLS connection set-up limit per attempt.
   std::chrono::milliseconds connect_timeout{10'000};
   // An attempt during which no byte moves for this long is aborted (and retried). Whole seconds.
@@ -100,10 +108,13 @@ class S3Client final : public ObjectStore {
   const ClientOptions& options() const { return options_; }
 
  private:
-  S3Client(ClientOptions options, std::unique_ptr<Transport> transport);
+  S3Client(ClientOptions options, std::vector<std::unique_ptr<Transport>> transports);
+  // Round-robin over the transports; callable from any thread.
+  Transport& PickTransport();
 
   ClientOptions options_;
-  std::unique_ptr<Transport> transport_;  // owns the event-loop thread
+  std::atomic<uint64_t> next_transport_{0};
+  std::vector<std::unique_ptr<Transport>> transports_;  // each owns an event-loop thread
 };
 
 }  // namespace reelfs::s3
