@@ -1,0 +1,142 @@
+// The drive state machine and the facade: exact durations of one recall, mount reuse, unload
+// timing, shutdown, geometry accessors.
+#include <doctest/doctest.h>
+
+#include "gateway/tape/internal/geometry.h"
+#include "gateway/tape/internal/locate_model.h"
+#include "tests/unit/gateway/tape/tape_test_util.h"
+
+namespace reelfs::gateway::tape {
+namespace {
+
+constexpr uint64_t kMB = 1'000'000;
+
+TEST_CASE("library: one recall on an empty library = robot move + load + locate + read") {
+  LibraryConfig config = DiscreteConfig("fifo");
+  auto lib = MakeLibrary(config);
+  REQUIRE(lib->AddCartridge("RL0001L9").ok());
+  const Geometry geometry(config.drive, config.block_bytes);
+  const LocateModel locate(geometry, config.drive.locate_scale);
+  const uint64_t block = 12'345'678;
+  const uint64_t bytes = 800 * kMB;
+
+  Completions c;
+  const uint64_t id = lib->Submit(Recall("RL0001L9", block, bytes), c.Callback());
+  CHECK(c.done.empty());  // nothing runs before RunUntilIdle in kDiscrete mode
+  const SimDuration end = lib->RunUntilIdle();
+  REQUIRE(c.done.size() == 1);
+  const RecallCompletion& r = c.done[0];
+  CHECK(r.id == id);
+  CHECK(r.outcome == RecallOutcome::kOk);
+  CHECK(r.drive == "drive0");
+  CHECK(r.submitted.count() == 0);
+  const double locate_s = locate.Seconds(0, block);
+  CHECK(locate_s > 4.29);
+  CHECK(r.first_byte.count() == doctest::Approx(12 + 17 + locate_s));
+  CHECK(r.done.count() == doctest::Approx(12 + 17 + locate_s + 2.0));  // 800 MB at 400 MB/s
+  CHECK(end.count() == doctest::Approx(r.done.count()));
+  CHECK(lib->Mounts() == 1);
+  CHECK(lib->StateOf(0) == DriveState::kReady);  // stays mounted until another cartridge needs it
+  CHECK(lib->TotalSeconds(Activity::kLocating) == doctest::Approx(locate_s));
+  CHECK(lib->TotalSeconds(Activity::kReading) == doctest::Approx(2.0));
+  CHECK(lib->TotalSeconds(Activity::kLoading) == doctest::Approx(17));
+  CHECK(lib->TotalSeconds(Activity::kRobotMove) == doctest::Approx(12));
+}
+
+TEST_CASE("library: a second cartridge on one drive: rewind + unload + put-away + fetch") {
+  LibraryConfig config = DiscreteConfig("fifo");
+  auto lib = MakeLibrary(config);
+  REQUIRE(lib->AddCartridge("A").ok());
+  REQUIRE(lib->AddCartridge("B").ok());
+  const Geometry geometry(config.drive, config.block_bytes);
+  const LocateModel locate(geometry, config.drive.locate_scale);
+  Completions c;
+  lib->Submit(Recall("A", 0, 400 * kMB), c.Callback());
+  lib->Submit(Recall("B", 1000, 400 * kMB), c.Callback());
+  lib->RunUntilIdle();
+  REQUIRE(c.done.size() == 2);
+  // A: fetch 12 + load 17 + no locate (block 0 is under the head at BOT) + read 1.
+  CHECK(c.done[0].done.count() == doctest::Approx(30));
+  // B: rewind 55 (< 5 GB moved) + unload 30 + put-away 12 + fetch 12 + load 17 + locate + read 1.
+  CHECK(c.done[1].done.count() ==
+        doctest::Approx(30 + 55 + 30 + 12 + 12 + 17 + locate.Seconds(0, 1000) + 1));
+  CHECK(lib->Mounts() == 2);
+  CHECK(lib->TotalSeconds(Activity::kRewinding) == doctest::Approx(55));
+  CHECK(lib->TotalSeconds(Activity::kUnloading) == doctest::Approx(30));
+}
+
+TEST_CASE("library: rewind before unload is 55/110/165 s by bytes moved in the mount") {
+  for (auto [gb, rewind] : {std::pair{1.0, 55.0}, {10.0, 110.0}, {60.0, 165.0}}) {
+    CAPTURE(gb);
+    auto lib = MakeLibrary(DiscreteConfig("fifo"));
+    REQUIRE(lib->AddCartridge("A").ok());
+    REQUIRE(lib->AddCartridge("B").ok());
+    Completions c;
+    lib->Submit(Recall("A", 0, static_cast<uint64_t>(gb * 1e9)), c.Callback());
+    lib->Submit(Recall("B", 0, 1), c.Callback());
+    lib->RunUntilIdle();
+    CHECK(lib->TotalSeconds(Activity::kRewinding) == doctest::Approx(rewind));
+  }
+}
+
+TEST_CASE("library: requests for a mounted cartridge reuse the mount, back to back") {
+  auto lib = MakeLibrary(DiscreteConfig("batch"));
+  REQUIRE(lib->AddCartridge("A").ok());
+  Completions c;
+  const uint64_t blocks = (400 * kMB + lib->BlockBytes() - 1) / lib->BlockBytes();
+  lib->Submit(Recall("A", 0, 400 * kMB), c.Callback());
+  lib->Submit(Recall("A", blocks, 400 * kMB), c.Callback());  // starts where the first ends
+  lib->RunUntilIdle();
+  REQUIRE(c.done.size() == 2);
+  CHECK(c.done[1].done.count() == doctest::Approx(12 + 17 + 1 + 1));  // no locate in between
+  CHECK(lib->Mounts() == 1);
+  CHECK(lib->TotalSeconds(Activity::kLocating) == 0);
+}
+
+TEST_CASE("library: unknown cartridge and extents past capacity complete with kMediaError") {
+  auto lib = MakeLibrary(DiscreteConfig());
+  REQUIRE(lib->AddCartridge("A").ok());
+  CHECK(lib->AddCartridge("A").ok());  // idempotent
+  CHECK_FALSE(lib->AddCartridge("").ok());
+  CHECK_FALSE(lib->AddCartridge("has space").ok());
+  Completions c;
+  lib->Submit(Recall("nope", 0, 1), c.Callback());
+  lib->Submit(Recall("A", lib->CapacityBlocks(), 1), c.Callback());
+  lib->Submit(Recall("A", lib->CapacityBlocks() - 1, 2 * lib->BlockBytes()), c.Callback());
+  lib->RunUntilIdle();
+  REQUIRE(c.done.size() == 3);
+  for (const auto& r : c.done) {
+    CHECK(r.outcome == RecallOutcome::kMediaError);
+    CHECK_FALSE(r.detail.empty());
+    CHECK(r.drive.empty());
+  }
+  CHECK(lib->Mounts() == 0);
+}
+
+TEST_CASE("library: destruction completes outstanding recalls with kShutdown") {
+  Completions c;
+  {
+    auto lib = MakeLibrary(DiscreteConfig());
+    REQUIRE(lib->AddCartridge("A").ok());
+    lib->Submit(Recall("A", 5, 1), c.Callback());
+    lib->Submit(Recall("A", 9, 1), c.Callback());
+    lib->RunUntil(SimDuration(20));  // mid-load
+  }
+  REQUIRE(c.done.size() == 2);
+  for (const auto& r : c.done) CHECK(r.outcome == RecallOutcome::kShutdown);
+}
+
+TEST_CASE("library: Create rejects a bad config with the key") {
+  LibraryConfig config = DiscreteConfig();
+  config.scheduler.policy = "lifo";
+  auto lib = Library::Create(config);
+  REQUIRE_FALSE(lib.ok());
+  CHECK(lib.status().code() == StatusCode::kInvalidArgument);
+  CHECK(std::string(lib.status().message()).find("scheduler.policy") != std::string::npos);
+  config = DiscreteConfig();
+  config.drives = 0;
+  CHECK_FALSE(Library::Create(config).ok());
+}
+
+}  // namespace
+}  // namespace reelfs::gateway::tape
