@@ -468,8 +468,9 @@ present() { echo " $TOOLS " | grep -q " $1 "; }
   target "sequential single stream ≥ 3× s3fs" "${x:-—}×" "$([ -n "$x" ] && awk -v x="$x" 'BEGIN { print (x >= 3) }')"
   x=$(ratio "${C[small/reelfs]}" "${C[small/s3fs]}")
   target "small files ≥ 5× s3fs" "${x:-—}×" "$([ -n "$x" ] && awk -v x="$x" 'BEGIN { print (x >= 5) }')"
-  x=$(num "${C[lswarm/reelfs]}"); l=$(num "$(cell lslocal curl)")
-  target "ls -l of $DIR_ENTRIES entries < 2 s warm" "${x:-—} s${l:+ (the same ls -l on the gateway's local disk: $l s)}" "$([ -n "$x" ] && awk -v x="$x" 'BEGIN { print (x < 2) }')"
+  x=$(num "${C[lswarm/reelfs]}"); l=$(num "$(cell lslocal curl)"); note=""
+  [ -n "$l" ] && note=" (the same ls -l of the local copy of dir/ on the gateway host: $l s)"
+  target "ls -l of $DIR_ENTRIES entries < 2 s warm" "${x:-—} s$note" "$([ -n "$x" ] && awk -v x="$x" 'BEGIN { print (x < 2) }')"
   x=${rss_max[reelfs]:-}
   target "peak RSS within --max-memory $MAX_MEMORY" "$([ -n "$x" ] && awk -v k="$x" 'BEGIN { printf "%.0f MiB", k / 1024 }')" "$([ -n "$x" ] && [ "$budget_mib" -gt 0 ] && awk -v k="$x" -v b="$budget_mib" 'BEGIN { print (k / 1024 <= b) }')"
 } >"$work/table.md"
