@@ -1,0 +1,20 @@
+#!/bin/sh
+# Every rdma check, run inside one Soft-RoCE VM boot by rxe_vm.sh (ctest -L rdma: test rdma_vm).
+# In here a skip (77) is a failure: the VM exists to provide the device.
+echo "in_vm: kernel $(uname -r), booted in $(cut -d' ' -f1 /proc/uptime) s"
+rdma link show
+ibv_devinfo -d "$REELFS_RDMA_DEVICE" | grep -E 'hca_id|state|link_layer'
+fail=0
+step() {
+  name=$1
+  shift
+  start=$(cut -d' ' -f1 /proc/uptime)
+  "$@"
+  rc=$?
+  echo "in_vm: $name exit $rc ($(awk -v s="$start" '{printf "%.1f", $1 - s}' /proc/uptime) s)"
+  [ "$rc" -eq 0 ] || fail=1
+}
+step verbs_test "$REELFS_VERBS_TEST"
+step rdma_smoke "$REELFS_RDMA_SMOKE" --ip "$REELFS_RDMA_IP" --device "$REELFS_RDMA_DEVICE"
+grep -E 'HugePages_(Total|Free)' /proc/meminfo
+exit "$fail"
