@@ -131,7 +131,8 @@ find "$cache/runs" -mindepth 1 -maxdepth 1 -mmin +120 -exec rm -rf {} + 2>/dev/n
 shared=$(mktemp -d "$cache/runs/run.XXXXXX")
 cp "$script" "$shared/run.sh"
 {
-  env | grep -E '^REELFS_[A-Za-z0-9_]*=' | grep -v -E '^REELFS_(RDMA_IP|RDMA_DEVICE|VM_CWD)=' |
+  # awk, not grep: no REELFS_* variable at all is fine (grep's exit 1 would end the script).
+  env | awk -F= '/^REELFS_[A-Za-z0-9_]*=/ && $1 !~ /^REELFS_(RDMA_IP|RDMA_DEVICE|VM_CWD)$/' |
     while IFS='=' read -r k v; do printf 'export %s=%q\n' "$k" "$v"; done
   printf 'export REELFS_RDMA_IP=%s REELFS_RDMA_DEVICE=rxe0 REELFS_VM_CWD=%q\n' "$vm_ip" "$PWD"
 } > "$shared/env.sh"
