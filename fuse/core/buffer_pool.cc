@@ -33,10 +33,10 @@ constexpr size_t kHugePageSize = 2 << 20;
 constexpr size_t kSizeClassGranularity = 64 << 10;
 
 // At most this many bytes sit idle in the free list; anything beyond goes back to the allocator.
-// One stream's default maximum window (PrefetchOptions::max_window, 256 MiB), so a sequential
+// One stream's default maximum window (PrefetchOptions::max_window, 64 MiB), so a sequential
 // reader recycles its own parts instead of faulting in new ones, without keeping a whole memory
 // budget (default 1 GiB) of idle buffers alive after a burst of readers has gone away.
-constexpr size_t kMaxIdleBytes = 256 << 20;
+constexpr size_t kMaxIdleBytes = 64 << 20;
 
 struct FreeDeleter {
   void operator()(std::byte* p) const { std::free(p); }

@@ -345,6 +345,37 @@ TEST_CASE("random reads at 1000 offsets: verified, at most one small GET each") 
   CHECK(c.resets == 999);
 }
 
+TEST_CASE("a random reader that turns sequential gets its window back") {
+  auto store = std::make_shared<FakeObjectStore>();
+  Fixture f;
+  ObjectRef obj = Generated(*store, "turns", 2 * kGiB);
+  PrefetchOptions options;
+  auto p = CreatePrefetcher(store, obj, options, f.budget, f.pool);
+  for (uint64_t i = 0; i < 6; ++i) {  // random: 64 KiB reads 64 MiB apart
+    REQUIRE(ReadNow(*p, (i * 7 % 6) * 64 * kMiB + 100, 64 * kKiB).ok());
+  }
+  const PrefetchCounters before = p->counters();
+  uint64_t offset = 1 * kGiB;
+  for (int i = 0; i < 256; ++i, offset += 1 * kMiB) {  // then 256 MiB sequentially
+    Result<ReadData> r = ReadNow(*p, offset, 1 * kMiB);
+    REQUIRE(r.ok());
+    REQUIRE(MatchesGenerated(obj.key, offset, *r));
+  }
+  const PrefetchCounters after = p->counters();
+  // The same 256 MiB read by a fresh handle, for comparison.
+  auto fresh = CreatePrefetcher(store, obj, options, f.budget, f.pool);
+  for (uint64_t at = 1 * kGiB; at < 1 * kGiB + 256 * kMiB; at += 1 * kMiB) {
+    REQUIRE(ReadNow(*fresh, at, 1 * kMiB).ok());
+  }
+  const uint64_t fresh_requests = fresh->counters().requests;
+  MESSAGE("sequential after random: ", after.requests - before.requests, " GETs for 256 MiB (",
+          fresh_requests, " on a fresh handle)");
+  CHECK(after.resets == before.resets + 1);
+  // Part-sized GETs (8 MiB) again, not one GET per 1 MiB read: the same ramp as a fresh handle.
+  CHECK(after.requests - before.requests <= fresh_requests + 1);
+  CHECK(after.requests - before.requests < 64);
+}
+
 TEST_CASE("an object smaller than a part is fetched in exactly one GET") {
   auto store = std::make_shared<FakeObjectStore>();
   Fixture f;
