@@ -360,9 +360,16 @@ Result<std::unique_ptr<RcConnection>> RcListener::Accept(std::shared_ptr<Protect
     return VerbsErrno(errno, "rdma_migrate_id");
   }
   c->id_ = std::move(id);
-  REELFS_RETURN_IF_ERROR(CheckPd(*pd, c->id_.get()));
-  c->pd_ = std::move(pd);
-  REELFS_RETURN_IF_ERROR(c->CreateQueuePair(options));
+  Status ready = CheckPd(*pd, c->id_.get());
+  if (ready.ok()) {
+    c->pd_ = std::move(pd);
+    ready = c->CreateQueuePair(options);
+  }
+  if (!ready.ok()) {
+    // Tell the peer now rather than letting its connect wait out its timeout.
+    rdma_reject(c->id_.get(), nullptr, 0);
+    return ready;
+  }
   rdma_conn_param param = ConnParam(private_data);
   if (rdma_accept(c->id_.get(), &param) != 0) return VerbsErrno(errno, "rdma_accept");
   REELFS_ASSIGN_OR_RETURN(CmEventHandle established,
