@@ -1,6 +1,7 @@
 #include "gateway/store/catalog.h"
 
 #include <string_view>
+#include <utility>
 
 namespace reelfs::gateway {
 namespace {
@@ -50,6 +51,54 @@ CREATE TABLE IF NOT EXISTS parts(
   etag TEXT NOT NULL, PRIMARY KEY(upload_id, part_number)) WITHOUT ROWID;
 )sql";
 
+// Archive tables: never dropped (their content is not derivable from the files). A change to
+// them bumps kArchiveSchemaVersion and adds a step to MigrateArchive, in place.
+constexpr const char* kArchiveSchemaV1 = R"sql(
+CREATE TABLE IF NOT EXISTS archive_meta(name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS archive_objects(
+  bucket TEXT NOT NULL, key TEXT NOT NULL, state INTEGER NOT NULL, cartridge TEXT NOT NULL,
+  start_block INTEGER NOT NULL, bytes INTEGER NOT NULL, content_md5 TEXT NOT NULL,
+  archived_ns INTEGER NOT NULL, staging INTEGER NOT NULL, stage_fail INTEGER NOT NULL,
+  restore_requested_ns INTEGER NOT NULL, restored_ns INTEGER NOT NULL, expiry_ns INTEGER NOT NULL,
+  size INTEGER NOT NULL, etag TEXT NOT NULL, mtime_ns INTEGER NOT NULL, content_type TEXT NOT NULL,
+  storage_class TEXT NOT NULL, user_meta TEXT NOT NULL,
+  PRIMARY KEY(bucket, key)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS archive_restored ON archive_objects(restored_ns);
+CREATE TABLE IF NOT EXISTS cartridges(
+  vsn TEXT PRIMARY KEY, next_block INTEGER NOT NULL) WITHOUT ROWID;
+)sql";
+
+constexpr const char* kArchiveColumns =
+    "a.state, a.cartridge, a.start_block, a.bytes, a.content_md5, a.archived_ns, a.staging, "
+    "a.stage_fail, a.restore_requested_ns, a.restored_ns, a.expiry_ns, a.size, a.etag, "
+    "a.mtime_ns, a.content_type, a.storage_class, a.user_meta";
+constexpr int kArchiveColumnCount = 17;
+
+// kArchiveColumns starting at column `first`.
+ArchiveRecord ReadArchive(sqlite3_stmt* s, int first) {
+  ArchiveRecord a;
+  int i = first;
+  a.state = static_cast<ArchiveState>(sqlite3_column_int(s, i++));
+  a.cartridge = ColText(s, i++);
+  a.start_block = static_cast<uint64_t>(sqlite3_column_int64(s, i++));
+  a.bytes = static_cast<uint64_t>(sqlite3_column_int64(s, i++));
+  a.content_md5 = ColText(s, i++);
+  a.archived_ns = sqlite3_column_int64(s, i++);
+  a.staging = sqlite3_column_int(s, i++) != 0;
+  a.stage_fail = sqlite3_column_int(s, i++) != 0;
+  a.restore_requested_ns = sqlite3_column_int64(s, i++);
+  a.restored_ns = sqlite3_column_int64(s, i++);
+  a.expiry_ns = sqlite3_column_int64(s, i++);
+  a.size = static_cast<uint64_t>(sqlite3_column_int64(s, i++));
+  a.etag = ColText(s, i++);
+  a.mtime_ns = sqlite3_column_int64(s, i++);
+  a.content_type = ColText(s, i++);
+  a.storage_class = ColText(s, i++);
+  a.user_meta = ColText(s, i++);
+  return a;
+}
+
+// Object columns 0..6, then the archive columns of a LEFT JOIN (NULL state: never archived).
 ObjectRecord ReadObject(sqlite3_stmt* s) {
   ObjectRecord r;
   r.key = ColText(s, 0);
@@ -59,7 +108,59 @@ ObjectRecord ReadObject(sqlite3_stmt* s) {
   r.content_type = ColText(s, 4);
   r.storage_class = ColText(s, 5);
   r.user_meta = DecodeUserMetadata(ColText(s, 6));
+  if (sqlite3_column_count(s) >= 7 + kArchiveColumnCount &&
+      sqlite3_column_type(s, 7) != SQLITE_NULL) {
+    r.archive = ReadArchive(s, 7);
+  }
   return r;
+}
+
+std::string ObjectSelect() {
+  return std::string(
+             "SELECT o.key, o.size, o.etag, o.mtime_ns, o.content_type, o.storage_class, "
+             "o.user_meta, ") +
+         kArchiveColumns +
+         " FROM objects o LEFT JOIN archive_objects a ON a.bucket = o.bucket AND a.key = o.key ";
+}
+
+Status WriteArchive(sqlite3* db, const std::string& bucket, const std::string& key,
+                    const ArchiveRecord& a) {
+  REELFS_ASSIGN_OR_RETURN(
+      Stmt s, Prepare(db,
+                      "INSERT OR REPLACE INTO archive_objects(bucket, key, state, cartridge, "
+                      "start_block, bytes, content_md5, archived_ns, staging, stage_fail, "
+                      "restore_requested_ns, restored_ns, expiry_ns, size, etag, mtime_ns, "
+                      "content_type, storage_class, user_meta) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  int i = 1;
+  Bind(s.get(), i++, bucket);
+  Bind(s.get(), i++, key);
+  Bind(s.get(), i++, static_cast<int64_t>(a.state));
+  Bind(s.get(), i++, a.cartridge);
+  Bind(s.get(), i++, static_cast<int64_t>(a.start_block));
+  Bind(s.get(), i++, static_cast<int64_t>(a.bytes));
+  Bind(s.get(), i++, a.content_md5);
+  Bind(s.get(), i++, a.archived_ns);
+  Bind(s.get(), i++, static_cast<int64_t>(a.staging));
+  Bind(s.get(), i++, static_cast<int64_t>(a.stage_fail));
+  Bind(s.get(), i++, a.restore_requested_ns);
+  Bind(s.get(), i++, a.restored_ns);
+  Bind(s.get(), i++, a.expiry_ns);
+  Bind(s.get(), i++, static_cast<int64_t>(a.size));
+  Bind(s.get(), i++, a.etag);
+  Bind(s.get(), i++, a.mtime_ns);
+  Bind(s.get(), i++, a.content_type);
+  Bind(s.get(), i++, a.storage_class);
+  Bind(s.get(), i++, a.user_meta);
+  return StepDone(db, s.get());
+}
+
+Status DeleteArchiveRow(sqlite3* db, const std::string& bucket, const std::string& key) {
+  REELFS_ASSIGN_OR_RETURN(Stmt s,
+                          Prepare(db, "DELETE FROM archive_objects WHERE bucket = ? AND key = ?"));
+  Bind(s.get(), 1, bucket);
+  Bind(s.get(), 2, key);
+  return StepDone(db, s.get());
 }
 
 }  // namespace
@@ -115,6 +216,26 @@ Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& path) {
     REELFS_RETURN_IF_ERROR(exec(kSchema));
     REELFS_RETURN_IF_ERROR(exec(("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str()));
   }
+  // Archive tables: migrated in place. Version 0 (a catalog from before the archive, schema 1)
+  // simply had none; step 0 -> 1 creates them. Later steps go here, each in its own `if`.
+  REELFS_RETURN_IF_ERROR(exec(kArchiveSchemaV1));
+  REELFS_ASSIGN_OR_RETURN(
+      Stmt aver, Prepare(db.get(), "SELECT value FROM archive_meta WHERE name = 'version'"));
+  int archive_version =
+      sqlite3_step(aver.get()) == SQLITE_ROW ? std::stoi(ColText(aver.get(), 0)) : 0;
+  aver.reset();
+  if (archive_version > kArchiveSchemaVersion) {
+    // Written by a newer gateway: refuse rather than misread tape positions.
+    return Status::FailedPrecondition(
+        "catalog " + path + ": archive schema version " + std::to_string(archive_version) +
+        " is newer than this gateway's " + std::to_string(kArchiveSchemaVersion));
+  }
+  if (archive_version < kArchiveSchemaVersion) {
+    REELFS_RETURN_IF_ERROR(exec(("INSERT OR REPLACE INTO archive_meta(name, value) "
+                                 "VALUES('version', '" +
+                                 std::to_string(kArchiveSchemaVersion) + "')")
+                                    .c_str()));
+  }
   return std::unique_ptr<Catalog>(new Catalog(std::move(db), fresh));
 }
 
@@ -151,7 +272,8 @@ Status Catalog::PutBucket(const std::string& name, int64_t created_ns) {
 Status Catalog::DeleteBucket(const std::string& name) {
   std::lock_guard lock(mu_);
   for (const char* sql :
-       {"DELETE FROM buckets WHERE name = ?", "DELETE FROM objects WHERE bucket = ?"}) {
+       {"DELETE FROM buckets WHERE name = ?", "DELETE FROM objects WHERE bucket = ?",
+        "DELETE FROM archive_objects WHERE bucket = ?"}) {
     REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql));
     Bind(s.get(), 1, name);
     REELFS_RETURN_IF_ERROR(StepDone(db_.get(), s.get()));
@@ -185,16 +307,16 @@ Status Catalog::PutObject(const std::string& bucket, const ObjectRecord& rec) {
   Bind(s.get(), 6, rec.content_type);
   Bind(s.get(), 7, rec.storage_class);
   Bind(s.get(), 8, EncodeUserMetadata(rec.user_meta));
-  return StepDone(db_.get(), s.get());
+  REELFS_RETURN_IF_ERROR(StepDone(db_.get(), s.get()));
+  if (rec.archive.has_value()) return WriteArchive(db_.get(), bucket, rec.key, *rec.archive);
+  return DeleteArchiveRow(db_.get(), bucket, rec.key);
 }
 
 Result<std::optional<ObjectRecord>> Catalog::GetObject(const std::string& bucket,
                                                        const std::string& key) {
   std::lock_guard lock(mu_);
-  REELFS_ASSIGN_OR_RETURN(
-      Stmt s, Prepare(db_.get(),
-                      "SELECT key, size, etag, mtime_ns, content_type, storage_class, user_meta "
-                      "FROM objects WHERE bucket = ? AND key = ?"));
+  const std::string sql = ObjectSelect() + "WHERE o.bucket = ? AND o.key = ?";
+  REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql.c_str()));
   Bind(s.get(), 1, bucket);
   Bind(s.get(), 2, key);
   int rc = sqlite3_step(s.get());
@@ -209,7 +331,8 @@ Status Catalog::DeleteObject(const std::string& bucket, const std::string& key) 
                           Prepare(db_.get(), "DELETE FROM objects WHERE bucket = ? AND key = ?"));
   Bind(s.get(), 1, bucket);
   Bind(s.get(), 2, key);
-  return StepDone(db_.get(), s.get());
+  REELFS_RETURN_IF_ERROR(StepDone(db_.get(), s.get()));
+  return DeleteArchiveRow(db_.get(), bucket, key);
 }
 
 Result<std::vector<ObjectRecord>> Catalog::ListObjects(const std::string& bucket,
@@ -217,12 +340,10 @@ Result<std::vector<ObjectRecord>> Catalog::ListObjects(const std::string& bucket
                                                        bool lower_inclusive,
                                                        const std::string& upper, int limit) {
   std::lock_guard lock(mu_);
-  std::string sql =
-      "SELECT key, size, etag, mtime_ns, content_type, storage_class, user_meta FROM objects "
-      "WHERE bucket = ?1 AND key ";
+  std::string sql = ObjectSelect() + "WHERE o.bucket = ?1 AND o.key ";
   sql += lower_inclusive ? ">= ?2" : "> ?2";
-  if (!upper.empty()) sql += " AND key < ?3";
-  sql += " ORDER BY key LIMIT ?4";
+  if (!upper.empty()) sql += " AND o.key < ?3";
+  sql += " ORDER BY o.key LIMIT ?4";
   REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql.c_str()));
   Bind(s.get(), 1, bucket);
   Bind(s.get(), 2, lower);
@@ -233,6 +354,104 @@ Result<std::vector<ObjectRecord>> Catalog::ListObjects(const std::string& bucket
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) out.push_back(ReadObject(s.get()));
   if (rc != SQLITE_DONE) return SqlError(db_.get(), "list objects");
   return out;
+}
+
+std::string_view ArchiveStateName(ArchiveState state) {
+  switch (state) {
+    case ArchiveState::kOnline:
+      return "online";
+    case ArchiveState::kPremigrated:
+      return "premigrated";
+    case ArchiveState::kOffline:
+      return "offline";
+  }
+  return "unknown";
+}
+
+Result<std::optional<ArchiveRecord>> Catalog::GetArchive(const std::string& bucket,
+                                                         const std::string& key) {
+  std::lock_guard lock(mu_);
+  const std::string sql = std::string("SELECT ") + kArchiveColumns +
+                          " FROM archive_objects a WHERE a.bucket = ? AND a.key = ?";
+  REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql.c_str()));
+  Bind(s.get(), 1, bucket);
+  Bind(s.get(), 2, key);
+  int rc = sqlite3_step(s.get());
+  if (rc == SQLITE_ROW) return std::optional<ArchiveRecord>(ReadArchive(s.get(), 0));
+  if (rc != SQLITE_DONE) return SqlError(db_.get(), "get archive");
+  return std::optional<ArchiveRecord>();
+}
+
+Status Catalog::PutArchive(const std::string& bucket, const std::string& key,
+                           const ArchiveRecord& rec) {
+  std::lock_guard lock(mu_);
+  return WriteArchive(db_.get(), bucket, key, rec);
+}
+
+Result<std::vector<Catalog::ArchivedObject>> Catalog::ListArchive(const ArchiveQuery& q) {
+  std::lock_guard lock(mu_);
+  std::string sql =
+      std::string("SELECT a.bucket, a.key, ") + kArchiveColumns + " FROM archive_objects a WHERE 1";
+  if (!q.bucket.empty()) sql += " AND a.bucket = ?1";
+  if (!q.prefix.empty()) sql += " AND substr(a.key, 1, length(?2)) = ?2";
+  if (q.state.has_value()) sql += " AND a.state = ?3";
+  if (q.staging_only) sql += " AND a.staging = 1";
+  if (q.restored_only) {
+    sql += " AND a.restored_ns > 0 ORDER BY a.restored_ns, a.bucket, a.key LIMIT ?6";
+  } else {
+    sql +=
+        " AND (a.bucket > ?4 OR (a.bucket = ?4 AND a.key > ?5)) ORDER BY a.bucket, a.key "
+        "LIMIT ?6";
+  }
+  REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql.c_str()));
+  if (!q.bucket.empty()) Bind(s.get(), 1, q.bucket);
+  if (!q.prefix.empty()) Bind(s.get(), 2, q.prefix);
+  if (q.state.has_value()) Bind(s.get(), 3, static_cast<int64_t>(*q.state));
+  if (!q.restored_only) {
+    Bind(s.get(), 4, q.after_bucket);
+    Bind(s.get(), 5, q.after_key);
+  }
+  Bind(s.get(), 6, static_cast<int64_t>(q.limit));
+  std::vector<ArchivedObject> out;
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    out.push_back({ColText(s.get(), 0), ColText(s.get(), 1), ReadArchive(s.get(), 2)});
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_.get(), "list archive");
+  return out;
+}
+
+Result<uint64_t> Catalog::RestoredBytes() {
+  std::lock_guard lock(mu_);
+  REELFS_ASSIGN_OR_RETURN(
+      Stmt s, Prepare(db_.get(),
+                      "SELECT COALESCE(SUM(bytes), 0) FROM archive_objects WHERE state = 1 AND "
+                      "restored_ns > 0"));
+  if (sqlite3_step(s.get()) != SQLITE_ROW) return SqlError(db_.get(), "restored bytes");
+  return static_cast<uint64_t>(sqlite3_column_int64(s.get(), 0));
+}
+
+Result<std::vector<CartridgeRecord>> Catalog::Cartridges() {
+  std::lock_guard lock(mu_);
+  REELFS_ASSIGN_OR_RETURN(
+      Stmt s, Prepare(db_.get(), "SELECT vsn, next_block FROM cartridges ORDER BY vsn"));
+  std::vector<CartridgeRecord> out;
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    out.push_back({ColText(s.get(), 0), static_cast<uint64_t>(sqlite3_column_int64(s.get(), 1))});
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_.get(), "list cartridges");
+  return out;
+}
+
+Status Catalog::PutCartridge(const CartridgeRecord& c) {
+  std::lock_guard lock(mu_);
+  REELFS_ASSIGN_OR_RETURN(
+      Stmt s,
+      Prepare(db_.get(), "INSERT OR REPLACE INTO cartridges(vsn, next_block) VALUES(?, ?)"));
+  Bind(s.get(), 1, c.vsn);
+  Bind(s.get(), 2, static_cast<int64_t>(c.next_block));
+  return StepDone(db_.get(), s.get());
 }
 
 Status Catalog::PutUpload(const UploadRecord& u) {

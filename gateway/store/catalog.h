@@ -6,6 +6,14 @@
 // (store.h does the reconciliation). Keys are TEXT compared with SQLite's BINARY collation
 // (memcmp), which is exactly S3's byte order, so listings are index range scans.
 //
+// Archive state (docs/gateway.md "Archive") is the exception: where an object's bytes sit on tape,
+// whether the disk copy was released, restore requests and expiry cannot be derived from the
+// files. It lives in its own tables (archive_objects, cartridges, archive_meta) that the
+// objects-schema rebuild never drops; they carry their own version (archive_meta 'version',
+// kArchiveSchemaVersion) and are migrated in place, never rebuilt. An archive row also keeps a
+// copy of the object's metadata, so an objects row rebuilt from a released (empty placeholder)
+// file gets its real size, ETag and metadata back.
+//
 // WAL mode, `PRAGMA user_version` = kSchemaVersion, busy_timeout. One connection guarded by a
 // mutex: the gateway's writes are small and SQLite serializes writers anyway.
 //
@@ -31,6 +39,41 @@ namespace reelfs::gateway {
 
 using UserMetadata = std::map<std::string, std::string>;  // lowercase name (no x-amz-meta-)
 
+// Where an object's data is (tape-archive.md §3): only on disk (no archive row: kOnline), on disk
+// and on tape (kPremigrated: archived, or restored), or only on tape (kOffline: the disk copy was
+// released; an empty placeholder file keeps the name).
+enum class ArchiveState : int { kOnline = 0, kPremigrated = 1, kOffline = 2 };
+std::string_view ArchiveStateName(ArchiveState state);
+
+struct ArchiveRecord {
+  ArchiveState state = ArchiveState::kPremigrated;
+  // The tape copy: cartridge (VSN), first block, length in bytes, and the hex MD5 of those bytes
+  // (recalls are verified against it; the ETag of a multipart object is not a content MD5).
+  std::string cartridge;
+  uint64_t start_block = 0;
+  uint64_t bytes = 0;
+  std::string content_md5;
+  int64_t archived_ns = 0;
+  // A recall is running (ScoutAM "Staging"); the last recall failed (ScoutAM "StageFail").
+  bool staging = false;
+  bool stage_fail = false;
+  int64_t restore_requested_ns = 0;  // last RestoreObject that started or joined a recall; 0 none
+  int64_t restored_ns = 0;           // when the last recall completed; 0: never restored
+  int64_t expiry_ns = 0;             // restored copy's expiry (aws personality); 0: none
+  // Snapshot of the object's metadata when it was archived (see the file comment).
+  uint64_t size = 0;
+  std::string etag;
+  int64_t mtime_ns = 0;
+  std::string content_type;
+  std::string storage_class;
+  std::string user_meta;  // EncodeUserMetadata form
+};
+
+struct CartridgeRecord {
+  std::string vsn;
+  uint64_t next_block = 0;  // first free block (blocks are appended, never reused)
+};
+
 struct ObjectRecord {
   std::string key;
   uint64_t size = 0;
@@ -39,6 +82,9 @@ struct ObjectRecord {
   std::string content_type;
   std::string storage_class = "STANDARD";
   UserMetadata user_meta;
+  // Archive state; nullopt: kOnline, never archived. Read by GetObject/ListObjects (a join),
+  // written by PutObject (which drops the archive row when this is nullopt: new content).
+  std::optional<ArchiveRecord> archive;
 };
 
 struct UploadRecord {
@@ -59,9 +105,12 @@ struct PartRecord {
 
 class Catalog {
  public:
-  static constexpr int kSchemaVersion = 1;
+  // 2: archive tables added (kept across rebuilds, see the file comment).
+  static constexpr int kSchemaVersion = 2;
+  static constexpr int kArchiveSchemaVersion = 1;
 
-  // Opens or creates the database. A different schema version is dropped and recreated.
+  // Opens or creates the database. A different schema version drops and recreates the object
+  // tables; the archive tables are created when missing and migrated, never dropped.
   static Result<std::unique_ptr<Catalog>> Open(const std::string& path);
 
   // True when the database was created (or reset) by Open: every row must be rebuilt.
@@ -71,14 +120,43 @@ class Catalog {
   Status DeleteBucket(const std::string& name);  // and its objects
   Result<std::map<std::string, int64_t>> Buckets();
 
+  // Writes the row and its archive state: rec.archive nullopt removes the archive row.
   Status PutObject(const std::string& bucket, const ObjectRecord& rec);
   Result<std::optional<ObjectRecord>> GetObject(const std::string& bucket, const std::string& key);
-  Status DeleteObject(const std::string& bucket, const std::string& key);
+  Status DeleteObject(const std::string& bucket, const std::string& key);  // and its archive row
   // Rows with key > lower (>= when lower_inclusive) and key < upper (no bound when upper is
   // empty), in key order, at most `limit`.
   Result<std::vector<ObjectRecord>> ListObjects(const std::string& bucket, const std::string& lower,
                                                 bool lower_inclusive, const std::string& upper,
                                                 int limit);
+
+  // ---- archive ----
+  Result<std::optional<ArchiveRecord>> GetArchive(const std::string& bucket,
+                                                  const std::string& key);
+  // Archive rows alone (the object row is untouched).
+  Status PutArchive(const std::string& bucket, const std::string& key, const ArchiveRecord& rec);
+  struct ArchivedObject {
+    std::string bucket;
+    std::string key;
+    ArchiveRecord archive;
+  };
+  // Archive rows in (bucket, key) order; filters: bucket ("" any), key prefix, state (nullopt
+  // any), staging only; at most `limit`, keys > after.
+  struct ArchiveQuery {
+    std::string bucket;
+    std::string prefix;
+    std::optional<ArchiveState> state;
+    bool staging_only = false;
+    bool restored_only = false;  // restored_ns > 0, ordered by restored_ns (oldest first)
+    std::string after_bucket;
+    std::string after_key;
+    int limit = 1000;
+  };
+  Result<std::vector<ArchivedObject>> ListArchive(const ArchiveQuery& query);
+  // Sum of `bytes` of restored (restored_ns > 0) premigrated objects: the releaser's measure.
+  Result<uint64_t> RestoredBytes();
+  Result<std::vector<CartridgeRecord>> Cartridges();
+  Status PutCartridge(const CartridgeRecord& cartridge);
 
   Status PutUpload(const UploadRecord& upload);
   Result<std::optional<UploadRecord>> GetUpload(const std::string& id);

@@ -40,7 +40,8 @@ std::string EncodeContinuationToken(char kind, const std::string& bound) {
   return s3::HexEncode(std::string(1, kind) + bound);
 }
 
-Result<s3::ListObjectsPage> Store::List(const std::string& bucket, const ListParams& params) {
+Result<s3::ListObjectsPage> Store::List(const std::string& bucket, const ListParams& params,
+                                        std::vector<ObjectRecord>* out_rows) {
   REELFS_RETURN_IF_ERROR(HeadBucket(bucket));
   const std::string& prefix = params.prefix;
   const std::string& delim = params.delimiter;
@@ -103,6 +104,7 @@ Result<s3::ListObjectsPage> Store::List(const std::string& bucket, const ListPar
         break;
       }
       page.objects.push_back(ToObjectInfo(row));
+      if (out_rows != nullptr) out_rows->push_back(row);
       ++count;
       last_token = "K" + row.key;
       lower = row.key;

@@ -5,6 +5,8 @@
 #include <functional>
 #include <set>
 
+#include <sys/stat.h>
+
 #include "common/log.h"
 #include "gateway/store/etag.h"
 #include "gateway/store/key_validation.h"
@@ -20,6 +22,31 @@ int64_t NowNs() {
 }
 
 constexpr std::string_view kEmptyMd5 = "d41d8cd98f00b204e9800998ecf8427e";
+
+// An empty file where the archive row says the object holds bytes: the released object's
+// placeholder (store.h), whatever state the row says (a crash can land between the rename of the
+// placeholder and the catalog write).
+bool IsPlaceholder(const std::optional<ArchiveRecord>& archive, const FileStat& st) {
+  return archive.has_value() && archive->size > 0 && st.size == 0 && !st.is_dir;
+}
+
+// The objects row an archive row describes (after a catalog rebuild).
+ObjectRecord RecordFromArchive(const std::string& key, const ArchiveRecord& a) {
+  ObjectRecord r;
+  r.key = key;
+  r.size = a.size;
+  r.etag = a.etag;
+  r.mtime_ns = a.mtime_ns;
+  r.content_type = a.content_type;
+  r.storage_class = a.storage_class.empty() ? "STANDARD" : a.storage_class;
+  r.user_meta = DecodeUserMetadata(a.user_meta);
+  r.archive = a;
+  return r;
+}
+
+Status Changed(const std::string& key, std::string_view what) {
+  return Status::FailedPrecondition("object " + key + " changed " + std::string(what));
+}
 
 }  // namespace
 
@@ -60,11 +87,39 @@ Status Store::ReconcileBucket(const std::string& bucket) {
         walk_error = rec.status();
         return;
       }
+      std::optional<ArchiveRecord> archive;
+      if (rec->has_value()) {
+        archive = (*rec)->archive;
+      } else {
+        auto a = catalog_->GetArchive(bucket, key);  // the objects table was rebuilt
+        if (!a.ok()) {
+          walk_error = a.status();
+          return;
+        }
+        archive = std::move(*a);
+      }
+      if (IsPlaceholder(archive, st)) {
+        ObjectRecord out = rec->has_value() ? **rec : RecordFromArchive(key, *archive);
+        if (rec->has_value() && out.archive->state == ArchiveState::kOffline) return;
+        out.archive->state = ArchiveState::kOffline;
+        out.archive->staging = false;
+        ++refreshed;
+        walk_error = catalog_->PutObject(bucket, out);
+        return;
+      }
       if (rec->has_value() && (*rec)->size == st.size &&
           ((*rec)->mtime_ns == st.mtime_ns || st.is_dir)) {
         return;
       }
+      if (!rec->has_value() && archive.has_value() && archive->state != ArchiveState::kOffline &&
+          archive->size == st.size && archive->mtime_ns == st.mtime_ns) {
+        // Archived and still on disk, unchanged: the archive row's snapshot is the metadata.
+        ++refreshed;
+        walk_error = catalog_->PutObject(bucket, RecordFromArchive(key, *archive));
+        return;
+      }
       ObjectRecord out = rec->has_value() ? **rec : ObjectRecord{};
+      out.archive.reset();  // new content: the tape copy (if any) is of something else
       out.key = key;
       out.size = st.size;
       out.mtime_ns = st.mtime_ns;
@@ -99,6 +154,22 @@ Status Store::ReconcileBucket(const std::string& bucket) {
       }
       lower = rows.back().key;
       inclusive = false;
+    }
+    // Archive rows of keys with no file left (the placeholder was deleted by hand).
+    std::string after;
+    while (true) {
+      Catalog::ArchiveQuery q;
+      q.bucket = bucket;
+      q.after_bucket = bucket;
+      q.after_key = after;
+      REELFS_ASSIGN_OR_RETURN(auto rows, catalog_->ListArchive(q));
+      if (rows.empty()) break;
+      for (const auto& row : rows) {
+        if (seen.count(row.key)) continue;
+        REELFS_RETURN_IF_ERROR(catalog_->DeleteObject(bucket, row.key));
+        ++dropped;
+      }
+      after = rows.back().key;
     }
     if (refreshed || dropped) {
       REELFS_LOG_INFO("gateway", "catalog: bucket {}: {} rows refreshed, {} dropped", bucket,
@@ -153,6 +224,7 @@ Status Store::HeadBucket(const std::string& bucket) {
 Result<Store::OpenedObject> Store::Open(const std::string& bucket, const std::string& key) {
   const bool marker = IsDirectoryMarker(key);
   auto stale = [&](const std::optional<ObjectRecord>& rec, const FileStat& st) {
+    if (rec.has_value() && IsPlaceholder(rec->archive, st)) return false;
     return !rec.has_value() || (!marker && (rec->size != st.size || rec->mtime_ns != st.mtime_ns));
   };
   REELFS_ASSIGN_OR_RETURN(FsRoot::OpenedObject file, fs_->OpenObject(bucket, key));
@@ -173,12 +245,18 @@ Result<Store::OpenedObject> Store::Open(const std::string& bucket, const std::st
   if (stale(rec, file.stat)) {
     // Written behind our back (or the catalog lost it): recompute and keep what we knew.
     ObjectRecord fixed = rec.value_or(ObjectRecord{});
+    fixed.archive.reset();  // new content: the tape copy is of the old one
     fixed.key = key;
     fixed.size = file.stat.size;
     fixed.mtime_ns = file.stat.mtime_ns;
     REELFS_ASSIGN_OR_RETURN(fixed.etag, Md5HexOfFd(file.fd.get()));
     REELFS_RETURN_IF_ERROR(catalog_->PutObject(bucket, fixed));
     rec = std::move(fixed);
+  }
+  if (IsPlaceholder(rec->archive, file.stat) && rec->archive->state != ArchiveState::kOffline) {
+    // A release that crashed between the placeholder's rename and its catalog write.
+    rec->archive->state = ArchiveState::kOffline;
+    rec->archive->staging = false;
   }
   OpenedObject out;
   out.fd = std::move(file.fd);
@@ -232,6 +310,82 @@ Status Store::Delete(const std::string& bucket, const std::string& key) {
     return !rec.ok() || rec->has_value();  // on doubt, keep the directory
   }));
   return catalog_->DeleteObject(bucket, key);
+}
+
+}  // namespace reelfs::gateway
+
+namespace reelfs::gateway {
+
+// ---- archive ----
+
+Status Store::MarkArchived(const std::string& bucket, const ObjectRecord& expected,
+                           const ArchiveRecord& archive) {
+  std::lock_guard lock(KeyLock(bucket, expected.key));
+  REELFS_ASSIGN_OR_RETURN(FsRoot::OpenedObject file, fs_->OpenObject(bucket, expected.key));
+  REELFS_ASSIGN_OR_RETURN(std::optional<ObjectRecord> rec,
+                          catalog_->GetObject(bucket, expected.key));
+  if (!rec.has_value() || rec->etag != expected.etag || rec->size != expected.size ||
+      rec->mtime_ns != expected.mtime_ns || file.stat.size != expected.size ||
+      file.stat.mtime_ns != expected.mtime_ns) {
+    return Changed(expected.key, "while it was written to tape");
+  }
+  return catalog_->PutArchive(bucket, expected.key, archive);
+}
+
+Status Store::Release(const std::string& bucket, const std::string& key) {
+  std::lock_guard lock(KeyLock(bucket, key));
+  REELFS_ASSIGN_OR_RETURN(std::optional<ObjectRecord> rec, catalog_->GetObject(bucket, key));
+  if (!rec.has_value() || !rec->archive.has_value() ||
+      rec->archive->state != ArchiveState::kPremigrated) {
+    return Status::FailedPrecondition("object " + key + " has no disk copy with a tape copy");
+  }
+  REELFS_ASSIGN_OR_RETURN(FsRoot::OpenedObject file, fs_->OpenObject(bucket, key));
+  if (file.stat.size != rec->size || file.stat.mtime_ns != rec->mtime_ns) {
+    return Changed(key, "on disk since it was archived; not released");
+  }
+  REELFS_ASSIGN_OR_RETURN(TmpFile placeholder, fs_->CreateTmp("release"));
+  REELFS_RETURN_IF_ERROR(placeholder.Sync());
+  REELFS_ASSIGN_OR_RETURN(FileStat st, fs_->Publish(placeholder, bucket, key));
+  (void)st;
+  ArchiveRecord a = *rec->archive;
+  a.state = ArchiveState::kOffline;
+  a.staging = false;
+  a.expiry_ns = 0;
+  return catalog_->PutArchive(bucket, key, a);
+}
+
+Status Store::CompleteRecall(const std::string& bucket, const std::string& key,
+                             const ArchiveRecord& from, TmpFile& restored,
+                             const std::function<void(ArchiveRecord&)>& update) {
+  std::lock_guard lock(KeyLock(bucket, key));
+  REELFS_ASSIGN_OR_RETURN(std::optional<ObjectRecord> rec, catalog_->GetObject(bucket, key));
+  if (!rec.has_value() || !rec->archive.has_value() || rec->archive->cartridge != from.cartridge ||
+      rec->archive->start_block != from.start_block ||
+      rec->archive->state != ArchiveState::kOffline) {
+    return Changed(key, "during its recall; the recalled copy is dropped");
+  }
+  // The object's Last-Modified is its original mtime; the restored file carries it so that the
+  // size/mtime staleness check keeps trusting the row (a multipart ETag cannot be recomputed).
+  const timespec times[2] = {{0, UTIME_NOW},
+                             {static_cast<time_t>(rec->mtime_ns / 1'000'000'000),
+                              static_cast<long>(rec->mtime_ns % 1'000'000'000)}};
+  if (::futimens(restored.fd(), times) != 0) return ErrnoToStatus(errno, "futimens restored");
+  REELFS_RETURN_IF_ERROR(restored.Sync());
+  REELFS_ASSIGN_OR_RETURN(FileStat st, fs_->Publish(restored, bucket, key));
+  (void)st;
+  ArchiveRecord a = *rec->archive;
+  a.state = ArchiveState::kPremigrated;
+  update(a);
+  return catalog_->PutArchive(bucket, key, a);
+}
+
+Status Store::UpdateArchive(const std::string& bucket, const std::string& key,
+                            const std::function<Status(ArchiveRecord&)>& fn) {
+  std::lock_guard lock(KeyLock(bucket, key));
+  REELFS_ASSIGN_OR_RETURN(std::optional<ArchiveRecord> a, catalog_->GetArchive(bucket, key));
+  if (!a.has_value()) return Status::NotFound("object " + key + " is not archived");
+  REELFS_RETURN_IF_ERROR(fn(*a));
+  return catalog_->PutArchive(bucket, key, *a);
 }
 
 }  // namespace reelfs::gateway

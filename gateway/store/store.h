@@ -4,6 +4,12 @@
 // catalog row is missing or stale, which Open() repairs lazily (size/mtime mismatch -> ETag
 // recomputed) and Reconcile() repairs at start-up. Keys must be validated before they get here.
 //
+// Archived objects (catalog.h ArchiveRecord): a released (offline) object is an empty
+// placeholder file that keeps its name; an empty file at a key whose archive row says it holds
+// N > 0 bytes is read as that placeholder, never as new content (also after a crash between
+// the placeholder's rename and the catalog write). New content at a key (Put, a file changed
+// behind our back) drops the archive row: the tape copy is of the old content.
+//
 // Thread-safety: all methods are safe to call from any thread. Writers of one key (Put, PutMarker,
 // Delete, and Open's repair of a stale row) hold that key's stripe of key_locks_ across the file
 // change and the catalog write, so the catalog always ends up describing the file that won.
@@ -59,7 +65,7 @@ class Store {
 
   // ---- objects ----
   struct OpenedObject {
-    UniqueFd fd;
+    UniqueFd fd;  // for an offline object: its empty placeholder (the caller must not serve it)
     ObjectRecord record;
   };
   Result<OpenedObject> Open(const std::string& bucket, const std::string& key);
@@ -72,7 +78,29 @@ class Store {
                                  const PutOptions& options);
   // Idempotent: deleting a missing key succeeds.
   Status Delete(const std::string& bucket, const std::string& key);
-  Result<s3::ListObjectsPage> List(const std::string& bucket, const ListParams& params);
+  // rows (optional) receives the catalog record of each page.objects entry, in the same order
+  // (the archive state the listing's StorageClass/RestoreStatus are made from).
+  Result<s3::ListObjectsPage> List(const std::string& bucket, const ListParams& params,
+                                   std::vector<ObjectRecord>* rows = nullptr);
+
+  // ---- archive (gateway/archive/ drives these; each holds the key's stripe) ----
+  // Records the tape copy of an object whose file is still the one described by `expected`
+  // (size, mtime, ETag); FailedPrecondition when it changed meanwhile (the copy is then garbage).
+  Status MarkArchived(const std::string& bucket, const ObjectRecord& expected,
+                      const ArchiveRecord& archive);
+  // Premigrated -> offline: the file is replaced by an empty placeholder (rename, so GETs in
+  // flight keep their bytes), then the row says kOffline. FailedPrecondition unless premigrated.
+  Status Release(const std::string& bucket, const std::string& key);
+  // Offline -> premigrated: publishes `restored` (the recalled bytes, already verified) over the
+  // placeholder with the object's original mtime, if the archive row still names the same
+  // extent; `update` then edits the row (restored_ns, expiry, flags) in the same critical section.
+  Status CompleteRecall(const std::string& bucket, const std::string& key,
+                        const ArchiveRecord& from, TmpFile& restored,
+                        const std::function<void(ArchiveRecord&)>& update);
+  // Read-modify-write of an archive row under the key's stripe. NotFound when there is none;
+  // `fn` may refuse with its own Status (returned as is).
+  Status UpdateArchive(const std::string& bucket, const std::string& key,
+                       const std::function<Status(ArchiveRecord&)>& fn);
 
   // ---- multipart ----
   Result<std::string> CreateUpload(const std::string& bucket, const std::string& key,
