@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/units.h"
+#include "gateway/archive/personality.h"
 
 namespace reelfs::gateway {
 namespace {
@@ -16,7 +17,205 @@ Status Error(std::string_view origin, const YAML::Node& node, const std::string&
                                  ": " + key + ": " + what);
 }
 
+Status ExpectMap(std::string_view origin, const YAML::Node& node, const std::string& key) {
+  if (!node.IsMap()) return Error(origin, node, key, "expected a mapping");
+  return Status::Ok();
+}
+
+Status Bytes(std::string_view origin, const YAML::Node& value, const std::string& key,
+             uint64_t* out) {
+  auto v = ParseByteSize(value.as<std::string>());
+  if (!v.ok()) return Error(origin, value, key, std::string(v.status().message()));
+  *out = *v;
+  return Status::Ok();
+}
+
+Result<std::chrono::nanoseconds> Duration(std::string_view origin, const YAML::Node& value,
+                                          const std::string& key) {
+  auto d = ParseDuration(value.as<std::string>());
+  if (!d.ok()) return Error(origin, value, key, std::string(d.status().message()));
+  return *d;
+}
+
+// `faults:` (inline, or the whole of a scenario file).
+Status ParseFaults(std::string_view origin, const YAML::Node& node, FaultScenario* out) {
+  REELFS_RETURN_IF_ERROR(ExpectMap(origin, node, "faults"));
+  for (const auto& item : node) {
+    const std::string key = item.first.as<std::string>();
+    const YAML::Node& value = item.second;
+    if (key == "seed") {
+      out->seed = value.as<uint64_t>();
+    } else if (key == "http") {
+      if (!value.IsSequence()) return Error(origin, value, "faults.http", "expected a list");
+      for (const auto& rule : value) {
+        REELFS_RETURN_IF_ERROR(ExpectMap(origin, rule, "faults.http[]"));
+        HttpFault f;
+        int triggers = 0;
+        int actions = 0;
+        for (const auto& kv : rule) {
+          const std::string k = kv.first.as<std::string>();
+          const std::string path = "faults.http[]." + k;
+          const YAML::Node& v = kv.second;
+          if (k == "op") {
+            f.op = v.as<std::string>();
+          } else if (k == "percent") {
+            f.percent = v.as<double>();
+            if (f.percent <= 0 || f.percent > 100)
+              return Error(origin, v, path, "must be (0, 100]");
+            ++triggers;
+          } else if (k == "nth") {
+            f.nth = v.as<uint64_t>();
+            if (f.nth == 0) return Error(origin, v, path, "must be >= 1");
+            ++triggers;
+          } else if (k == "every") {
+            f.every = v.as<uint64_t>();
+            if (f.every == 0) return Error(origin, v, path, "must be >= 1");
+            ++triggers;
+          } else if (k == "error") {
+            f.error = v.as<std::string>();
+            ++actions;
+          } else if (k == "delay") {
+            REELFS_ASSIGN_OR_RETURN(auto d, Duration(origin, v, path));
+            f.delay = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+            ++actions;
+          } else if (k == "reset_after") {
+            uint64_t n = 0;
+            REELFS_RETURN_IF_ERROR(Bytes(origin, v, path, &n));
+            f.reset_after = n;
+            ++actions;
+          } else {
+            return Error(origin, kv.first, path, "unknown key");
+          }
+        }
+        if (triggers != 1) {
+          return Error(origin, rule, "faults.http[]", "needs exactly one of percent, nth, every");
+        }
+        if (actions == 0) {
+          return Error(origin, rule, "faults.http[]", "needs error, delay or reset_after");
+        }
+        out->http.push_back(std::move(f));
+      }
+    } else if (key == "library") {
+      if (!value.IsSequence()) return Error(origin, value, "faults.library", "expected a list");
+      for (const auto& rule : value) {
+        REELFS_RETURN_IF_ERROR(ExpectMap(origin, rule, "faults.library[]"));
+        LibraryFault f;
+        bool has_kind = false;
+        for (const auto& kv : rule) {
+          const std::string k = kv.first.as<std::string>();
+          const std::string path = "faults.library[]." + k;
+          const YAML::Node& v = kv.second;
+          if (k == "kind") {
+            const std::string kind = v.as<std::string>();
+            using K = tape::Fault::Kind;
+            if (kind == "media_error") {
+              f.fault.kind = K::kMediaError;
+            } else if (kind == "drive_down") {
+              f.fault.kind = K::kDriveDown;
+            } else if (kind == "drive_up") {
+              f.fault.kind = K::kDriveUp;
+            } else if (kind == "robot_stall") {
+              f.fault.kind = K::kRobotStall;
+            } else if (kind == "stage_fail") {
+              f.fault.kind = K::kStageFail;
+            } else {
+              return Error(origin, v, path,
+                           "must be media_error, drive_down, drive_up, robot_stall or stage_fail");
+            }
+            has_kind = true;
+          } else if (k == "target") {
+            f.fault.target = v.as<std::string>();
+          } else if (k == "at") {
+            REELFS_ASSIGN_OR_RETURN(auto d, Duration(origin, v, path));
+            f.at = std::chrono::duration<double>(d);
+          } else if (k == "duration") {
+            REELFS_ASSIGN_OR_RETURN(auto d, Duration(origin, v, path));
+            f.fault.duration = std::chrono::duration<double>(d);
+          } else if (k == "probability") {
+            f.fault.probability = v.as<double>();
+            if (f.fault.probability < 0 || f.fault.probability > 1) {
+              return Error(origin, v, path, "must be 0..1");
+            }
+          } else {
+            return Error(origin, kv.first, path, "unknown key");
+          }
+        }
+        if (!has_kind) return Error(origin, rule, "faults.library[]", "kind is required");
+        out->library.push_back(std::move(f));
+      }
+    } else {
+      return Error(origin, item.first, "faults." + key, "unknown key");
+    }
+  }
+  return Status::Ok();
+}
+
+// A path in the config is relative to the config file's directory.
+std::string Resolve(std::string_view origin, const std::string& path) {
+  if (path.empty() || path.front() == '/') return path;
+  size_t slash = origin.rfind('/');
+  if (slash == std::string_view::npos) return path;
+  return std::string(origin.substr(0, slash + 1)) + path;
+}
+
+Status ParseArchive(std::string_view origin, const YAML::Node& node, Options* options) {
+  REELFS_RETURN_IF_ERROR(ExpectMap(origin, node, "archive"));
+  ArchiveOptions& a = options->archive;
+  for (const auto& item : node) {
+    const std::string key = item.first.as<std::string>();
+    const std::string path = "archive." + key;
+    const YAML::Node& value = item.second;
+    if (!value.IsScalar()) return Error(origin, value, path, "expected a scalar");
+    const std::string text = value.as<std::string>();
+    if (key == "personality") {
+      auto p = ParsePersonality(text);
+      if (!p.ok()) return Error(origin, value, path, std::string(p.status().message()));
+      a.personality = *p;
+    } else if (key == "versitygw_restore_header") {
+      auto g = ParseRestoreHeaderGeneration(text);
+      if (!g.ok()) return Error(origin, value, path, std::string(g.status().message()));
+      a.versitygw_restore_header = *g;
+    } else if (key == "hints") {
+      a.hints = value.as<bool>();
+    } else if (key == "release_high_watermark") {
+      REELFS_RETURN_IF_ERROR(Bytes(origin, value, path, &a.release_high_bytes));
+    } else if (key == "release_low_watermark") {
+      REELFS_RETURN_IF_ERROR(Bytes(origin, value, path, &a.release_low_bytes));
+    } else if (key == "expedited_unavailable") {
+      a.expedited_unavailable = value.as<bool>();
+    } else if (key == "copy_threads") {
+      a.copy_threads = value.as<int>();
+      if (a.copy_threads < 1 || a.copy_threads > 64) return Error(origin, value, path, "1..64");
+    } else if (key == "faults") {
+      REELFS_RETURN_IF_ERROR(LoadFaultScenarioFile(Resolve(origin, text), &options->faults));
+    } else {
+      return Error(origin, item.first, path, "unknown key");
+    }
+  }
+  if (a.release_low_bytes > a.release_high_bytes) {
+    return Error(origin, node, "archive.release_low_watermark",
+                 "must not exceed release_high_watermark");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status LoadFaultScenarioFile(const std::string& path, FaultScenario* out) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot read fault scenario file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    YAML::Node root = YAML::Load(ss.str());
+    if (root.IsNull()) return Status::Ok();
+    // A scenario file is either the `faults:` mapping itself or a document holding one.
+    if (root.IsMap() && root["faults"]) return ParseFaults(path, root["faults"], out);
+    return ParseFaults(path, root, out);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+}
 
 Status LoadConfigString(std::string_view yaml, std::string_view origin, Options* options) {
   YAML::Node root;
@@ -32,6 +231,22 @@ Status LoadConfigString(std::string_view yaml, std::string_view origin, Options*
     for (const auto& item : root) {
       const std::string key = item.first.as<std::string>();
       const YAML::Node& value = item.second;
+      if (key == "archive") {
+        REELFS_RETURN_IF_ERROR(ParseArchive(origin, value, options));
+        continue;
+      }
+      if (key == "faults") {
+        REELFS_RETURN_IF_ERROR(ParseFaults(origin, value, &options->faults));
+        continue;
+      }
+      if (key == "tape") {
+        // The tape section belongs to the simulator's own loader (gateway/tape/config.h).
+        REELFS_RETURN_IF_ERROR(ExpectMap(origin, value, "tape"));
+        auto tape = tape::LoadLibraryConfigYaml(YAML::Dump(value));
+        if (!tape.ok()) return Error(origin, value, key, std::string(tape.status().message()));
+        options->tape = std::move(*tape);
+        continue;
+      }
       if (!value.IsScalar()) return Error(origin, value, key, "expected a scalar");
       const std::string text = value.as<std::string>();
       auto bytes = [&](uint64_t* out) -> Status {

@@ -1,4 +1,6 @@
-// reelfs-gateway: composition root. Flags -> Options -> Store -> S3Service -> Server.
+// reelfs-gateway: composition root. Flags -> Options -> Store -> tape::Library -> Archive ->
+// S3Service -> Server. `reelfs-gateway archive ...` runs the archive writer on a root that no
+// gateway serves (docs/gateway.md "Archive").
 //
 // Contract used by tests: after binding, exactly one line goes to stdout,
 // "reelfs-gateway listening on http://HOST:PORT", and the port is written to --port-file.
@@ -10,13 +12,17 @@
 
 #include "common/log.h"
 #include "common/units.h"
+#include "gateway/archive/archive.h"
 #include "gateway/config_loader.h"
 #include "gateway/credentials.h"
 #include "gateway/http/server.h"
 #include "gateway/listen_address.h"
 #include "gateway/options.h"
+#include "gateway/root_lock.h"
+#include "gateway/s3api/faults.h"
 #include "gateway/s3api/service.h"
 #include "gateway/store/store.h"
+#include "gateway/tape/library.h"
 
 namespace reelfs::gateway {
 namespace {
@@ -26,11 +32,46 @@ int Fail(const Status& st) {
   return 1;
 }
 
+// `reelfs-gateway archive`: the archive writer on the root directly (no server).
+int RunArchiveCommand(const Options& options, const ArchiveRunOptions& run) {
+  auto store = Store::Open(options.root, StoreOptions{options.min_part_size});
+  if (!store.ok()) return Fail(store.status());
+  auto lock = RootLock::Acquire((*store)->fs().internal_path());
+  if (!lock.ok()) return Fail(lock.status());
+  tape::LibraryConfig config = options.tape;
+  config.mode = tape::SimMode::kDiscrete;  // geometry only: nothing is recalled here
+  auto library = tape::Library::Create(config);
+  if (!library.ok()) return Fail(library.status());
+  auto archive = Archive::Create(**store, **library, options.archive, /*serve=*/false);
+  if (!archive.ok()) return Fail(archive.status());
+  auto report = (*archive)->Run(run);
+  if (!report.ok()) return Fail(report.status());
+  std::cout << report->ToJson() << std::endl;
+  return report->errors.empty() ? 0 : 1;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"reelfs-gateway: reference S3 gateway over a directory (not for production)"};
   Options cli;
   std::string config_file;
   std::string idle_timeout;
+  CLI::App* archive_cmd = app.add_subcommand(
+      "archive", "write objects to tape images (offline: no gateway may serve ROOT meanwhile)");
+  ArchiveRunOptions run;
+  std::string order = "key";
+  archive_cmd->add_option("--root", cli.root, "gateway root")->required();
+  archive_cmd->add_option("--config", config_file, "YAML config file (tape: and archive:)");
+  archive_cmd->add_option("--bucket", run.bucket, "only this bucket (default: all)");
+  archive_cmd->add_option("--prefix", run.prefix, "only keys with this prefix");
+  auto* n_opt = archive_cmd
+                    ->add_option("--cartridges", run.cartridges,
+                                 "spread over N cartridges RL0000L9.. (default 1)")
+                    ->check(CLI::Range(1u, 10000u));
+  archive_cmd->add_option("--cartridge", run.cartridge, "write to this one cartridge (VSN)")
+      ->excludes(n_opt);
+  archive_cmd->add_option("--order", order, "key (contiguous key ranges) or striped")
+      ->check(CLI::IsMember({"key", "striped"}));
+  archive_cmd->add_flag("--release", run.release, "release the disk copies (objects go offline)");
   app.add_option("--root", cli.root, "directory to serve (buckets are its subdirectories)");
   app.add_option("--listen", cli.listen, "HOST:PORT to listen on (port 0: ephemeral)");
   app.add_option("--config", config_file, "YAML config file (flags override it)");
@@ -49,6 +90,16 @@ int Main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (archive_cmd->parsed()) {
+    Options options;
+    if (!config_file.empty()) {
+      if (Status st = LoadConfigFile(config_file, &options); !st.ok()) return Fail(st);
+    }
+    options.root = cli.root;
+    if (Status st = ConfigureLogging(options.log_level); !st.ok()) return Fail(st);
+    run.striped = order == "striped";
+    return RunArchiveCommand(options, run);
   }
 
   Options options;
@@ -89,6 +140,9 @@ int Main(int argc, char** argv) {
   store_options.min_part_size = options.min_part_size;
   auto store = Store::Open(options.root, store_options);
   if (!store.ok()) return Fail(store.status());
+  // Held until exit: `reelfs-gateway archive` on this root is refused meanwhile.
+  auto root_lock = RootLock::Acquire((*store)->fs().internal_path());
+  if (!root_lock.ok()) return Fail(root_lock.status());
 
   auto creds = ResolveCredentials(&options, (*store)->fs().internal_path());
   if (!creds.ok()) return Fail(creds.status());
@@ -104,7 +158,16 @@ int Main(int argc, char** argv) {
   service_options.region = options.region;
   service_options.virtual_host_domain = options.virtual_host_domain;
   service_options.max_put_size = options.max_put_size;
-  S3Service service(**store, service_options);
+  // The tape library and the archive over it; declaration order is teardown order (the archive
+  // joins its threads before the library fails what is left with kShutdown).
+  auto library = tape::Library::Create(options.tape);
+  if (!library.ok()) return Fail(library.status());
+  auto archive = Archive::Create(**store, **library, options.archive, /*serve=*/true);
+  if (!archive.ok()) return Fail(archive.status());
+  (*archive)->ScheduleFaults(options.faults.library);
+  std::unique_ptr<FaultInjector> faults;
+  if (!options.faults.http.empty()) faults = std::make_unique<FaultInjector>(options.faults);
+  S3Service service(**store, service_options, archive->get(), faults.get());
 
   http::ServerOptions server_options;
   server_options.host = listen->host;

@@ -6,9 +6,70 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "gateway/tape/library.h"
 
 namespace reelfs::gateway {
+
+// Which S3 server the archive imitates (docs/gateway.md "Archive", tape-archive.md §1, §2.2).
+enum class Personality {
+  // The historical behaviour of this gateway: online objects answer as before (stored storage
+  // class, no x-amz-restore until restored); offline objects are GLACIER and 403 on GET;
+  // RestoreObject always answers 200 (as versitygw) and recalls offline objects.
+  kPlain,
+  kVersitygw,  // versitygw --glacier over ScoutFS/ScoutAM, every quirk of §2.2
+  kAws,        // AWS S3 Glacier Flexible Retrieval: 202/200/409/503, real expiry
+};
+
+// versitygw's x-amz-restore generations (tape-archive.md §2.2 item 9).
+enum class RestoreHeaderGeneration {
+  kCurrent,  // since 2026-04: header omitted when offline and not staging
+  k202603,   // 2026-03..04: ongoing-request="true"/"false", never an expiry-date
+  kLegacy,   // before 2026-03: bare true / false
+};
+
+struct ArchiveOptions {
+  Personality personality = Personality::kPlain;
+  RestoreHeaderGeneration versitygw_restore_header = RestoreHeaderGeneration::kCurrent;
+  // x-reelfs-tape-* hint headers on HEAD/GET, and in listings asked for them
+  // (docs/protocols/tape-hints.md). Default: off.
+  bool hints = false;
+  // Releaser watermarks on the bytes of restored objects on disk: above `high`, the least
+  // recently restored are made offline again until at most `low` remain. 0: no watermark
+  // releaser. Default: 0 / 0.
+  uint64_t release_high_bytes = 0;
+  uint64_t release_low_bytes = 0;
+  // aws: an Expedited RestoreObject draws 503 GlacierExpeditedRetrievalNotAvailable.
+  bool expedited_unavailable = false;
+  // Threads copying recalled extents from tape images back to the store. Default: 2.
+  int copy_threads = 2;
+};
+
+// An HTTP-level fault (docs/gateway.md "Fault scenarios"). Exactly one trigger and one action.
+struct HttpFault {
+  std::string op = "*";  // S3 operation name (GetObject, HeadObject, ...) or "*"
+  double percent = 0;    // trigger: this share of matching requests (0..100)
+  uint64_t nth = 0;      // trigger: only the nth matching request (1-based)
+  uint64_t every = 0;    // trigger: every nth matching request
+  std::string error;     // action: answer this S3 error (SlowDown, InternalError, ...)
+  std::chrono::milliseconds delay{0};   // action: wait this long before answering
+  std::optional<uint64_t> reset_after;  // action (GetObject): close the connection mid-body
+};
+
+// A fault of the tape library, forwarded to tape::Library::Inject at simulated time `at`.
+struct LibraryFault {
+  std::chrono::duration<double> at{0};  // simulated seconds since start; 0: at once
+  tape::Fault fault;
+};
+
+struct FaultScenario {
+  uint64_t seed = 1;  // percent triggers draw from a generator seeded with this
+  std::vector<HttpFault> http;
+  std::vector<LibraryFault> library;
+};
 
 struct Options {
   // Directory served: buckets are its top-level directories. Required.
@@ -37,6 +98,12 @@ struct Options {
   uint64_t max_put_size = 5ull << 30;
   // Minimum size of every multipart part but the last (S3: 5 MiB).
   uint64_t min_part_size = 5ull << 20;
+  // The archive (`archive:` section) and the tape library behind it (`tape:` section, parsed by
+  // tape::LoadLibraryConfigYaml). Default: LTO-9 library on a x1000 clock, plain personality.
+  ArchiveOptions archive;
+  tape::LibraryConfig tape;
+  // `faults:` section or the file named by `archive: faults:`.
+  FaultScenario faults;
 };
 
 }  // namespace reelfs::gateway

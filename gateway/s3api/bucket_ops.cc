@@ -87,8 +87,10 @@ Started ListObjectsV2(Context ctx, const S3Request& req) {
   if (auto bad = ParseListParams(req, &params, &result.url_encode)) return std::move(*bad);
   params.start_after = req.Query("start-after");
   params.continuation_token = req.Query("continuation-token");
-  auto page = ctx.store.List(req.bucket, params);
+  std::vector<ObjectRecord> rows;
+  auto page = ctx.store.List(req.bucket, params, &rows);
   if (!page.ok()) return ErrorResponse(req, page.status());
+  result.include_restore_status = DecorateListing(ctx, req, rows, *page);
   result.bucket = req.bucket;
   result.prefix = params.prefix;
   result.delimiter = params.delimiter;
@@ -97,6 +99,7 @@ Started ListObjectsV2(Context ctx, const S3Request& req) {
   result.max_keys = params.max_keys;
   result.page = std::move(*page);
   http::Response r = XmlResponse(200, s3::EncodeListObjectsV2(result));
+  AddListingHints(ctx, req, rows, r);
   r.log_context = "op=ListObjectsV2";
   return r;
 }
@@ -106,8 +109,10 @@ Started ListObjectsV1(Context ctx, const S3Request& req) {
   s3::ListObjectsV1Result result;
   if (auto bad = ParseListParams(req, &params, &result.url_encode)) return std::move(*bad);
   params.start_after = req.Query("marker");  // same semantics: strictly after
-  auto page = ctx.store.List(req.bucket, params);
+  std::vector<ObjectRecord> rows;
+  auto page = ctx.store.List(req.bucket, params, &rows);
   if (!page.ok()) return ErrorResponse(req, page.status());
+  DecorateListing(ctx, req, rows, *page);  // v1 has no RestoreStatus in our codec
   result.bucket = req.bucket;
   result.prefix = params.prefix;
   result.delimiter = params.delimiter;
@@ -126,6 +131,7 @@ Started ListObjectsV1(Context ctx, const S3Request& req) {
     }
   }
   http::Response r = XmlResponse(200, s3::EncodeListObjectsV1(result));
+  AddListingHints(ctx, req, rows, r);
   r.log_context = "op=ListObjects";
   return r;
 }

@@ -9,7 +9,10 @@
 #include <string>
 #include <string_view>
 
+#include "gateway/archive/archive.h"
+#include "gateway/archive/personality.h"
 #include "gateway/http/types.h"
+#include "gateway/s3api/faults.h"
 #include "gateway/s3api/service.h"
 #include "gateway/store/store.h"
 #include "s3/protocol/sigv4.h"
@@ -37,6 +40,13 @@ struct S3Request {
 struct Context {
   Store& store;
   const ServiceOptions& options;
+  Archive* archive = nullptr;       // null: no archive (nothing is ever offline)
+  FaultInjector* faults = nullptr;  // null: no fault scenario
+
+  const ArchiveOptions& archive_options() const {
+    static const ArchiveOptions kNone;
+    return archive != nullptr ? archive->options() : kNone;
+  }
 };
 
 // ---- responses ----
@@ -76,6 +86,21 @@ Started PutObject(Context ctx, S3Request req);
 Started CopyObject(Context ctx, const S3Request& req);
 Started DeleteObject(Context ctx, const S3Request& req);
 Started RestoreObject(Context ctx, S3Request req);
+
+// ---- archive (archive_ops.cc) ----
+// x-amz-storage-class, x-amz-restore and (when enabled) x-reelfs-tape-* for HEAD/GET.
+void AddArchiveHeaders(Context ctx, const ObjectRecord& rec, http::Response& r);
+// 403 InvalidObjectState in the personality's words: GET / CopyObject of an offline object.
+http::Response InvalidObjectState(Context ctx, const S3Request& req);
+// Listing entries: StorageClass and RestoreStatus from the archive state (rows[i] is the record
+// of page.objects[i]). Returns true when RestoreStatus was asked for and is supported.
+bool DecorateListing(Context ctx, const S3Request& req, const std::vector<ObjectRecord>& rows,
+                     s3::ListObjectsPage& page);
+// The tape hint elements of a listing asked for them (docs/protocols/tape-hints.md).
+void AddListingHints(Context ctx, const S3Request& req, const std::vector<ObjectRecord>& rows,
+                     http::Response& r);
+// /_reelfs/admin/<name> (docs/protocols/admin.md).
+Started Admin(Context ctx, const S3Request& req, std::string_view name);
 
 Started CreateMultipartUpload(Context ctx, const S3Request& req);
 Started UploadPart(Context ctx, S3Request req);

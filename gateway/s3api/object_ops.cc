@@ -1,5 +1,5 @@
-// Object operations: Get/Head (ranges, conditionals), Put (atomic, hashed), Copy, Delete,
-// Restore.
+// Object operations: Get/Head (ranges, conditionals), Put (atomic, hashed), Copy, Delete.
+// RestoreObject and the archive headers are in archive_ops.cc.
 #include <unistd.h>
 
 #include <algorithm>
@@ -87,11 +87,10 @@ std::optional<int> EvaluateConditionals(const S3Request& req, const ObjectRecord
   return std::nullopt;
 }
 
-void AddObjectHeaders(const ObjectRecord& rec, http::Response& r) {
+void AddObjectHeaders(Context ctx, const ObjectRecord& rec, http::Response& r) {
   r.headers.emplace_back("ETag", QuoteEtag(rec.etag));
   r.headers.emplace_back("Last-Modified", s3::FormatHttpDate(ToWallTime(rec.mtime_ns)));
-  if (rec.storage_class != "STANDARD")
-    r.headers.emplace_back("x-amz-storage-class", rec.storage_class);
+  AddArchiveHeaders(ctx, rec, r);  // x-amz-storage-class, x-amz-restore, tape hints
   for (const auto& [name, value] : rec.user_meta) {
     r.headers.emplace_back("x-amz-meta-" + name, value);
   }
@@ -137,6 +136,13 @@ Started GetObject(Context ctx, const S3Request& req) {
   if (!opened.ok()) return ErrorResponse(req, opened.status());
   const ObjectRecord& rec = opened->record;
   const char* op = req.is_head() ? "op=HeadObject" : "op=GetObject";
+  // Offline (released to tape): GET answers 403 before any data; HEAD describes it.
+  const bool offline = rec.archive && rec.archive->state == ArchiveState::kOffline;
+  if (offline && !req.is_head()) {
+    http::Response r = InvalidObjectState(ctx, req);
+    r.log_context = op;
+    return r;
+  }
 
   if (auto cond = EvaluateConditionals(req, rec)) {
     if (*cond == 412) {
@@ -148,14 +154,14 @@ Started GetObject(Context ctx, const S3Request& req) {
       return r;
     }
     http::Response r = EmptyResponse(304);
-    AddObjectHeaders(rec, r);
+    AddObjectHeaders(ctx, rec, r);
     r.log_context = op;
     return r;
   }
 
   http::Response r;
   r.log_context = op;
-  AddObjectHeaders(rec, r);
+  AddObjectHeaders(ctx, rec, r);
   r.headers.emplace_back("Accept-Ranges", "bytes");
   std::string content_type =
       rec.content_type.empty() ? std::string(kDefaultContentType) : rec.content_type;
@@ -193,7 +199,7 @@ Started GetObject(Context ctx, const S3Request& req) {
       r.headers.emplace_back("Content-Range", s3::FormatContentRange(**resolved, rec.size));
     }
   }
-  if (length > 0 && !IsDirectoryMarker(req.key)) {
+  if (length > 0 && !IsDirectoryMarker(req.key)) {  // offline: HEAD only, never read
     r.stream = std::make_unique<FileBodySource>(std::move(opened->fd), offset);
     r.stream_length = length;
   }
@@ -263,6 +269,9 @@ Started CopyObject(Context ctx, const S3Request& req) {
   auto opened = ctx.store.Open(src_bucket, src_key);
   if (!opened.ok()) return ErrorResponse(req, opened.status());
   const ObjectRecord& srec = opened->record;
+  if (srec.archive && srec.archive->state == ArchiveState::kOffline) {
+    return InvalidObjectState(ctx, req);  // as AWS: copy of an archived source (§1.6)
+  }
 
   PutOptions opts;
   if (replace) {
@@ -324,25 +333,6 @@ Started DeleteObject(Context ctx, const S3Request& req) {
   http::Response r = EmptyResponse(204);
   r.log_context = "op=DeleteObject";
   return r;
-}
-
-Started RestoreObject(Context ctx, S3Request req) {
-  return StartBuffered(ctx, std::move(req), [ctx](const S3Request& r, std::string body) {
-    auto parsed = s3::ParseRestoreRequest(body);
-    if (!parsed.ok()) {
-      return ErrorResponse(r, "MalformedXML",
-                           "The XML you provided was not well-formed or did "
-                           "not validate against our published schema",
-                           400);
-    }
-    auto rec = ctx.store.Head(r.bucket, r.key);
-    if (!rec.ok()) return ErrorResponse(r, rec.status());
-    // Seam for the tape simulator (later issue): objects are always online for now, so the
-    // answer is 200 as versitygw gives for an object that needs no restore.
-    http::Response resp = EmptyResponse(200);
-    resp.log_context = "op=RestoreObject";
-    return resp;
-  });
 }
 
 }  // namespace reelfs::gateway::s3api

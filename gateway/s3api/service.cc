@@ -3,6 +3,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <thread>
 
 #include "common/log.h"
 #include "gateway/s3api/internal.h"
@@ -159,6 +160,33 @@ std::string HostWithoutPort(const std::string* host) {
   return h;
 }
 
+// The S3 operation a request is (the names fault scenarios use); mirrors Dispatch.
+std::string_view OperationName(const S3Request& req) {
+  const std::string& m = req.http.method;
+  if (req.bucket.empty()) return "ListBuckets";
+  if (req.key.empty()) {
+    if (m == "GET") return req.Query("list-type") == "2" ? "ListObjectsV2" : "ListObjects";
+    if (m == "HEAD") return "HeadBucket";
+    if (m == "PUT") return "CreateBucket";
+    if (m == "DELETE") return "DeleteBucket";
+    if (m == "POST" && req.Has("delete")) return "DeleteObjects";
+    return "Other";
+  }
+  if (m == "GET") return "GetObject";
+  if (m == "HEAD") return "HeadObject";
+  if (m == "PUT") {
+    if (req.Has("uploadId") || req.Has("partNumber")) return "UploadPart";
+    return req.Header("x-amz-copy-source") ? "CopyObject" : "PutObject";
+  }
+  if (m == "POST") {
+    if (req.Has("uploads")) return "CreateMultipartUpload";
+    if (req.Has("uploadId")) return "CompleteMultipartUpload";
+    if (req.Has("restore")) return "RestoreObject";
+  }
+  if (m == "DELETE") return req.Has("uploadId") ? "AbortMultipartUpload" : "DeleteObject";
+  return "Other";
+}
+
 s3api::Started Dispatch(s3api::Context ctx, S3Request req) {
   using namespace s3api;  // NOLINT(google-build-using-namespace)
   const std::string& m = req.http.method;
@@ -220,8 +248,8 @@ s3api::Started Dispatch(s3api::Context ctx, S3Request req) {
 
 }  // namespace
 
-S3Service::S3Service(Store& store, ServiceOptions options)
-    : store_(store), options_(std::move(options)) {}
+S3Service::S3Service(Store& store, ServiceOptions options, Archive* archive, FaultInjector* faults)
+    : store_(store), options_(std::move(options)), archive_(archive), faults_(faults) {}
 
 http::Response S3Service::InternalError(const http::Request& request, std::string_view what) {
   REELFS_LOG_ERROR("gateway", "{} internal error: {}", request.request_id, LogSafe(what));
@@ -291,6 +319,18 @@ http::Handler::Started S3Service::Start(http::Request request) {
     return ErrorResponse(req, code, std::string(verified.status().message()));
   }
   req.auth = std::move(*verified);
+  const s3api::Context ctx{store_, options_, archive_, faults_};
+
+  // Admin endpoints (docs/protocols/admin.md): "_reelfs" is not a valid bucket name, so no
+  // bucket can shadow them; they are signed like every other request.
+  if (req.bucket == "_reelfs" && req.key.starts_with("admin/")) {
+    std::string name = req.key.substr(6);
+    s3api::Started started = s3api::Admin(ctx, req, name);
+    if (auto* r = std::get_if<http::Response>(&started)) {
+      if (r->log_context.empty()) r->log_context = "op=Admin";
+    }
+    return started;
+  }
 
   if (!req.bucket.empty()) {
     Status st = ValidateBucketName(req.bucket);
@@ -301,9 +341,32 @@ http::Handler::Started S3Service::Start(http::Request request) {
     if (!st.ok()) return ErrorResponse(req, st);
   }
   std::string log_context = "bucket=" + LogSafe(req.bucket) + " key=" + LogSafe(req.key);
-  s3api::Started started = Dispatch(s3api::Context{store_, options_}, std::move(req));
+  FaultInjector::Decision fault;
+  if (faults_ != nullptr) {
+    const std::string_view op = OperationName(req);
+    fault = faults_->Decide(op);
+    // A slow answer: the io thread sleeps, like a server busy elsewhere (reference gateway).
+    if (fault.delay.count() > 0) std::this_thread::sleep_for(fault.delay);
+    if (!fault.error.empty()) {
+      int status = s3::HttpStatusForErrorCode(fault.error);
+      if (fault.error == "SlowDown" || fault.error == "ServiceUnavailable") status = 503;
+      http::Response r = ErrorResponse(req, fault.error,
+                                       fault.error == "SlowDown"
+                                           ? "Please reduce your request rate."
+                                           : "Injected fault (reelfs-gateway fault scenario).",
+                                       status);
+      r.log_context = log_context + " op=" + std::string(op) + " fault=" + fault.error;
+      return r;
+    }
+  }
+  s3api::Started started = Dispatch(ctx, std::move(req));
   if (auto* r = std::get_if<http::Response>(&started)) {
     r->log_context = log_context + (r->log_context.empty() ? "" : " " + r->log_context);
+    if (fault.reset_after.has_value() && r->stream && !r->omit_body &&
+        *fault.reset_after < r->stream_length) {
+      r->stream = CutAfter(std::move(r->stream), *fault.reset_after);
+      r->log_context += " fault=reset";
+    }
   }
   return started;
 }

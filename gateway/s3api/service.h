@@ -18,6 +18,11 @@
 #include "gateway/store/store.h"
 
 namespace reelfs::gateway {
+class Archive;
+class FaultInjector;
+}  // namespace reelfs::gateway
+
+namespace reelfs::gateway {
 
 struct ServiceOptions {
   std::string access_key;  // the one credential pair the gateway accepts
@@ -31,7 +36,10 @@ struct ServiceOptions {
 
 class S3Service : public http::Handler {
  public:
-  S3Service(Store& store, ServiceOptions options);
+  // `archive` (optional) serves RestoreObject and the archive state of objects, and the admin
+  // endpoints; `faults` (optional) injects HTTP-level faults. Both must outlive the service.
+  S3Service(Store& store, ServiceOptions options, Archive* archive = nullptr,
+            FaultInjector* faults = nullptr);
 
   Started Start(http::Request request) override;
   http::Response InternalError(const http::Request& request, std::string_view what) override;
@@ -40,6 +48,8 @@ class S3Service : public http::Handler {
  private:
   Store& store_;
   ServiceOptions options_;
+  Archive* archive_;
+  FaultInjector* faults_;
 };
 
 }  // namespace reelfs::gateway

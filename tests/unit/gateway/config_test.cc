@@ -19,6 +19,72 @@ TEST_CASE("config: the example config loads") {
   CHECK(options.min_part_size == (5ull << 20));
 }
 
+TEST_CASE("config: the archive example configs load") {
+  Options v;
+  Status st = LoadConfigFile(REELFS_SOURCE_DIR "/configs/gateway.archive-versitygw.yaml", &v);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  CHECK(v.archive.personality == Personality::kVersitygw);
+  CHECK(v.archive.versitygw_restore_header == RestoreHeaderGeneration::kCurrent);
+  CHECK(v.archive.hints);
+  CHECK(v.archive.release_high_bytes == (8ull << 30));
+  CHECK(v.archive.release_low_bytes == (4ull << 30));
+  CHECK(v.tape.drives == 4);
+  CHECK(v.tape.speedup == 1000);
+  CHECK(v.tape.scheduler.policy == "batch");
+  // faults.example.yaml, found relative to the config file.
+  REQUIRE(v.faults.http.size() == 3);
+  CHECK(v.faults.http[0].op == "HeadObject");
+  CHECK(v.faults.http[0].nth == 3);
+  CHECK(v.faults.http[0].error == "SlowDown");
+  CHECK(v.faults.http[1].delay == std::chrono::milliseconds(250));
+  CHECK(v.faults.http[2].reset_after == (1u << 20));
+  REQUIRE(v.faults.library.size() == 4);
+  CHECK(v.faults.library[1].fault.kind == tape::Fault::Kind::kRobotStall);
+  CHECK(v.faults.library[1].at.count() == doctest::Approx(3600));
+  CHECK(v.faults.library[1].fault.duration.count() == doctest::Approx(120));
+  CHECK(v.faults.library[3].fault.probability == doctest::Approx(0.01));
+
+  Options a;
+  st = LoadConfigFile(REELFS_SOURCE_DIR "/configs/gateway.archive-aws.yaml", &a);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  CHECK(a.archive.personality == Personality::kAws);
+  CHECK(a.archive.expedited_unavailable);
+  CHECK(a.tape.drives == 2);
+  REQUIRE(a.faults.http.size() == 1);
+  CHECK(a.faults.seed == 7);
+
+  Options f;
+  st = LoadFaultScenarioFile(REELFS_SOURCE_DIR "/configs/faults.example.yaml", &f.faults);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  CHECK(f.faults.library.size() == 4);
+}
+
+TEST_CASE("config: archive, tape and faults sections reject mistakes") {
+  Options o;
+  CHECK(LoadConfigString("archive:\n  personality: aws\n", "t", &o).ok());
+  CHECK(o.archive.personality == Personality::kAws);
+  Status st = LoadConfigString("archive:\n  personality: minio\n", "t", &o);
+  CHECK_FALSE(st.ok());
+  CHECK(std::string(st.message()).find("archive.personality") != std::string::npos);
+  CHECK_FALSE(LoadConfigString("archive:\n  versitygw_restore_header: 2025\n", "t", &o).ok());
+  CHECK_FALSE(LoadConfigString("archive:\n  bogus: 1\n", "t", &o).ok());
+  CHECK_FALSE(LoadConfigString("archive: 3\n", "t", &o).ok());
+  CHECK_FALSE(
+      LoadConfigString("archive:\n  release_high_watermark: 1GiB\n  release_low_watermark: 2GiB\n",
+                       "t", &o)
+          .ok());
+  CHECK_FALSE(LoadConfigString("tape:\n  drives: many\n", "t", &o).ok());
+  CHECK_FALSE(LoadConfigString("tape:\n  no_such_key: 1\n", "t", &o).ok());
+  CHECK(LoadConfigString("tape:\n  speedup: 5000\n", "t", &o).ok());
+  CHECK(o.tape.speedup == 5000);
+  CHECK_FALSE(
+      LoadConfigString("faults:\n  http:\n    - op: GetObject\n      error: SlowDown\n", "t", &o)
+          .ok());                                                                   // no trigger
+  CHECK_FALSE(LoadConfigString("faults:\n  http:\n    - nth: 1\n", "t", &o).ok());  // no action
+  CHECK_FALSE(LoadConfigString("faults:\n  library:\n    - kind: meteor\n", "t", &o).ok());
+  CHECK_FALSE(LoadConfigString("archive:\n  faults: /nonexistent.yaml\n", "t", &o).ok());
+}
+
 TEST_CASE("config: units, overrides, unknown keys with line numbers") {
   Options options;
   REQUIRE(
