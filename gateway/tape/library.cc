@@ -269,6 +269,11 @@ uint64_t LibraryImpl::Mounts() const {
   return metrics_.mounts();
 }
 
+std::vector<Interval> LibraryImpl::Intervals() const {
+  std::lock_guard lock(mu_);
+  return metrics_.Intervals(NowLocked());
+}
+
 DriveState LibraryImpl::StateOf(size_t drive) const {
   std::lock_guard lock(mu_);
   return drives_.at(drive).state;
@@ -407,9 +412,12 @@ void LibraryImpl::DispatchBatchLocked() {
     // Every drive is busy with older work. Drives dispatch again after each read; the poke covers
     // the moment this cartridge becomes overdue.
     no_drive = true;
-    if (age < max_age) next_poke = std::min(next_poke, submitted + max_age);
+    // Becoming overdue only matters if there is a mounted drive to hand over; any other drive
+    // dispatches again when its state changes.
+    const bool any_mounted = std::any_of(drives_.begin(), drives_.end(), Preemptable);
+    if (age < max_age && any_mounted) next_poke = std::min(next_poke, submitted + max_age);
   }
-  if (std::isfinite(next_poke)) SchedulePokeLocked(next_poke);
+  SchedulePokeLocked(next_poke);
 }
 
 bool LibraryImpl::PreemptForLocked(const std::string& cartridge, double oldest_submitted) {
@@ -441,11 +449,15 @@ bool LibraryImpl::PreemptForLocked(const std::string& cartridge, double oldest_s
 }
 
 void LibraryImpl::SchedulePokeLocked(double at) {
-  if (at <= events_.now()) return;              // never a re-dispatch loop at one instant
-  if (poke_at_ >= 0 && poke_at_ <= at) return;  // an earlier poke will re-check anyway
+  // One poke at a time, always the one the latest dispatch asked for (infinity: none).
+  if (at == poke_at_) return;
+  if (poke_id_) events_.Cancel(*poke_id_);
+  poke_id_.reset();
   poke_at_ = at;
-  events_.Schedule(at, [this, at] {
-    if (poke_at_ == at) poke_at_ = -1;
+  if (!std::isfinite(at)) return;
+  poke_id_ = events_.Schedule(at, [this] {
+    poke_id_.reset();
+    poke_at_ = std::numeric_limits<double>::infinity();
     DispatchLocked();
   });
 }

@@ -81,7 +81,8 @@ class Library {
   // Validates `config` (InvalidArgument with the offending key) and, in kScaled mode, starts the
   // simulation thread.
   [[nodiscard]] static Result<std::unique_ptr<Library>> Create(const LibraryConfig& config);
-  // Fails every outstanding recall with kShutdown and joins the simulation thread.
+  // Joins the simulation thread, then fails every outstanding recall with kShutdown (those
+  // callbacks run on the destroying thread).
   virtual ~Library() = default;
 
   // Geometry, for the gateway's archive writer (which allocates blocks) and hint headers.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <unordered_set>
 #include <vector>
 
 namespace reelfs::gateway::tape {
@@ -15,11 +16,17 @@ class EventQueue {
  public:
   using Action = std::function<void()>;
 
-  // Runs `action` at simulated time `at` (seconds); a time in the past runs at now().
-  void Schedule(double at, Action action);
-  void After(double delay_s, Action action) { Schedule(now_ + delay_s, std::move(action)); }
+  // Runs `action` at simulated time `at` (seconds); a time in the past runs at now(). Returns an
+  // id for Cancel.
+  uint64_t Schedule(double at, Action action);
+  uint64_t After(double delay_s, Action action) {
+    return Schedule(now_ + delay_s, std::move(action));
+  }
+  // Drops a scheduled event that has not run (a stale timer must not keep the queue busy: an idle
+  // library is one with no events). Unknown or past ids are ignored.
+  void Cancel(uint64_t id);
 
-  [[nodiscard]] bool Empty() const { return heap_.empty(); }
+  [[nodiscard]] bool Empty() const;
   [[nodiscard]] double NextTime() const;  // requires !Empty()
   // Removes the earliest event, advances now() to its time and returns its action.
   Action PopNext();
@@ -41,7 +48,11 @@ class EventQueue {
     return a.at > b.at || (a.at == b.at && a.seq > b.seq);
   }
 
-  std::vector<Event> heap_;
+  void DropCancelledTop() const;
+
+  // Mutable for lazy deletion: dropping cancelled events off the top changes no observable state.
+  mutable std::vector<Event> heap_;
+  mutable std::unordered_set<uint64_t> cancelled_;
   uint64_t next_seq_ = 0;
   double now_ = 0;
 };

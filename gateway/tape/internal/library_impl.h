@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,6 +60,8 @@ class LibraryImpl final : public Library {
   [[nodiscard]] double TotalSeconds(Activity activity) const;
   [[nodiscard]] uint64_t Mounts() const;
   [[nodiscard]] DriveState StateOf(size_t drive) const;
+  // What the drives and robots did so far (the timeline's input).
+  [[nodiscard]] std::vector<Interval> Intervals() const;
 
   // Starts the kScaled driver thread (Create calls it).
   void StartScaledDriver();
@@ -132,7 +135,9 @@ class LibraryImpl final : public Library {
   double stage_fail_probability_ GUARDED_BY(mu_) = 0;
   uint64_t next_id_ GUARDED_BY(mu_) = 1;
   bool dispatch_scheduled_ GUARDED_BY(mu_) = false;
-  double poke_at_ GUARDED_BY(mu_) = -1;  // a scheduled re-dispatch for max-age, -1 if none
+  // The one scheduled re-dispatch for the mount criteria and max-age (batching policies).
+  double poke_at_ GUARDED_BY(mu_) = std::numeric_limits<double>::infinity();
+  std::optional<uint64_t> poke_id_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
   Clock::TimePoint real_start_;
   std::thread driver_;  // last: joined in the destructor before members go away

@@ -65,6 +65,52 @@ TEST_CASE("library: a second cartridge on one drive: rewind + unload + put-away 
   CHECK(lib->TotalSeconds(Activity::kUnloading) == doctest::Approx(30));
 }
 
+// "activity cartridge" for each interval of `lane`, in time order.
+std::vector<std::string> Lane(const LibraryImpl& lib, uint32_t lane) {
+  std::vector<std::string> out;
+  for (const Interval& i : lib.Intervals()) {
+    if (i.lane == lane) out.push_back(std::string(ActivityName(i.activity)) + " " + i.label);
+  }
+  return out;
+}
+
+TEST_CASE("library: drive and robot state sequences for two cartridges on one drive") {
+  auto lib = MakeLibrary(DiscreteConfig("fifo"));
+  REQUIRE(lib->AddCartridge("A").ok());
+  REQUIRE(lib->AddCartridge("B").ok());
+  Completions c;
+  lib->Submit(Recall("A", 5000, 400 * kMB), c.Callback());
+  lib->Submit(Recall("B", 5000, 400 * kMB), c.Callback());
+  lib->RunUntilIdle();
+  CHECK(Lane(*lib, 0) == std::vector<std::string>{"loading A", "locating A", "reading A",
+                                                  "rewinding A", "unloading A", "loading B",
+                                                  "locating B", "reading B"});
+  CHECK(Lane(*lib, 1) ==
+        std::vector<std::string>{"robot_move A", "robot_move A \u2190", "robot_move B"});
+  CHECK(lib->StateOf(0) == DriveState::kReady);
+}
+
+TEST_CASE("library: a drive that goes down while unloading hands its next cartridge back") {
+  auto lib = MakeLibrary(DiscreteConfig("batch", 1));
+  REQUIRE(lib->AddCartridge("A").ok());
+  REQUIRE(lib->AddCartridge("B").ok());
+  Completions c;
+  lib->Submit(Recall("A", 0, 400 * kMB), c.Callback());
+  lib->Submit(Recall("B", 0, 400 * kMB), c.Callback());
+  lib->RunUntil(SimDuration(100));  // A read by 30, rewinding 30..85, unloading 85..115
+  REQUIRE(lib->StateOf(0) == DriveState::kUnloading);
+  lib->Inject(Fault{.kind = Fault::Kind::kDriveDown, .target = "drive0"});
+  // A's put-away ends at 112; the unload that would have ended at 115 is a no-op event now.
+  const double up_at = lib->RunUntilIdle().count();
+  CHECK(up_at == doctest::Approx(115));
+  CHECK(c.done.size() == 1);  // B waits: no drive
+  lib->Inject(Fault{.kind = Fault::Kind::kDriveUp, .target = "drive0"});
+  lib->RunUntilIdle();
+  REQUIRE(c.done.size() == 2);
+  CHECK(c.done[1].outcome == RecallOutcome::kOk);
+  CHECK(c.done[1].done.count() == doctest::Approx(up_at + 12 + 17 + 1));  // fetch, load, read
+}
+
 TEST_CASE("library: rewind before unload is 55/110/165 s by bytes moved in the mount") {
   for (auto [gb, rewind] : {std::pair{1.0, 55.0}, {10.0, 110.0}, {60.0, 165.0}}) {
     CAPTURE(gb);
