@@ -20,6 +20,7 @@
 #include "common/thread_annotations.h"
 #include "fuse/core/dir_listing.h"
 #include "fuse/core/inode_table.h"
+#include "fuse/core/lookup_listing.h"
 #include "fuse/core/metadata_cache.h"
 #include "fuse/core/prefetcher.h"
 
@@ -105,6 +106,14 @@ class Core : public std::enable_shared_from_this<Core> {
   Result<InodeRecord*> FindLocked(InodeId ino, Want want, std::string_view what) REQUIRES(mutex_);
   Entry MakeEntry(const InodeRecord& record) const;
   void LookupRemote(InodeId parent, std::string name, std::string key, Callback<Entry> done);
+  // Lookups answered from directory listings need a reusable listing and a budget.
+  bool LookupListingsEnabled() const {
+    return options_.lookup_listing_pages > 0 && options_.metadata_ttl > std::chrono::seconds(0);
+  }
+  // Lists directory `dir` (prefix `prefix`) for the lookups queued on it (lookup_listing.h).
+  void StartLookupListing(InodeId dir, std::string prefix);
+  // The listing of `dir` ended: installs it and answers its waiters, or sends them to HEAD+LIST.
+  void FinishLookupListing(InodeId dir, Result<std::shared_ptr<const DirListing>> listing);
   // HEAD for a file whose cached attributes expired; updates the inode on success.
   void RefreshFile(InodeId ino, std::string key, Callback<InodeRecord> done);
   void FinishOpen(InodeId ino, const std::string& etag, uint64_t size, Callback<OpenedFile> done);
@@ -129,6 +138,7 @@ class Core : public std::enable_shared_from_this<Core> {
   InodeTable inodes_ GUARDED_BY(mutex_);
   std::unordered_map<uint64_t, DirHandle> dir_handles_ GUARDED_BY(mutex_);
   std::unordered_map<uint64_t, FileHandle> file_handles_ GUARDED_BY(mutex_);
+  LookupListings lookup_listings_ GUARDED_BY(mutex_);
   uint64_t next_handle_ GUARDED_BY(mutex_) = 1;
 };
 
@@ -206,6 +216,8 @@ void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
     return;
   }
   std::string key;
+  bool start_listing = false;  // this lookup queued itself on a listing it must start
+  std::string list_prefix;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     Result<InodeRecord*> found = FindLocked(parent, Want::kDir, "lookup in");
@@ -240,8 +252,93 @@ void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
       done(std::move(entry));
       return;
     }
+    // Answer from the directory's listing (lookup_listing.h): join the one in flight, or start
+    // it. The starter waits for one page only, so it pays at most one extra round trip (a
+    // one-page directory answers it from that page); others wait up to the page budget.
+    if (LookupListingsEnabled()) {
+      if (lookup_listings_.InFlight(parent)) {
+        lookup_listings_.Wait(
+            parent, ListingWaiter{std::string(name), std::move(key), options_.lookup_listing_pages,
+                                  std::move(done)});
+        return;
+      }
+      if (lookup_listings_.TryStart(parent, clock_.Now())) {
+        lookup_listings_.Wait(parent,
+                              ListingWaiter{std::string(name), std::move(key), 1, std::move(done)});
+        start_listing = true;
+        list_prefix = p->key;
+      }
+    }
+  }
+  if (start_listing) {
+    StartLookupListing(parent, std::move(list_prefix));
+    return;
   }
   LookupRemote(parent, std::string(name), std::move(key), std::move(done));
+}
+
+void Core::StartLookupListing(InodeId dir, std::string prefix) {
+  auto self = shared_from_this();
+  ListDirectoryBounded(
+      store_, options_.bucket, std::move(prefix), warn_, options_.lookup_listing_pages,
+      [self] { self->list_requests_.fetch_add(1, std::memory_order_relaxed); },
+      [self, dir](uint32_t pages) {
+        std::vector<ListingWaiter> released;
+        {
+          std::lock_guard<std::mutex> lock(self->mutex_);
+          released = self->lookup_listings_.TakeImpatient(dir, pages);
+        }
+        for (ListingWaiter& w : released) {
+          self->LookupRemote(dir, std::move(w.name), std::move(w.key), std::move(w.done));
+        }
+      },
+      [self, dir](Result<std::shared_ptr<const DirListing>> listing) {
+        self->FinishLookupListing(dir, std::move(listing));
+      });
+}
+
+void Core::FinishLookupListing(InodeId dir, Result<std::shared_ptr<const DirListing>> listing) {
+  std::vector<ListingWaiter> waiters;
+  std::vector<std::pair<Callback<Entry>, Result<Entry>>> answers;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    waiters = lookup_listings_.Finish(dir);
+    if (listing.ok() && *listing != nullptr) {
+      const std::shared_ptr<const DirListing>& l = *listing;
+      // Installed exactly as OpenDir does: readdir and later lookups are served from it.
+      InodeRecord* rec = inodes_.Find(dir);
+      if (rec != nullptr) {
+        rec->listing = l;
+        rec->listing_expiry = Expiry();
+      }
+      answers.reserve(waiters.size());
+      for (ListingWaiter& w : waiters) {
+        // Authoritative, negative answers included (as a cached listing is in Lookup).
+        const ListedEntry* e = l->Find(w.name);
+        Result<Entry> r = e == nullptr
+                              ? Result<Entry>(ErrnoToStatus(ENOENT, "no such name: " + w.key))
+                              : AddEntryLocked(dir, w.name, e->is_dir, &e->info, /*count=*/true);
+        answers.emplace_back(std::move(w.done), std::move(r));
+      }
+      waiters.clear();
+    } else if (listing.ok()) {
+      // Over the budget: lookups here use HEAD+LIST until the directory may have changed.
+      lookup_listings_.HoldOff(dir, clock_.Now(), options_.metadata_ttl);
+    } else {
+      // Holding off keeps a failing LIST from being retried by every lookup.
+      lookup_listings_.HoldOff(dir, clock_.Now(), options_.negative_ttl);
+    }
+  }
+  if (!listing.ok()) {
+    // Not an error anyone sees: the waiters retry per name below, and their HEAD+LIST reports
+    // whatever is still wrong.
+    REELFS_LOG_DEBUG("fuse", "lookup listing of inode {} failed, falling back to HEAD+LIST: {}",
+                     dir, listing.status().ToString());
+  }
+  for (auto& [done, result] : answers) done(std::move(result));
+  for (ListingWaiter& w : waiters) {
+    LookupRemote(dir, std::move(w.name), std::move(w.key), std::move(w.done));
+  }
 }
 
 // HEAD(key) and LIST(key + "/", max-keys 1) in parallel, as mountpoint-s3 does: one round trip

@@ -12,7 +12,9 @@
 // is an ESTALE-class error, never a wild pointer.
 //
 // Metadata is cached for MountOptions::metadata_ttl (entries, attributes, listings), negative
-// lookups for negative_ttl in a bounded cache; the kernel gets the same timeouts.
+// lookups for negative_ttl in a bounded cache; the kernel gets the same timeouts. A lookup that
+// needs S3 lists its directory once in the background (within lookup_listing_pages) and lookups
+// arriving meanwhile wait for that listing instead of sending HEAD+LIST each (lookup_listing.h).
 //
 // Every method replies through its callback exactly once, never blocking the calling thread on
 // the network (callbacks may run on the ObjectStore's thread). Errors are Status values; the one

@@ -34,6 +34,15 @@ struct MountOptions {
   // How long "no such name" is remembered, and how many such names at most.
   std::chrono::seconds negative_ttl{60};
   size_t negative_cache_entries = 100'000;
+  // A lookup that needs S3 in a directory without a fresh listing lists the directory in the
+  // background when it fits in this many 1000-key LIST pages, and installs that listing as
+  // opendir would; lookups in the directory arriving meanwhile wait for it instead of sending
+  // HEAD+LIST each. The first lookup waits for the first page only. Past the budget the listing
+  // stops, every waiter falls back to HEAD+LIST and the directory is not listed by lookups again
+  // for metadata_ttl. It bounds both what a lookup may cost (requests, memory) and how long a
+  // lookup may wait. 0 (or metadata_ttl 0) turns it off. Default 16: 16 000 entries
+  // (docs/semantics.md "Lookup").
+  uint32_t lookup_listing_pages = 16;
   // Ownership and permission bits shown for every file and directory.
   uid_t uid = 0;
   gid_t gid = 0;

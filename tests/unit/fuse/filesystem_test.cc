@@ -42,8 +42,11 @@ Result<T> Call(F&& start) {
 
 int Errno(const Status& s) { return s.detail().sys_errno; }
 
+// Lookups answer from a listing of their directory by default (lookup_listing_test.cc); tests of
+// the per-name HEAD+LIST path pass lookup_listing_pages = 0.
 struct Fixture {
-  explicit Fixture(std::string prefix = "", std::shared_ptr<s3::ObjectStore> store_override = {})
+  explicit Fixture(std::string prefix = "", std::shared_ptr<s3::ObjectStore> store_override = {},
+                   uint32_t lookup_listing_pages = MountOptions{}.lookup_listing_pages)
       : fake(std::make_shared<FakeObjectStore>()) {
     fake->CreateBucketForTest(kBucket);
     MountOptions options;
@@ -53,6 +56,7 @@ struct Fixture {
     options.negative_ttl = std::chrono::seconds(10);
     options.uid = 1234;
     options.gid = 5678;
+    options.lookup_listing_pages = lookup_listing_pages;
     store = store_override ? store_override : fake;
     fs = CreateFileSystem(store, options, CreateHeapBufferPool(),
                           std::make_shared<MemoryBudget>(64ull << 20), clock);
@@ -332,7 +336,7 @@ TEST_CASE("READDIRPLUS counts only accepted entries") {
 }
 
 TEST_CASE("negative cache: a repeated miss costs nothing until negative_ttl passes") {
-  Fixture f;
+  Fixture f("", {}, /*lookup_listing_pages=*/0);  // a listing would answer the miss itself
   f.Put("later-dir/x");
   auto miss = f.Lookup(kRootInode, "ghost");
   CHECK(miss.status().code() == StatusCode::kNotFound);
@@ -422,7 +426,8 @@ TEST_CASE("opens are read-only; directories are EISDIR; keep_cache follows the E
 TEST_CASE("errors from the store surface with their Status codes") {
   auto fake = std::make_shared<FakeObjectStore>();
   auto faults = std::make_shared<s3::FaultInjectingStore>(fake);
-  Fixture f("", faults);
+  // The per-name path: a failing lookup listing falls back to it (lookup_listing_test.cc).
+  Fixture f("", faults, /*lookup_listing_pages=*/0);
   f.fake = fake;  // the Fixture's own fake is unused; test helpers act on the wrapped one
   fake->CreateBucketForTest(kBucket);
   fake->PutObjectForTest(kBucket, "file", "data");
