@@ -92,8 +92,9 @@ int MountAndServe(const MountConfig& cfg, const StoreFactory& make_store, Notifi
   }
   std::shared_ptr<s3::ObjectStore> shared_store = std::move(*store);
   auto budget = std::make_shared<fuse::MemoryBudget>(cfg.mount.max_memory);
-  std::unique_ptr<fuse::FileSystem> fs = fuse::CreateFileSystem(
-      shared_store, cfg.mount, fuse::CreateHeapBufferPool(), budget, RealClock());
+  std::shared_ptr<fuse::BufferPool> pool = fuse::CreateHeapBufferPool(cfg.mount.max_memory);
+  std::unique_ptr<fuse::FileSystem> fs =
+      fuse::CreateFileSystem(shared_store, cfg.mount, pool, budget, RealClock());
 
   auto daemon = fuse::Daemon::Mount(*fs, cfg.daemon);
   if (!daemon.ok()) {
@@ -118,9 +119,10 @@ int MountAndServe(const MountConfig& cfg, const StoreFactory& make_store, Notifi
   const fuse::FsCounters c = fs->counters();
   REELFS_LOG_INFO(kSubject,
                   "unmounted {}: lookups={} list_requests={} head_requests={} open_handles={} "
-                  "inodes={} bytes_read={} peak_prefetch_memory={}",
+                  "inodes={} bytes_read={} peak_prefetch_memory={} fresh_buffers={}",
                   cfg.daemon.mountpoint, c.lookups, c.list_requests, c.head_requests,
-                  c.open_handles, c.inodes, c.bytes_read, FormatByteSize(budget->peak()));
+                  c.open_handles, c.inodes, c.bytes_read, FormatByteSize(budget->peak()),
+                  pool->stats().fresh_allocations);
   // Teardown order: the session (unmount) first, then the FileSystem (cancels prefetches), then
   // the client (completes whatever is left with kCancelled).
   daemon->reset();

@@ -6,10 +6,12 @@
 // time and returns its memory to the pool when destroyed (from any thread).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <span>
 
+#include "common/clock.h"
 #include "common/result.h"
 
 namespace reelfs::fuse {
@@ -20,14 +22,26 @@ class Buffer {
   virtual std::span<std::byte> bytes() = 0;
 };
 
+struct BufferPoolStats {
+  uint64_t in_use_bytes = 0;       // handed out and not yet returned
+  uint64_t idle_bytes = 0;         // kept for reuse
+  uint64_t fresh_allocations = 0;  // allocations the idle list could not serve
+};
+
 class BufferPool {
  public:
   virtual ~BufferPool() = default;
   // A buffer of at least `size` bytes, page-aligned. kResourceExhausted if the pool cannot.
   virtual Result<std::unique_ptr<Buffer>> Allocate(size_t size) = 0;
+  virtual BufferPoolStats stats() const = 0;
 };
 
-// Page-aligned heap memory, recycled by size class so steady-state reads do not hit malloc.
-std::shared_ptr<BufferPool> CreateHeapBufferPool();
+// Page-aligned heap memory, recycled by size class so steady-state reads do not hit malloc (or
+// the kernel's page zeroing). Memory held, in use plus idle, stays under `max_bytes` as long as
+// what is in use does (give it the mount's --max-memory); buffers idle for `idle_ttl` are freed
+// at the pool's next allocation or release.
+std::shared_ptr<BufferPool> CreateHeapBufferPool(
+    size_t max_bytes = size_t{1} << 30, Clock::Duration idle_ttl = std::chrono::seconds(30),
+    Clock& clock = RealClock());
 
 }  // namespace reelfs::fuse
