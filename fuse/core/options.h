@@ -18,8 +18,11 @@ struct PrefetchOptions {
   // First request of a stream: small, so random readers pay little. 1 MiB + 128 KiB covers one
   // 1 MiB application read plus the kernel's 128 KiB readahead (mountpoint-s3's reasoning).
   uint64_t initial_request = (1ull << 20) + (128ull << 10);
-  // The window doubles on sequential access up to this many bytes ahead of the reader.
-  uint64_t max_window = 256ull << 20;
+  // The window doubles on sequential access up to this many bytes ahead of the reader. 64 MiB
+  // (8 parts in flight) covers 6 GB/s at 10 ms per GET; larger windows measured slower on
+  // loopback (bench/RESULTS.md: 256 MiB gave 0.47x curl with 4 readers and 1037 MiB RSS, 64 MiB
+  // 0.68x and 390 MiB): more GETs in flight only spread the same bytes over colder buffers.
+  uint64_t max_window = 64ull << 20;
   // Forward jumps up to this far wait for data already in flight instead of resetting.
   uint64_t seek_tolerance = 16ull << 20;
   // Backward jumps up to this far are served from retained data (kernel readahead reorders).
