@@ -1,8 +1,5 @@
 #include "rdmaio/verbs/rc_connection.h"
 
-#include <fcntl.h>
-#include <poll.h>
-
 #include <cerrno>
 #include <cstring>
 
@@ -10,6 +7,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 
+#include "rdmaio/verbs/fd_wait_internal.h"
 #include "rdmaio/verbs/verbs_status.h"
 
 namespace reelfs::rdmaio::verbs {
@@ -17,25 +15,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Status SetNonBlocking(int fd, const char* what) {
-  const int flags = fcntl(fd, F_GETFL);
-  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return VerbsErrno(errno, fmt::format("fcntl(O_NONBLOCK) on {}", what));
-  }
-  return Status::Ok();
-}
-
-// Waits until `fd` is readable or the deadline passes. Returns false on timeout.
-Result<bool> WaitReadable(int fd, Clock::time_point deadline) {
-  while (true) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
-    const int n = poll(&p, 1, static_cast<int>(left.count()));
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return VerbsErrno(errno, "poll");
-  }
-}
+using internal::SetNonBlocking;
+using internal::WaitReadable;
 
 // The next rdma_cm event on `channel` (non-blocking), or kDeadlineExceeded.
 Result<CmEventHandle> NextCmEvent(rdma_event_channel* channel, Clock::time_point deadline,
@@ -141,19 +122,10 @@ RcConnection::~RcConnection() {
 }
 
 Status RcConnection::CreateQueuePair(const RcOptions& options) {
-  ibv_context* context = id_->verbs;
-  comp_channel_.reset(ibv_create_comp_channel(context));
-  if (!comp_channel_) return VerbsErrno(errno, "ibv_create_comp_channel");
-  REELFS_RETURN_IF_ERROR(SetNonBlocking(comp_channel_->fd, "the completion channel"));
-  cq_.reset(ibv_create_cq(context, static_cast<int>(options.cq_entries), nullptr,
-                          comp_channel_.get(), 0));
-  if (!cq_) return VerbsErrno(errno, fmt::format("ibv_create_cq({})", options.cq_entries));
-  if (int err = ibv_req_notify_cq(cq_.get(), 0); err != 0) {
-    return VerbsErrno(err, "ibv_req_notify_cq");
-  }
+  REELFS_ASSIGN_OR_RETURN(cq_, CompletionQueue::Create(id_->verbs, options.cq_entries));
   ibv_qp_init_attr attr{};
-  attr.send_cq = cq_.get();
-  attr.recv_cq = cq_.get();
+  attr.send_cq = cq_->cq();
+  attr.recv_cq = cq_->cq();
   attr.cap.max_send_wr = options.max_send_wr;
   attr.cap.max_recv_wr = options.max_recv_wr;
   attr.cap.max_send_sge = 1;
@@ -167,102 +139,26 @@ Status RcConnection::CreateQueuePair(const RcOptions& options) {
   return Status::Ok();
 }
 
-Status RcConnection::Post(ibv_send_wr& wr, const char* what) {
-  ibv_send_wr* bad = nullptr;
-  if (int err = ibv_post_send(id_->qp, &wr, &bad); err != 0) {
-    return VerbsErrno(err, fmt::format("ibv_post_send({})", what));
-  }
-  return Status::Ok();
-}
-
 Status RcConnection::PostWrite(LocalSlice local, uint64_t remote_addr, uint32_t rkey,
                                uint64_t wr_id) {
-  ibv_sge sge{.addr = reinterpret_cast<uint64_t>(local.bytes.data()),
-              .length = static_cast<uint32_t>(local.bytes.size()),
-              .lkey = local.lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.wr.rdma = {.remote_addr = remote_addr, .rkey = rkey};
-  return Post(wr, "RDMA WRITE");
+  return verbs::PostWrite(id_->qp, local, remote_addr, rkey, wr_id);
 }
 
 Status RcConnection::PostWriteWithImm(LocalSlice local, uint64_t remote_addr, uint32_t rkey,
                                       uint32_t imm, uint64_t wr_id) {
-  ibv_sge sge{.addr = reinterpret_cast<uint64_t>(local.bytes.data()),
-              .length = static_cast<uint32_t>(local.bytes.size()),
-              .lkey = local.lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = local.bytes.empty() ? 0 : 1;
-  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-  wr.imm_data = htonl(imm);
-  wr.wr.rdma = {.remote_addr = remote_addr, .rkey = rkey};
-  return Post(wr, "RDMA WRITE with immediate");
+  return verbs::PostWriteWithImm(id_->qp, local, remote_addr, rkey, imm, wr_id);
 }
 
 Status RcConnection::PostRead(LocalSlice local, uint64_t remote_addr, uint32_t rkey,
                               uint64_t wr_id) {
-  ibv_sge sge{.addr = reinterpret_cast<uint64_t>(local.bytes.data()),
-              .length = static_cast<uint32_t>(local.bytes.size()),
-              .lkey = local.lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_READ;
-  wr.wr.rdma = {.remote_addr = remote_addr, .rkey = rkey};
-  return Post(wr, "RDMA READ");
+  return verbs::PostRead(id_->qp, local, remote_addr, rkey, wr_id);
 }
 
-Status RcConnection::PostRecv(uint64_t wr_id) {
-  ibv_recv_wr wr{};
-  wr.wr_id = wr_id;
-  ibv_recv_wr* bad = nullptr;
-  if (int err = ibv_post_recv(id_->qp, &wr, &bad); err != 0) {
-    return VerbsErrno(err, "ibv_post_recv");
-  }
-  return Status::Ok();
-}
+Status RcConnection::PostRecv(uint64_t wr_id) { return verbs::PostRecv(id_->qp, wr_id); }
 
-Result<ibv_wc> RcConnection::WaitCompletion(Timeout timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (true) {
-    ibv_wc wc{};
-    const int n = ibv_poll_cq(cq_.get(), 1, &wc);
-    if (n < 0) return Status::Internal("ibv_poll_cq failed");
-    if (n == 1) return wc;
-    // Nothing queued: sleep on the completion channel (armed at creation and after each event),
-    // then poll again, so a completion that raced the re-arm is not missed.
-    REELFS_ASSIGN_OR_RETURN(bool readable, WaitReadable(comp_channel_->fd, deadline));
-    if (!readable) {
-      return Status::DeadlineExceeded(
-          fmt::format("no work completion within {} ms", timeout.count()));
-    }
-    ibv_cq* cq = nullptr;
-    void* context = nullptr;
-    if (ibv_get_cq_event(comp_channel_.get(), &cq, &context) != 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) continue;
-      return VerbsErrno(errno, "ibv_get_cq_event");
-    }
-    ibv_ack_cq_events(cq, 1);  // ibv_destroy_cq waits for every event to be acked
-    if (int err = ibv_req_notify_cq(cq_.get(), 0); err != 0) {
-      return VerbsErrno(err, "ibv_req_notify_cq");
-    }
-  }
-}
+Result<ibv_wc> RcConnection::WaitCompletion(Timeout timeout) { return cq_->Wait(timeout); }
 
-Result<ibv_qp_state> RcConnection::QueryState() const {
-  ibv_qp_attr attr{};
-  ibv_qp_init_attr init{};
-  if (int err = ibv_query_qp(id_->qp, &attr, IBV_QP_STATE, &init); err != 0) {
-    return VerbsErrno(err, "ibv_query_qp");
-  }
-  return attr.qp_state;
-}
+Result<ibv_qp_state> RcConnection::QueryState() const { return QueryQpState(id_->qp); }
 
 Result<std::unique_ptr<RcConnector>> RcConnector::Resolve(const std::string& ip, uint16_t port,
                                                           Timeout timeout) {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,22 +22,9 @@
 #include "common/result.h"
 #include "rdmaio/verbs/device.h"
 #include "rdmaio/verbs/handles.h"
+#include "rdmaio/verbs/queue.h"
 
 namespace reelfs::rdmaio::verbs {
-
-using Timeout = std::chrono::milliseconds;
-
-struct RcOptions {
-  uint32_t max_send_wr = 64;
-  uint32_t max_recv_wr = 16;
-  uint32_t cq_entries = 128;  // max_send_wr + max_recv_wr, rounded up
-};
-
-// A local buffer for a work request: bytes inside a region registered on the connection's PD.
-struct LocalSlice {
-  std::span<std::byte> bytes;
-  uint32_t lkey = 0;
-};
 
 class RcConnection {
  public:
@@ -44,20 +32,15 @@ class RcConnection {
   RcConnection(const RcConnection&) = delete;
   RcConnection& operator=(const RcConnection&) = delete;
 
-  // One-sided operations; `imm` (network order is handled here) makes a WRITE_WITH_IMM, which
-  // consumes a receive posted by the peer. Every send is signalled.
+  // One-sided operations and waits on this connection's QP and CQ (queue.h).
   Status PostWrite(LocalSlice local, uint64_t remote_addr, uint32_t rkey, uint64_t wr_id);
   Status PostWriteWithImm(LocalSlice local, uint64_t remote_addr, uint32_t rkey, uint32_t imm,
                           uint64_t wr_id);
   Status PostRead(LocalSlice local, uint64_t remote_addr, uint32_t rkey, uint64_t wr_id);
-  // A zero-length receive: enough for WRITE_WITH_IMM, which carries no payload into it.
   Status PostRecv(uint64_t wr_id);
 
-  // The next completion, successful or not (check wc.status, or use WcToStatus).
-  // kDeadlineExceeded when none arrives in time.
   Result<ibv_wc> WaitCompletion(Timeout timeout);
 
-  // The QP's current state (IBV_QPS_RTS when healthy, IBV_QPS_ERR after a failed operation).
   Result<ibv_qp_state> QueryState() const;
 
   const std::shared_ptr<ProtectionDomain>& pd() const { return pd_; }
@@ -68,16 +51,14 @@ class RcConnection {
   friend class RcListener;
   friend class RcConnector;
   RcConnection() = default;
-  // Creates the completion channel, CQ and QP on id_ with pd_.
+  // Creates the completion queue and the QP on id_ with pd_.
   Status CreateQueuePair(const RcOptions& options);
-  Status Post(ibv_send_wr& wr, const char* what);
 
-  // Acquisition order; destroyed in reverse: QP, CQ, completion channel, cm id, event channel, PD.
+  // Acquisition order; destroyed in reverse: QP, CQ (and its channel), cm id, event channel, PD.
   std::shared_ptr<ProtectionDomain> pd_;
   EventChannelHandle events_;
   CmIdHandle id_;
-  CompChannelHandle comp_channel_;
-  CqHandle cq_;
+  std::optional<CompletionQueue> cq_;
   CmQpHandle qp_;
   bool established_ = false;
   std::vector<uint8_t> peer_private_data_;
