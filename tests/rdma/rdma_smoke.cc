@@ -10,7 +10,11 @@
 //   3. a wait with nothing pending times out (kDeadlineExceeded), it does not hang;
 //   4. a WRITE with a wrong rkey fails with a remote access error and leaves the QP in ERR;
 //   5. a WRITE to a window the client deregistered after advertising it fails the same way;
-//   6. connecting to a port nobody listens on fails with a clear kUnavailable.
+//   6. connecting to a port nobody listens on fails with a clear kUnavailable;
+//   7. the hipobj-rc-v2 shape without rdma_cm: two RcQueuePairs brought up by hand from each
+//      other's endpoint, the client's sent through the real RC token codec; 2 MiB written and
+//      checked; a WRITE to a peer QP that no longer exists ends by its deadline with an error
+//      (retries exhausted, or kDeadlineExceeded where Soft-RoCE does not report that).
 //
 // Usage: reelfs-rdma-smoke --ip ADDRESS [--device NAME]   (ADDRESS of the RDMA netdev)
 // Exits 0 on success, 1 on a failed check, 77 (skip) when there is no active RDMA port or no
@@ -28,8 +32,10 @@
 
 #include "rdmaio/verbs/device.h"
 #include "rdmaio/verbs/rc_connection.h"
+#include "rdmaio/verbs/rc_queue_pair.h"
 #include "rdmaio/verbs/registrar.h"
 #include "rdmaio/verbs/verbs_status.h"
+#include "rdmaio/wire/rc_token.h"
 
 namespace {
 
@@ -237,6 +243,78 @@ void RefusedConnection(const std::string& ip) {
                     c.ok() ? "connected?!" : c.status().ToString()));
 }
 
+void ManualQueuePairs(const DevicePort& where) {
+  // Two device contexts, as two processes would have.
+  auto server_pd = Need(ProtectionDomain::Open(where), "server PD (manual)");
+  auto client_pd = Need(ProtectionDomain::Open(where), "client PD (manual)");
+  auto server = Need(RcQueuePair::Create(server_pd, where.port), "server QP (manual)");
+  auto client = Need(RcQueuePair::Create(client_pd, where.port), "client QP (manual)");
+  VerbsRegistrar client_registrar(client_pd);
+  VerbsRegistrar server_registrar(server_pd);
+  constexpr size_t kManualWindow = size_t{2} << 20;
+  auto window = Need(client_registrar.AllocateArena(kManualWindow), "client window (manual)");
+  auto source = Need(server_registrar.AllocateArena(kManualWindow), "server source (manual)");
+  std::span<std::byte> src = source->host_bytes();
+  for (size_t i = 0; i < src.size(); ++i) src[i] = std::byte{Pattern(i + 7)};
+
+  // The PREPARE request's token: the client's QP and window, through the real codec.
+  const RcEndpoint& c = client->local();
+  std::string token = Need(rdmaio::wire::EncodeRcToken({.qpn = c.qpn,
+                                                        .gid = c.gid,
+                                                        .rkey = window->rkey(),
+                                                        .addr = window->remote_addr(),
+                                                        .length = window->length(),
+                                                        .port = c.port,
+                                                        .lid = c.lid}),
+                           "encode token");
+  rdmaio::wire::RcToken seen = Need(rdmaio::wire::DecodeRcToken(token), "decode token");
+  auto t0 = std::chrono::steady_clock::now();
+  Need(server->Connect(
+           {.qpn = seen.qpn, .psn = c.psn, .gid = seen.gid, .port = seen.port, .lid = seen.lid}),
+       "server RTR/RTS");
+  Need(client->Connect(server->local()), "client RTR/RTS");
+  Check(true, fmt::format("QPs {:#x} <-> {:#x} brought up by hand in {:.0f} ms (token {}...)",
+                          server->local().qpn, c.qpn, Ms(t0), token.substr(0, 10)));
+
+  t0 = std::chrono::steady_clock::now();
+  Need(client->PostRecv(1), "post recv (manual)");
+  Need(server->PostWrite({src, source->lkey()}, seen.addr, seen.rkey, 1), "write (manual)");
+  Need(server->PostWriteWithImm({{}, source->lkey()}, seen.addr, seen.rkey, kCookie, 2),
+       "write with imm (manual)");
+  ibv_wc recv = Need(client->WaitCompletion(kStepTimeout), "client completion (manual)");
+  for (int n = 0; n < 2; ++n) {
+    ibv_wc wc = Need(server->WaitCompletion(kStepTimeout), "server completion (manual)");
+    Need(WcToStatus(wc, "server WRITE (manual)"), "server WRITE completion (manual)");
+  }
+  Check(recv.status == IBV_WC_SUCCESS && ntohl(recv.imm_data) == kCookie &&
+            std::memcmp(window->host_bytes().data(), src.data(), kManualWindow) == 0,
+        fmt::format("{} MiB written over the hand-connected QPs in {:.0f} ms, every byte verified",
+                    kManualWindow >> 20, Ms(t0)));
+
+  Status wide = client->Connect({.qpn = 0x1000000});
+  Check(wide.code() == StatusCode::kInvalidArgument,
+        fmt::format("a 25-bit peer qpn is refused: {}", wide.ToString()));
+
+  // A peer that is gone: aim a fresh QP at the client's number, then destroy the client.
+  auto lonely = Need(RcQueuePair::Create(server_pd, where.port), "lonely QP");
+  Need(lonely->Connect(c), "lonely RTR/RTS");
+  client.reset();
+  t0 = std::chrono::steady_clock::now();
+  Need(lonely->PostWrite({src.subspan(0, 4096), source->lkey()}, seen.addr, seen.rkey, 3),
+       "write to a gone peer");
+  // The spec'd outcome is IBV_WC_RETRY_EXC_ERR once the ACK timeout (67 ms) has expired 7
+  // times. Soft-RoCE on Debian's 6.1 kernel was seen not to report it within 30 s, so the check
+  // is the one callers rely on: the wait ends by its deadline with an error, never hangs.
+  constexpr milliseconds kGoneDeadline{5000};
+  Result<ibv_wc> gone = lonely->WaitCompletion(kGoneDeadline);
+  Status gone_status = gone.ok() ? WcToStatus(*gone, "WRITE to a gone peer") : gone.status();
+  Check((gone.ok() && gone->status == IBV_WC_RETRY_EXC_ERR &&
+         gone_status.code() == StatusCode::kUnavailable) ||
+            (!gone.ok() && gone_status.code() == StatusCode::kDeadlineExceeded),
+        fmt::format("a WRITE to a QP that no longer exists ends in {:.0f} ms: {}", Ms(t0),
+                    gone_status.ToString()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -263,6 +341,7 @@ int main(int argc, char** argv) {
   WriteReadVerify(*listener, server_pd, ip);
   DeregisteredWindow(*listener, server_pd, ip);
   RefusedConnection(ip);
+  ManualQueuePairs(*port);
   std::printf("%s: %d failure(s), %.0f ms\n", failures == 0 ? "PASS" : "FAIL", failures, Ms(t0));
   return failures == 0 ? 0 : 1;
 }
