@@ -10,7 +10,8 @@
 //
 // Thread-safety: every public member is safe to call from any thread. Completion callbacks run on
 // the simulation thread (kScaled) or inside RunUntilIdle (kDiscrete), without library locks held;
-// they must be quick (hand bulk work to another thread) and may call Submit.
+// they must be quick (hand bulk work to another thread), may call Submit and must not destroy
+// the library (in kScaled mode that would join the thread running them).
 #pragma once
 
 #include <chrono>
