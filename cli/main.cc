@@ -89,6 +89,8 @@ int main(int argc, char** argv) {
   mount_cmd->add_option("--part-size", mount.part_size, "bytes per ranged GET (default 8MiB)");
   mount_cmd->add_option("--max-window", mount.max_window,
                         "prefetch window per open file (default 64MiB)");
+  mount_cmd->add_option("--lookup-listing-pages", mount.lookup_listing_pages,
+                        "list a directory on lookup when it fits in N pages (default 16; 0: off)");
   mount_cmd->add_option("--max-threads", mount.max_threads, "FUSE worker threads (default 16)");
   mount_cmd->add_option("--read-ahead-kb", mount.read_ahead_kb,
                         "kernel readahead when root (default 4096; 0 leaves it)");

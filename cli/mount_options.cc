@@ -117,6 +117,10 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
     }
   }
 
+  if (f.lookup_listing_pages < 0 || f.lookup_listing_pages > 100'000) {
+    return Status::InvalidArgument("--lookup-listing-pages: 0..100000");
+  }
+  m.lookup_listing_pages = static_cast<uint32_t>(f.lookup_listing_pages);
   if (f.max_threads < 1 || f.max_threads > kMaxThreads) {
     return Status::InvalidArgument(fmt::format("--max-threads: 1..{}", kMaxThreads));
   }

@@ -28,6 +28,7 @@ struct MountFlags {
   std::string max_memory = "1GiB";
   std::string part_size = "8MiB";
   std::string max_window;  // empty: fuse::PrefetchOptions' default
+  int lookup_listing_pages = 16;
   int max_threads = 16;
   int64_t read_ahead_kb = 4096;
   bool clone_fd = false;
