@@ -32,6 +32,21 @@ int Fail(const Status& st) {
   return 1;
 }
 
+// Writes `text` to `path` through a temporary file and a rename, so a reader never sees half.
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return Status::Internal("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return ErrnoToStatus(errno, "rename " + tmp + " to " + path);
+  }
+  return Status::Ok();
+}
+
 // `reelfs-gateway archive`: the archive writer on the root directly (no server).
 int RunArchiveCommand(const Options& options, const ArchiveRunOptions& run) {
   auto store = Store::Open(options.root, StoreOptions{options.min_part_size});
@@ -79,6 +94,8 @@ int Main(int argc, char** argv) {
   app.add_option("--secret-key", cli.secret_key, "secret access key");
   app.add_option("--region", cli.region, "SigV4 region");
   app.add_option("--port-file", cli.port_file, "write the bound port here");
+  app.add_option("--timeline-file", cli.timeline_file,
+                 "write the tape timeline (SVG) here when the gateway stops");
   app.add_option("--threads", cli.threads, "io threads")->check(CLI::Range(1, 256));
   app.add_flag("--allow-non-loopback", cli.allow_non_loopback,
                "allow listening on a non-loopback address");
@@ -115,6 +132,7 @@ int Main(int argc, char** argv) {
   if (given("--secret-key")) options.secret_key = cli.secret_key;
   if (given("--region")) options.region = cli.region;
   if (given("--port-file")) options.port_file = cli.port_file;
+  if (given("--timeline-file")) options.timeline_file = cli.timeline_file;
   if (given("--threads")) options.threads = cli.threads;
   if (given("--allow-non-loopback")) options.allow_non_loopback = true;
   if (given("--log-level")) options.log_level = cli.log_level;
@@ -179,15 +197,8 @@ int Main(int argc, char** argv) {
 
   const uint16_t port = (*server)->port();
   if (!options.port_file.empty()) {
-    std::string tmp = options.port_file + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << port << "\n";
-      if (!out) return Fail(Status::Internal("cannot write port file " + options.port_file));
-    }
-    if (std::rename(tmp.c_str(), options.port_file.c_str()) != 0) {
-      return Fail(ErrnoToStatus(errno, "rename port file"));
-    }
+    Status st = WriteFileAtomically(options.port_file, std::to_string(port) + "\n");
+    if (!st.ok()) return Fail(st.WithContext("port file"));
   }
   std::string shown_host =
       listen->host.find(':') != std::string::npos ? "[" + listen->host + "]" : listen->host;
@@ -196,6 +207,13 @@ int Main(int argc, char** argv) {
                   shown_host, port, options.threads, options.access_key);
   (*server)->Run();
   REELFS_LOG_INFO("gateway", "stopped");
+  if (!options.timeline_file.empty()) {
+    if (Status st = WriteFileAtomically(options.timeline_file, (*library)->TimelineSvg());
+        !st.ok()) {
+      return Fail(st);
+    }
+    REELFS_LOG_INFO("gateway", "tape timeline written to {}", options.timeline_file);
+  }
   return 0;
 }
 

@@ -88,6 +88,9 @@ struct Options {
   int threads = 4;
   // When set, the bound port number is written there (for tests using port 0).
   std::string port_file;
+  // When set, the tape timeline (SVG, what every drive and robot did) is written there when the
+  // gateway stops, so a run can be looked at afterwards without the admin endpoint.
+  std::string timeline_file;
   // Log spec, e.g. "info" or "info,gateway.http=debug".
   std::string log_level = "info";
   // Connections idle (or stalled mid-request) this long are closed.

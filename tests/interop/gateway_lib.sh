@@ -30,10 +30,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_gateway() {
+start_gateway() {  # [extra reelfs-gateway arguments...]
   "$REELFS_GATEWAY_BIN" --root "$ROOT" --listen 127.0.0.1:0 --port-file "$WORK/port" \
     --access-key "$GW_ACCESS_KEY" --secret-key "$GW_SECRET_KEY" --threads 4 \
-    --log-level "${GW_LOG_LEVEL:-warn}" >"$WORK/gateway.out" 2>"$WORK/gateway.err" &
+    --log-level "${GW_LOG_LEVEL:-warn}" "$@" >"$WORK/gateway.out" 2>"$WORK/gateway.err" &
   GW_PID=$!
   for _ in $(seq 1 100); do
     [[ -s "$WORK/port" ]] && break
