@@ -56,7 +56,7 @@ struct HttpFault {
   uint64_t every = 0;    // trigger: every nth matching request
   std::string error;     // action: answer this S3 error (SlowDown, InternalError, ...)
   std::chrono::milliseconds delay{0};   // action: wait this long before answering
-  std::optional<uint64_t> reset_after;  // action (GetObject): close the connection mid-body
+  std::optional<uint64_t> reset_after;  // action (GetObject): reset the connection mid-body
 };
 
 // A fault of the tape library, forwarded to tape::Library::Inject at simulated time `at`.

@@ -284,7 +284,7 @@ class Session : public std::enable_shared_from_this<Session> {
       } else if (n == 0 || errno != EAGAIN) {
         REELFS_LOG_ERROR("gateway.http", "{} sendfile failed after {} bytes: {}", meta_.request_id,
                          bytes_out_, n == 0 ? std::string("short file") : std::strerror(errno));
-        return Close();  // mid-body: the only honest signal left is closing the connection
+        return Abort();  // mid-body: the only honest signal left is resetting the connection
       }
       // Wait for room, under the idle timeout (tcp_stream's timer covers only its own ops).
       timer_.expires_after(idle_);
@@ -316,7 +316,7 @@ class Session : public std::enable_shared_from_this<Session> {
         REELFS_LOG_ERROR("gateway.http", "{} response body read failed after {} bytes: {}",
                          meta_.request_id, bytes_out_,
                          n.ok() ? std::string("short file") : n.status().ToString());
-        return Close();  // mid-body: the only honest signal left is closing the connection
+        return Abort();  // mid-body: the only honest signal left is resetting the connection
       }
       body.data = buf_.get();
       body.size = *n;
@@ -381,6 +381,16 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close() {
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.socket().close(ec);
+  }
+
+  // Mid-body failure: the response cannot be completed, so the connection is reset (SO_LINGER
+  // 0 makes close send RST). A client then sees ECONNRESET at once rather than a FIN that only a
+  // Content-Length check tells apart from the end of the body; that is also what a gateway that
+  // dies or drops the link mid-transfer looks like.
+  void Abort() {
+    beast::error_code ec;
+    stream_.socket().set_option(net::socket_base::linger(true, 0), ec);
     stream_.socket().close(ec);
   }
 
