@@ -13,7 +13,8 @@
 # Inside: rxe0 on dummy0 with 192.0.2.1/24 (TEST-NET-1; the VM has no NIC at all, -nic none, so
 # nothing leaves it), 16 hugepages reserved, SCRIPT run with cwd = the caller's cwd, every
 # REELFS_* variable of the caller exported, plus REELFS_RDMA_IP and REELFS_RDMA_DEVICE. /tmp and
-# /run are tmpfs inside the VM; $REELFS_VM_SHARED is a writable folder that survives the VM (for
+# /run are tmpfs inside the VM (with the host's /tmp entries that the cwd, SCRIPT and REELFS_*
+# paths live in bound back, read-only); $REELFS_VM_SHARED is a writable folder that survives the VM (for
 # logs: the caller finds it under $REELFS_RXE_VM_CACHE/runs until the next run cleans it).
 #
 # Environment: REELFS_RXE_VM_CACHE (default /var/tmp/reelfs-rxe-vm: kernel and initrd),
@@ -93,6 +94,15 @@ mount -t proc proc /host/proc; mount -t sysfs sys /host/sys; mount -t devtmpfs d
 mount -t tmpfs tmp /host/tmp; mount -t tmpfs run /host/run
 mkdir -p /host/tmp/vm-shared
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 shared /host/tmp/vm-shared
+# The tmpfs hides the host's /tmp; a checkout or build there (a CI clone) comes back read-only at
+# its own path, one top-level /tmp entry per line of tmp-binds.
+mkdir -p /host/run/hosttmp
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 hosttmp /host/run/hosttmp ||
+  echo "rxe_vm: cannot mount the host /tmp"
+while read -r d; do
+  mkdir -p "/host/tmp/$d" && mount -o bind "/host/run/hosttmp/$d" "/host/tmp/$d" ||
+    echo "rxe_vm: cannot bind /tmp/$d"
+done < /host/tmp/vm-shared/tmp-binds
 chroot /host /bin/sh -c '
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
 export REELFS_VM_SHARED=/tmp/vm-shared
@@ -136,6 +146,12 @@ cp "$script" "$shared/run.sh"
     while IFS='=' read -r k v; do printf 'export %s=%q\n' "$k" "$v"; done
   printf 'export REELFS_RDMA_IP=%s REELFS_RDMA_DEVICE=rxe0 REELFS_VM_CWD=%q\n' "$vm_ip" "$PWD"
 } > "$shared/env.sh"
+# Top-level /tmp entries the run needs (the caller's cwd, the script, REELFS_* paths): the VM's
+# /tmp is its own tmpfs, so these are bound in from the host's.
+{
+  printf '%s\n' "$PWD" "$script"
+  env | awk -F= '/^REELFS_[A-Za-z0-9_]*=\//{print substr($0, index($0, "=") + 1)}'
+} | awk -F/ '$2 == "tmp" && $3 != "" {print $3}' | sort -u > "$shared/tmp-binds"
 
 echo "rxe_vm: kernel $kver, initrd $(basename "$initrd"), timeout ${timeout_s}s, run dir $shared"
 set +e
@@ -143,7 +159,9 @@ timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 -accel tcg,thread=multi 
   -m "${RXE_VM_MEM:-1536}" -smp 2 -nographic -no-reboot -nic none -monitor none \
   -kernel "$vmlinuz" -initrd "$initrd" -append "console=ttyS0 quiet panic=-1" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-  -virtfs local,path="$shared",mount_tag=shared,security_model=none </dev/null
+  -virtfs local,path="$shared",mount_tag=shared,security_model=none \
+  -virtfs local,path=/tmp,mount_tag=hosttmp,security_model=none,readonly=on,multidevs=remap \
+  </dev/null
 qemu_rc=$?
 set -e
 t_end=$(date +%s)
