@@ -9,12 +9,13 @@ using internal::MakeRequest;
 
 void S3Client::ListBuckets(Callback<std::vector<BucketInfo>> done) {
   PickTransport().Submit(MakeRequest("GET", "", "", "ListBuckets"),
-                     [done = std::move(done)](Result<HttpResponse> r) {
-                       if (!r.ok()) return done(r.status());
-                       auto parsed = ParseListBuckets(r->body);
-                       if (!parsed.ok()) return done(parsed.status().WithContext("ListBuckets"));
-                       done(std::move(parsed).value());
-                     });
+                         [done = std::move(done)](Result<HttpResponse> r) {
+                           if (!r.ok()) return done(r.status());
+                           auto parsed = ParseListBuckets(r->body);
+                           if (!parsed.ok())
+                             return done(parsed.status().WithContext("ListBuckets"));
+                           done(std::move(parsed).value());
+                         });
 }
 
 void S3Client::CreateBucket(const std::string& bucket, StatusCallback done) {
@@ -32,7 +33,7 @@ void S3Client::CreateBucket(const std::string& bucket, StatusCallback done) {
 
 void S3Client::DeleteBucket(const std::string& bucket, StatusCallback done) {
   PickTransport().Submit(MakeRequest("DELETE", bucket, "", internal::What("DeleteBucket", bucket)),
-                     internal::StatusOnly(std::move(done)));
+                         internal::StatusOnly(std::move(done)));
 }
 
 }  // namespace reelfs::s3

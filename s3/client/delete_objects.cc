@@ -7,8 +7,8 @@ namespace reelfs::s3 {
 
 void S3Client::DeleteObject(const DeleteObjectRequest& req, StatusCallback done) {
   PickTransport().Submit(internal::MakeRequest("DELETE", req.bucket, req.key,
-                                           internal::What("DeleteObject", req.bucket, req.key)),
-                     internal::StatusOnly(std::move(done)));
+                                               internal::What("DeleteObject", req.bucket, req.key)),
+                         internal::StatusOnly(std::move(done)));
 }
 
 void S3Client::DeleteObjects(const DeleteObjectsRequest& req, Callback<DeleteObjectsResult> done) {

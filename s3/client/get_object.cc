@@ -22,19 +22,19 @@ void S3Client::GetObject(const GetObjectRequest& req, Callback<GetObjectResult> 
     r.headers.emplace_back("if-match", "\"" + StripEtag(req.if_match) + "\"");
   }
   PickTransport().Submit(std::move(r),
-                     [done = std::move(done), key = req.key](Result<HttpResponse> resp) {
-                       if (!resp.ok()) return done(resp.status());
-                       GetObjectResult out;
-                       out.bytes = resp->streamed_bytes;
-                       out.info = ObjectInfoFromHeaders(resp->headers, key);
-                       // The transport knows the object's size from Content-Range's total, a 200's
-                       // length, or the end of a chunked 200. A 206 with "bytes a-b/*" leaves it
-                       // unknown (0): the part's Content-Length is not the object's size, and a
-                       // guess would mislead the caller.
-                       out.object_size = resp->object_size;
-                       out.info.size = out.object_size;
-                       done(std::move(out));
-                     });
+                         [done = std::move(done), key = req.key](Result<HttpResponse> resp) {
+                           if (!resp.ok()) return done(resp.status());
+                           GetObjectResult out;
+                           out.bytes = resp->streamed_bytes;
+                           out.info = ObjectInfoFromHeaders(resp->headers, key);
+                           // The transport knows the object's size from Content-Range's total, a
+                           // 200's length, or the end of a chunked 200. A 206 with "bytes a-b/*"
+                           // leaves it unknown (0): the part's Content-Length is not the object's
+                           // size, and a guess would mislead the caller.
+                           out.object_size = resp->object_size;
+                           out.info.size = out.object_size;
+                           done(std::move(out));
+                         });
 }
 
 }  // namespace reelfs::s3

@@ -7,11 +7,11 @@ namespace reelfs::s3 {
 
 void S3Client::HeadObject(const HeadObjectRequest& req, Callback<ObjectInfo> done) {
   PickTransport().Submit(internal::MakeRequest("HEAD", req.bucket, req.key,
-                                           internal::What("HeadObject", req.bucket, req.key)),
-                     [done = std::move(done), key = req.key](Result<HttpResponse> r) {
-                       if (!r.ok()) return done(r.status());
-                       done(ObjectInfoFromHeaders(r->headers, key));
-                     });
+                                               internal::What("HeadObject", req.bucket, req.key)),
+                         [done = std::move(done), key = req.key](Result<HttpResponse> r) {
+                           if (!r.ok()) return done(r.status());
+                           done(ObjectInfoFromHeaders(r->headers, key));
+                         });
 }
 
 }  // namespace reelfs::s3
