@@ -1,6 +1,7 @@
 #include "fuse/core/dir_listing.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "common/log.h"
@@ -11,16 +12,18 @@ namespace {
 // S3's page size; asking for more is capped by the server anyway.
 constexpr int kListPageKeys = 1000;
 
-struct ListState {
+struct BoundedListState {
   std::shared_ptr<s3::ObjectStore> store;
   s3::ListObjectsRequest request;
   std::shared_ptr<WarnOnce> warn;
+  uint32_t max_pages = 1;
   std::function<void()> on_request;
+  std::function<void(uint32_t)> on_more;
   Callback<std::shared_ptr<const DirListing>> done;
   std::vector<s3::ListObjectsPage> pages;
 };
 
-void RequestNextPage(std::shared_ptr<ListState> state) {
+void RequestNextBoundedPage(std::shared_ptr<BoundedListState> state) {
   if (state->on_request) state->on_request();
   // Copy the request: the callback below may run before ListObjects returns and mutate state.
   s3::ListObjectsRequest request = state->request;
@@ -33,15 +36,24 @@ void RequestNextPage(std::shared_ptr<ListState> state) {
     bool more = page->is_truncated && !page->next_continuation_token.empty();
     state->request.continuation_token = page->next_continuation_token;
     state->pages.push_back(std::move(page).value());
-    if (more) {
-      RequestNextPage(state);
+    if (!more) {
+      auto listing = std::make_shared<const DirListing>(
+          BuildDirListing(state->request.prefix, state->pages, *state->warn));
+      state->pages.clear();
+      auto done = std::move(state->done);
+      done(std::shared_ptr<const DirListing>(std::move(listing)));
       return;
     }
-    auto listing = std::make_shared<const DirListing>(
-        BuildDirListing(state->request.prefix, state->pages, *state->warn));
-    state->pages.clear();
-    auto done = std::move(state->done);
-    done(std::shared_ptr<const DirListing>(std::move(listing)));
+    const auto fetched = static_cast<uint32_t>(state->pages.size());
+    if (fetched >= state->max_pages) {
+      state->pages.clear();
+      auto done = std::move(state->done);
+      done(std::shared_ptr<const DirListing>());
+      return;
+    }
+    // Before the next request: the waiters it releases go to HEAD+LIST now, not a page later.
+    if (state->on_more) state->on_more(fetched);
+    RequestNextBoundedPage(state);
   });
 }
 
@@ -130,19 +142,31 @@ DirListing BuildDirListing(std::string_view prefix, const std::vector<s3::ListOb
   return listing;
 }
 
-void ListDirectory(std::shared_ptr<s3::ObjectStore> store, std::string bucket, std::string prefix,
-                   std::shared_ptr<WarnOnce> warn, std::function<void()> on_request,
-                   Callback<std::shared_ptr<const DirListing>> done) {
-  auto state = std::make_shared<ListState>();
+void ListDirectoryBounded(std::shared_ptr<s3::ObjectStore> store, std::string bucket,
+                          std::string prefix, std::shared_ptr<WarnOnce> warn, uint32_t max_pages,
+                          std::function<void()> on_request,
+                          std::function<void(uint32_t pages)> on_more,
+                          Callback<std::shared_ptr<const DirListing>> done) {
+  auto state = std::make_shared<BoundedListState>();
   state->store = std::move(store);
   state->request.bucket = std::move(bucket);
   state->request.prefix = std::move(prefix);
   state->request.delimiter = "/";
   state->request.max_keys = kListPageKeys;
   state->warn = std::move(warn);
+  state->max_pages = std::max<uint32_t>(max_pages, 1);
   state->on_request = std::move(on_request);
+  state->on_more = std::move(on_more);
   state->done = std::move(done);
-  RequestNextPage(std::move(state));
+  RequestNextBoundedPage(std::move(state));
+}
+
+void ListDirectory(std::shared_ptr<s3::ObjectStore> store, std::string bucket, std::string prefix,
+                   std::shared_ptr<WarnOnce> warn, std::function<void()> on_request,
+                   Callback<std::shared_ptr<const DirListing>> done) {
+  ListDirectoryBounded(std::move(store), std::move(bucket), std::move(prefix), std::move(warn),
+                       std::numeric_limits<uint32_t>::max(), std::move(on_request), nullptr,
+                       std::move(done));
 }
 
 }  // namespace reelfs::fuse

@@ -34,17 +34,7 @@
 
 namespace reelfs::fuse {
 
-// Lists `prefix` in `bucket` as ListDirectory does (same pages, names, warnings), but requests at
-// most `max_pages` (>= 1) pages. `on_request` runs before each ListObjects call (for counters);
-// `on_more(pages)` runs after each page that is neither the last one nor the budget's last, with
-// the number of pages fetched so far. `done` runs exactly once: with the listing; with a null
-// listing when the directory has more than `max_pages` pages (nothing more is requested and the
-// pages are dropped); or with the error of the page that failed.
-void ListDirectoryBounded(std::shared_ptr<s3::ObjectStore> store, std::string bucket,
-                          std::string prefix, std::shared_ptr<WarnOnce> warn, uint32_t max_pages,
-                          std::function<void()> on_request,
-                          std::function<void(uint32_t pages)> on_more,
-                          Callback<std::shared_ptr<const DirListing>> done);
+// ListDirectoryBounded is in dir_listing.h, next to ListDirectory (its unbounded case).
 
 // A lookup queued on its directory's listing.
 struct ListingWaiter {
