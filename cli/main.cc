@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/mount_command.h"
+#include "cli/tape_commands.h"
 #include "common/log.h"
 #include "common/units.h"
 #include "s3/client/s3_client.h"
@@ -97,6 +98,24 @@ int main(int argc, char** argv) {
   mount_cmd->add_flag("--clone-fd", mount.clone_fd, "one /dev/fuse fd per worker thread");
   mount_cmd->add_option("--log-file", mount.log_file, "log to this file");
   mount_cmd->add_flag("--syslog", mount.syslog, "log to syslog (the default in the background)");
+  mount_cmd->add_option("--offline", mount.offline,
+                        "read of an offline object: wait (default), eagain or eacces");
+  mount_cmd->add_option("--offline-timeout", mount.offline_timeout,
+                        "longest a read waits for a restore in --offline=wait (default 30m)");
+  mount_cmd->add_option("--restore-tier", mount.restore_tier,
+                        "RestoreObject tier: standard (default), bulk or expedited");
+  mount_cmd->add_option("--restore-days", mount.restore_days,
+                        "days a restored copy stays (default 7; 0 sends none)");
+  mount_cmd->add_option("--restore-poll", mount.restore_poll,
+                        "first HEAD poll of a staging object (default 1s, doubling)");
+  mount_cmd->add_option("--restore-poll-max", mount.restore_poll_max,
+                        "longest interval between HEAD polls (default 60s)");
+  mount_cmd->add_option("--ledger", mount.ledger,
+                        "restore ledger file (default ~/.local/state/reelfs/ledger.sqlite; none)");
+
+  // reelfs stage / status / wait (cli/tape_commands.h).
+  reelfs::cli::TapeCommands tape;
+  tape.Register(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -120,6 +139,15 @@ int main(int argc, char** argv) {
           REELFS_ASSIGN_OR_RETURN(auto client, MakeClient(g));
           return std::unique_ptr<reelfs::s3::ObjectStore>(std::move(client));
         });
+  }
+  if (tape.Selected()) {
+    return tape.Run([&g](const std::string& endpoint)
+                        -> reelfs::Result<std::unique_ptr<reelfs::s3::ObjectStore>> {
+      GlobalArgs with_endpoint = g;
+      if (with_endpoint.endpoint.empty()) with_endpoint.endpoint = endpoint;
+      REELFS_ASSIGN_OR_RETURN(auto client, MakeClient(with_endpoint));
+      return std::unique_ptr<reelfs::s3::ObjectStore>(std::move(client));
+    }, g.endpoint);
   }
   auto client = MakeClient(g);
   if (!client.ok()) {

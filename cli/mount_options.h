@@ -11,6 +11,7 @@
 #include "common/result.h"
 #include "fuse/core/options.h"
 #include "fuse/lowlevel/daemon.h"
+#include "hsm/restorer.h"
 
 namespace reelfs::cli {
 
@@ -34,11 +35,20 @@ struct MountFlags {
   bool clone_fd = false;
   std::string log_file;  // empty: stderr in the foreground, syslog in the background
   bool syslog = false;
+  // Tape (docs/semantics.md "Offline objects").
+  std::string offline = "wait";       // wait | eagain | eacces
+  std::string offline_timeout = "30m";
+  std::string restore_tier = "standard";  // standard | bulk | expedited
+  int restore_days = 7;                    // 0: send no Days (Intelligent-Tiering)
+  std::string restore_poll = "1s";         // first HEAD poll; doubles up to restore_poll_max
+  std::string restore_poll_max = "60s";
+  std::string ledger;  // empty: hsm::Ledger::DefaultPath(); "none": in memory
 };
 
 struct MountConfig {
   fuse::MountOptions mount;
   fuse::DaemonOptions daemon;
+  hsm::RestorerOptions restorer;  // endpoint and bucket filled by RunMount
   bool foreground = false;
   std::string log_file;
   bool syslog = false;

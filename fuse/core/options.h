@@ -29,6 +29,26 @@ struct PrefetchOptions {
   uint64_t backward_tolerance = 1ull << 20;
 };
 
+// What a read of an object that is not online does (../shared/reference/tape-archive.md §7.4,
+// docs/semantics.md "Offline objects"). open() always succeeds; read() decides.
+enum class OfflineMode {
+  kWait,    // request (or join) one restore, reply when the object is readable (asynchronously)
+  kEagain,  // request a restore, answer EAGAIN at once
+  kEacces,  // answer EACCES, request nothing
+};
+
+struct TapeOptions {
+  OfflineMode offline = OfflineMode::kWait;
+  // Longest a read waits in kWait before ETIMEDOUT. Capped below the kernel's FUSE request
+  // timeout when one is set (the daemon reads /proc/sys/fs/fuse/*request_timeout and warns).
+  std::chrono::seconds offline_wait{1800};
+  // Attributes of objects that are not online are trusted this long (kernel and caches), so
+  // st_blocks and user.hsm.state follow a restore without waiting for metadata_ttl.
+  std::chrono::seconds state_ttl{5};
+  // Directory summaries (user.hsm.summary) are cached this long.
+  std::chrono::seconds summary_ttl{10};
+};
+
 struct MountOptions {
   std::string bucket;
   std::string prefix;  // "" or ending in '/': the mount's root is this prefix
@@ -54,6 +74,10 @@ struct MountOptions {
   // One process-wide budget for all prefetch buffers (bytes). Demand reads are served first.
   uint64_t max_memory = 1ull << 30;
   PrefetchOptions prefetch;
+  TapeOptions tape;
+  // Published to `reelfs stage/status/wait` through the root's user.reelfs.mount xattr.
+  std::string endpoint;     // the S3 endpoint URL as configured
+  std::string ledger_path;  // the restore ledger file (hsm/ledger.h), ":memory:" if none
 };
 
 }  // namespace reelfs::fuse

@@ -1,0 +1,2 @@
+#include "hsm/ledger.h"
+// Placeholder: implemented in its own change.

@@ -1,0 +1,2 @@
+#include "hsm/restorer.h"
+// Placeholder: implemented in its own change.

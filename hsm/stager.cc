@@ -1,0 +1,2 @@
+#include "hsm/stager.h"
+// Placeholder: implemented in its own change.
