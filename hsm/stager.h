@@ -52,8 +52,8 @@ struct StageObject {
   std::optional<s3::RestoreInfo> restore;
   std::optional<TapeHint> hint;
   State state = State::kUnknown;
-  int attempts = 0;        // restore requests sent by this host (ledger)
-  std::string error;       // why it failed, "" if it did not
+  int attempts = 0;   // restore requests sent by this host (ledger)
+  std::string error;  // why it failed, "" if it did not
 };
 
 struct StageOptions {
