@@ -151,12 +151,14 @@ e2e_init() {
 }
 
 # start_gateway [PORT]: starts reelfs-gateway on $ROOT (port 0 = ephemeral), sets PORT and ENDPOINT.
+# GATEWAY_EXTRA_ARGS: more gateway arguments, split on spaces (tape_lib.sh: --config FILE).
 start_gateway() {
   local want=${1:-0}
   rm -f "$WORK/port"
   "$REELFS_GATEWAY_BIN" --root "$ROOT" --listen "127.0.0.1:$want" --port-file "$WORK/port" \
     --access-key "$GW_ACCESS_KEY" --secret-key "$GW_SECRET_KEY" \
-    --log-level "${GW_LOG_LEVEL:-warn}" >>"$WORK/gateway.out" 2>>"$WORK/gateway.err" &
+    --log-level "${GW_LOG_LEVEL:-warn}" ${GATEWAY_EXTRA_ARGS:-} \
+    >>"$WORK/gateway.out" 2>>"$WORK/gateway.err" &
   GW_PID=$!
   local i
   for i in $(seq 600); do
