@@ -1,0 +1,18 @@
+"""reelfs: Python helpers for reelfs mounts of tape-backed S3 archives (pure Python).
+
+- :mod:`reelfs.hsm`: tape state of files (``state``, ``states``, ``summary``, ``request_stage``)
+  through the mount's extended attributes.
+- :mod:`reelfs.order`: dataset indices in the order their files become readable.
+- :mod:`reelfs.torch`: a PyTorch ``Sampler`` and ``IterableDataset`` built on it (imports torch;
+  import it explicitly: ``from reelfs.torch import TapeOrderSampler``).
+
+See python/README.md.
+"""
+
+from . import hsm
+from .hsm import HsmError, NotOnReelfsError, request_stage, state, states, summary
+from .order import ReadyOrder, StagingFailed, StagingTimeout
+
+__version__ = "0.1.0"
+__all__ = ["hsm", "HsmError", "NotOnReelfsError", "request_stage", "state", "states", "summary",
+           "ReadyOrder", "StagingFailed", "StagingTimeout"]
