@@ -31,6 +31,9 @@ struct ObjectInfo {
   WallTime last_modified{};
   std::string storage_class = "STANDARD";  // S3 omits the header for STANDARD
   std::optional<RestoreInfo> restore;      // absent: the server said nothing
+  // The x-amz-restore value exactly as received (HEAD/GET), "" when absent: for
+  // user.s3.restore, which shows what the server said, not our reading of it.
+  std::string restore_header;
   std::string content_type;
   std::map<std::string, std::string> user_metadata;  // x-amz-meta-NAME -> value (NAME lowercase)
   // Optional server hints (e.g. x-reelfs-tape-cartridge), lowercase header name -> value.
@@ -58,6 +61,9 @@ struct ListObjectsRequest {
   int max_keys = 1000;
   // Sends x-amz-optional-object-attributes: RestoreStatus (AWS answers; others ignore it).
   bool fetch_restore_status = false;
+  // Sends x-reelfs-tape-hints: 1 so reelfs-gateway adds <ReelfsTape> to archived entries
+  // (docs/protocols/tape-hints.md); other servers ignore it. Parsed into ObjectInfo::hints.
+  bool fetch_tape_hints = false;
 };
 
 struct ListObjectsPage {
