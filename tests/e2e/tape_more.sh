@@ -1,0 +1,112 @@
+# Sourced after lib.sh and tape_lib.sh by tape_modes.sh, tape_tools.sh, tape_sampler.sh and
+# bench/tape/run.sh: what those need beyond tape_lib.sh.
+#
+#   tape_count_requests              # appends a `faults:` section to $TAPE_CONFIG that counts
+#                                    # every RestoreObject and GetObject (rules that never fire)
+#   metric archive.recalls_submitted # one number from GET /_reelfs/admin/metrics
+#   restore_requests                 # RestoreObject requests the gateway has seen (counting rule)
+#   mount_tape SPEC DIR MODE [opts]  # reelfs mount ... --offline=MODE with fast restore polling
+#   probe_read PATH [direct|nonblock] # prints OK <sha256> or the errno name (EAGAIN, EACCES, ...)
+#   wait_catalog BUCKET KEY STATE... # until the gateway's catalog shows KEY in one of STATEs
+
+# tape_count_requests: counting rules on a never-reached nth (docs/gateway.md "Fault scenarios":
+# `matched` counts every request of the operation, `fired` stays 0). Call after tape_config.
+tape_count_requests() {
+  cat >>"$TAPE_CONFIG" <<'YAML'
+faults:
+  http:
+    - op: RestoreObject
+      nth: 1000000000000
+      error: SlowDown
+    - op: GetObject
+      nth: 1000000000000
+      error: SlowDown
+YAML
+  [[ -n "${TAPE_FAULTS_EXTRA_YAML:-}" ]] && printf '%s\n' "$TAPE_FAULTS_EXTRA_YAML" >>"$TAPE_CONFIG"
+  true
+}
+
+# metric DOTTED.PATH: a value of the admin metrics JSON (tape.*, archive.*); `http.OP` is the
+# `matched` count of the first counting rule for OP.
+metric() {
+  tape_metrics | "$PY" -c '
+import json, sys
+m = json.load(sys.stdin)
+path = sys.argv[1]
+if path.startswith("http."):
+    op = path[5:]
+    print(next((r["matched"] for r in m.get("http_faults", []) if r["op"] == op), 0))
+else:
+    for part in path.split("."):
+        m = m[part]
+    print(m)' "$1"
+}
+
+restore_requests() { metric http.RestoreObject; }
+
+# mount_tape SPEC DIR MODE [extra reelfs mount options...]: a mount with --offline=MODE, restores
+# polled every 20 ms (at most 200 ms apart: the simulated library runs thousands of times faster
+# than real time) and an in-memory ledger (each mount its own).
+mount_tape() {
+  local spec=$1 dir=$2 mode=$3; shift 3
+  MOUNT_DIR=$dir MOUNT_LOG="$WORK/mount-$(basename "$dir").log" mount_bucket "$spec" \
+    --offline="$mode" --offline-timeout "${TAPE_OFFLINE_TIMEOUT:-90s}" --restore-poll 20ms \
+    --restore-poll-max 200ms --ledger none "$@"
+}
+
+# probe_read PATH [direct|nonblock|buffered]: reads the whole file and prints "OK <sha256>", or the
+# errno's name when open or read fails (EAGAIN, EACCES, ETIMEDOUT, ...). direct: O_DIRECT (every
+# read is a FUSE request of its own; the page cache is bypassed). A reader still blocked after
+# PROBE_LIMIT seconds (default 60) is SIGKILLed (a buffered read waiting on a page lock can only
+# be killed) and HUNG is printed.
+probe_read() {
+  local out rc=0
+  out=$(timeout -s KILL "${PROBE_LIMIT:-60}" "$PY" - "$1" "${2:-buffered}" <<'PY'
+import errno, hashlib, mmap, os, sys
+path, how = sys.argv[1], sys.argv[2]
+flags = os.O_RDONLY | {"direct": os.O_DIRECT, "nonblock": os.O_NONBLOCK}.get(how, 0)
+h = hashlib.sha256()
+try:
+    fd = os.open(path, flags)
+    try:
+        if how == "direct":
+            buf = mmap.mmap(-1, 1 << 20)
+            while True:
+                n = os.readv(fd, [buf])
+                if n == 0:
+                    break
+                h.update(buf[:n])
+        else:
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                h.update(chunk)
+    finally:
+        os.close(fd)
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))
+    sys.exit(0)
+print("OK", h.hexdigest())
+PY
+  ) || rc=$?
+  if [[ $rc -ne 0 || -z $out ]]; then echo "HUNG"; else echo "$out"; fi
+}
+
+# sum_of BUCKET KEY: the source checksum recorded by gen_objects.
+sum_of() { awk -v k="$2" '$2 == k { print $1 }' "$WORK/$1.sums"; }
+
+# wait_catalog BUCKET KEY STATE...: polls the catalog (20 ms) until KEY is in one of the states;
+# fails after WAIT_LIMIT seconds (default 60).
+wait_catalog() {
+  local bucket=$1 key=$2 s i; shift 2
+  for i in $(seq $((${WAIT_LIMIT:-60} * 50))); do
+    s=$(catalog_states "$bucket" | awk -F'\t' -v k="$key" '$1 == k { print $2 }')
+    for want in "$@"; do [[ $s == "$want" ]] && return 0; done
+    sleep 0.02
+  done
+  fail "$bucket/$key is '$s' in the gateway's catalog, not one of: $*"
+}
+
+# catalog_count BUCKET STATE: how many objects of BUCKET the catalog has in STATE.
+catalog_count() { catalog_states "$1" | awk -F'\t' -v s="$2" '$2 == s { n++ } END { print n + 0 }'; }
