@@ -19,6 +19,8 @@ void S3Client::ListObjects(const ListObjectsRequest& req, Callback<ListObjectsPa
   if (req.fetch_restore_status) {
     r.headers.emplace_back("x-amz-optional-object-attributes", "RestoreStatus");
   }
+  // reelfs-gateway's tape hints (docs/protocols/tape-hints.md); other servers ignore it.
+  if (req.fetch_tape_hints) r.headers.emplace_back("x-reelfs-tape-hints", "1");
   PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     auto page = ParseListObjectsV2(resp->body);

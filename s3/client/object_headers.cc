@@ -39,6 +39,7 @@ ObjectInfo ObjectInfoFromHeaders(const std::vector<std::pair<std::string, std::s
     } else if (name == "x-amz-storage-class") {
       if (!value.empty()) info.storage_class = value;
     } else if (name == "x-amz-restore") {
+      info.restore_header = value;  // kept even when unparseable: user.s3.restore shows it
       auto r = ParseRestoreHeader(value);
       if (r.ok()) {
         info.restore = *r;

@@ -8,6 +8,7 @@
 #include "s3/fake/callback_executor_internal.h"
 #include "s3/protocol/crypto.h"
 #include "s3/protocol/error_codec.h"
+#include "s3/protocol/restore_header.h"
 
 namespace reelfs::s3 {
 namespace {
@@ -154,6 +155,9 @@ ObjectInfo FakeObjectStore::InfoLocked(const std::string& key, const Object& obj
   } else if (object.restore == RestoreState::kRestored) {
     info.restore = RestoreInfo{.ongoing = false, .expiry = object.restore_expiry};
   }
+  // What a real server's x-amz-restore would carry (HEAD/GET; listings clear it).
+  if (info.restore.has_value()) info.restore_header = FormatRestoreHeader(*info.restore);
+  info.hints = object.hints;
   return info;
 }
 
@@ -271,6 +275,8 @@ Result<ListObjectsPage> FakeObjectStore::DoListObjects(const ListObjectsRequest&
     } else {
       ObjectInfo info = InfoLocked(key, it->second);
       if (!req.fetch_restore_status) info.restore.reset();  // S3 lists it only on request
+      info.restore_header.clear();                          // a header, never in a listing
+      if (!req.fetch_tape_hints) info.hints.clear();        // reelfs-gateway: on request
       page.objects.push_back(std::move(info));
     }
     last_emitted = std::move(entry);
@@ -696,6 +702,14 @@ Status FakeObjectStore::CompleteRestore(const std::string& bucket, const std::st
   }
   object.restore = RestoreState::kRestored;
   object.restore_expiry = expiry.value_or(Now() + std::chrono::hours(24) * object.restore_days);
+  return Status::Ok();
+}
+
+Status FakeObjectStore::SetHintsForTest(const std::string& bucket, const std::string& key,
+                                        std::map<std::string, std::string> hints) {
+  std::lock_guard lock(mutex_);
+  REELFS_ASSIGN_OR_RETURN(Object * found, FindObjectLocked(bucket, key, false));
+  found->hints = std::move(hints);
   return Status::Ok();
 }
 

@@ -11,7 +11,10 @@
 //    (kFailedPrecondition, s3_code InvalidObjectState, http 403) until restored. RestoreObject
 //    answers kAccepted and leaves the restore ongoing until the test calls CompleteRestore(), or
 //    completes it at once with `restore_completes_immediately`; a second request while ongoing is
-//    kAlreadyInProgress, after completion kOk (AWS's 200). Head reports the state as RestoreInfo.
+//    kAlreadyInProgress, after completion kOk (AWS's 200). Head reports the state as RestoreInfo
+//    and as the x-amz-restore text (restore_header); listings carry RestoreInfo only when asked
+//    (fetch_restore_status), like AWS, and tape hints (SetHintsForTest) only with
+//    fetch_tape_hints, like reelfs-gateway.
 //  - Errors are built with S3ErrorToStatus, so they carry the same codes and detail (http status,
 //    S3 code, request id) as the real client's.
 //  - Generated objects: PutGeneratedObjectForTest creates an object of any size whose bytes are a
@@ -111,6 +114,10 @@ class FakeObjectStore final : public ObjectStore {
                          std::optional<WallTime> expiry = std::nullopt);
   // The restored copy expires: the object is archived again.
   Status ExpireRestore(const std::string& bucket, const std::string& key);
+  // Server hints (x-reelfs-tape-* names -> values) returned on HEAD and GET, and in listings
+  // that ask with fetch_tape_hints, as reelfs-gateway does (docs/protocols/tape-hints.md).
+  Status SetHintsForTest(const std::string& bucket, const std::string& key,
+                         std::map<std::string, std::string> hints);
 
   // Calls made to each ObjectStore method since construction or ResetCallCounts().
   uint64_t CallCount(Operation op) const;
@@ -134,6 +141,7 @@ class FakeObjectStore final : public ObjectStore {
     RestoreState restore = RestoreState::kNone;
     int restore_days = 1;
     std::optional<WallTime> restore_expiry;
+    std::map<std::string, std::string> hints;  // SetHintsForTest
   };
   struct Bucket {
     WallTime created{};

@@ -1,6 +1,9 @@
 #include "s3/protocol/list_codec.h"
 
 #include <algorithm>
+#include <charconv>
+#include <map>
+#include <optional>
 #include <utility>
 
 #include "s3/protocol/time_format.h"
@@ -53,6 +56,33 @@ Result<RestoreInfo> ParseRestoreStatus(const pugi::xml_node& node) {
   return info;
 }
 
+// reelfs-gateway's optional <ReelfsTape> (docs/protocols/tape-hints.md), stored under the names
+// of the HEAD headers so hsm::TapeHintOf reads both alike. Hints are advice: an element that is
+// missing, empty or not a number is skipped, and never fails the listing.
+void ParseTapeHints(const pugi::xml_node& node, std::map<std::string, std::string>& hints) {
+  auto number = [&](std::string_view name) -> std::optional<uint64_t> {
+    pugi::xml_node child = Child(node, name);
+    if (!child) return std::nullopt;
+    const std::string raw = Text(child);
+    std::string_view text = xml_internal::TrimSpace(raw);
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
+  };
+  std::string cartridge(xml_internal::TrimSpace(ChildText(node, "Cartridge")));
+  if (!cartridge.empty()) hints["x-reelfs-tape-cartridge"] = std::move(cartridge);
+  if (auto block = number("Block")) hints["x-reelfs-tape-block"] = std::to_string(*block);
+  std::string position;
+  if (auto wrap = number("Wrap")) position = "wrap=" + std::to_string(*wrap);
+  if (auto lpos = number("Lpos")) {
+    position += (position.empty() ? "lpos=" : ",lpos=") + std::to_string(*lpos);
+  }
+  if (!position.empty()) hints["x-reelfs-tape-position"] = std::move(position);
+  std::string state(xml_internal::TrimSpace(ChildText(node, "State")));
+  if (!state.empty()) hints["x-reelfs-tape-state"] = std::move(state);
+}
+
 Result<ObjectInfo> ParseContents(const pugi::xml_node& node, bool url_encoded) {
   pugi::xml_node key = Child(node, "Key");
   if (!key) return Status::InvalidArgument("malformed XML: <Contents> without <Key>");
@@ -70,6 +100,7 @@ Result<ObjectInfo> ParseContents(const pugi::xml_node& node, bool url_encoded) {
   if (pugi::xml_node restore = Child(node, "RestoreStatus")) {
     REELFS_ASSIGN_OR_RETURN(info.restore, ParseRestoreStatus(restore));
   }
+  if (pugi::xml_node tape = Child(node, "ReelfsTape")) ParseTapeHints(tape, info.hints);
   return info;
 }
 

@@ -30,7 +30,8 @@ struct ListObjectsV2Result {
   ListObjectsPage page;
 };
 
-// Parses Contents (Key, LastModified, ETag, Size, StorageClass, RestoreStatus), CommonPrefixes,
+// Parses Contents (Key, LastModified, ETag, Size, StorageClass, RestoreStatus, and reelfs-gateway's
+// ReelfsTape into ObjectInfo::hints under the x-reelfs-tape-* header names), CommonPrefixes,
 // IsTruncated, NextContinuationToken. Tolerates missing optional elements and EncodingType=url
 // (Key, Prefix, CommonPrefixes, Delimiter, StartAfter then percent-decoded, '+' as space, as AWS
 // encodes). Malformed XML, a missing Key, or a malformed value (Size "abc", a bad LastModified,

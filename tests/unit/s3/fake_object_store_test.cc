@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstring>
 #include <future>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -224,6 +225,40 @@ TEST_SUITE("s3") {
     CHECK(online.status().detail().s3_code == "InvalidObjectState");
     CHECK(store.CallCount(Operation::kRestoreObject) == 4);
     CHECK(store.CompleteRestore("b", "missing").code() == StatusCode::kNotFound);
+  }
+
+  TEST_CASE("FakeObjectStore: x-amz-restore text on HEAD, tape hints on HEAD and on request") {
+    FakeObjectStore store;
+    store.PutObjectForTest("b", "cold", "frozen", "GLACIER");
+    const std::map<std::string, std::string> hints = {{"x-reelfs-tape-cartridge", "RL0001L9"},
+                                                      {"x-reelfs-tape-block", "7"}};
+    REQUIRE(store.SetHintsForTest("b", "cold", hints).ok());
+    CHECK(store.SetHintsForTest("b", "missing", hints).code() == StatusCode::kNotFound);
+    auto head = [&] {
+      return Await<ObjectInfo>([&](auto cb) { store.HeadObject({"b", "cold"}, cb); });
+    };
+    CHECK(head()->restore_header.empty());
+    CHECK(head()->hints == hints);
+    REQUIRE(Await<RestoreOutcome>([&](auto cb) {
+              store.RestoreObject({.bucket = "b", .key = "cold"}, cb);
+            }).ok());
+    CHECK(head()->restore_header == "ongoing-request=\"true\"");
+    REQUIRE(store.CompleteRestore("b", "cold").ok());
+    CHECK(head()->restore_header.starts_with("ongoing-request=\"false\", expiry-date=\""));
+    Result<GetObjectResult> got =
+        Get(store, {.bucket = "b", .key = "cold", .sink = [](auto) { return Status::Ok(); }});
+    REQUIRE(got.ok());
+    CHECK(got->info.hints == hints);
+
+    Result<ListObjectsPage> plain = List(store, {.bucket = "b", .fetch_restore_status = true});
+    REQUIRE(plain.ok());
+    CHECK(plain->objects[0].hints.empty());
+    CHECK(plain->objects[0].restore_header.empty());  // a header, not a listing field
+    CHECK(plain->objects[0].restore.has_value());
+    Result<ListObjectsPage> hinted = List(store, {.bucket = "b", .fetch_tape_hints = true});
+    REQUIRE(hinted.ok());
+    CHECK(hinted->objects[0].hints == hints);
+    CHECK_FALSE(hinted->objects[0].restore.has_value());
   }
 
   TEST_CASE("FakeObjectStore: restore_completes_immediately, inline callbacks") {

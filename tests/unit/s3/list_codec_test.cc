@@ -1,6 +1,7 @@
 #include "s3/protocol/list_codec.h"
 
 #include <chrono>
+#include <map>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -131,6 +132,29 @@ TEST_SUITE("s3") {
         "<Contents><Key>bad%zz</Key></Contents></ListBucketResult>");
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.status().code() == StatusCode::kInvalidArgument);
+  }
+
+  TEST_CASE("ParseListObjectsV2 reads reelfs-gateway tape hints and ignores garbled ones") {
+    // As reelfs-gateway writes them (gateway/s3api/archive_ops.cc, docs/protocols/tape-hints.md).
+    constexpr std::string_view kHinted = R"(<ListBucketResult>
+<Contents><Key>data/a</Key><Size>1</Size><StorageClass>GLACIER</StorageClass><ReelfsTape><Cartridge>RL0001L9</Cartridge><Block>1234</Block><Wrap>12</Wrap><Lpos>34567</Lpos><State>offline</State></ReelfsTape></Contents>
+<Contents><Key>data/b</Key><StorageClass>GLACIER</StorageClass><ReelfsTape><Cartridge> RL0002L9 </Cartridge><Block>-1</Block><Wrap>x</Wrap><Lpos>99</Lpos><Future>1</Future></ReelfsTape></Contents>
+<Contents><Key>data/c</Key><ReelfsTape><Block>99999999999999999999</Block><Cartridge/></ReelfsTape></Contents>
+<Contents><Key>data/d</Key><StorageClass>STANDARD</StorageClass></Contents>
+</ListBucketResult>)";
+    Result<ListObjectsPage> page = ParseListObjectsV2(kHinted);
+    REQUIRE(page.ok());
+    REQUIRE(page->objects.size() == 4);
+    using Hints = std::map<std::string, std::string>;
+    CHECK(page->objects[0].hints == Hints{{"x-reelfs-tape-cartridge", "RL0001L9"},
+                                          {"x-reelfs-tape-block", "1234"},
+                                          {"x-reelfs-tape-position", "wrap=12,lpos=34567"},
+                                          {"x-reelfs-tape-state", "offline"}});
+    // Bad numbers are dropped one by one; unknown elements ignored.
+    CHECK(page->objects[1].hints ==
+          Hints{{"x-reelfs-tape-cartridge", "RL0002L9"}, {"x-reelfs-tape-position", "lpos=99"}});
+    CHECK(page->objects[2].hints.empty());  // 2^64+ block and an empty cartridge
+    CHECK(page->objects[3].hints.empty());
   }
 
   TEST_CASE("ParseListObjectsV2 rejects malformed and hostile input") {
