@@ -12,12 +12,17 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/timer.h"
 #include "common/units.h"
 #include "fuse/core/buffer_pool.h"
 #include "fuse/core/filesystem.h"
 #include "fuse/core/memory_budget.h"
 #include "fuse/lowlevel/daemon.h"
+#include "fuse/lowlevel/mount_tuning.h"
+#include "hsm/ledger.h"
+#include "hsm/restorer.h"
 #include "s3/await.h"
+#include "s3/client/s3_client.h"
 
 namespace reelfs::cli {
 namespace {
@@ -73,6 +78,43 @@ class Notifier {
   int fd_;
 };
 
+// The restore ledger named by --ledger: "" the default path, "none" in memory. A ledger only saves
+// duplicate restore requests, so one that cannot be opened costs a warning, never the mount.
+std::shared_ptr<hsm::Ledger> OpenLedger(const std::string& flag) {
+  if (flag == "none") return hsm::Ledger::InMemory();
+  const std::string path = flag.empty() ? hsm::Ledger::DefaultPath() : flag;
+  auto ledger = hsm::Ledger::Open(path);
+  if (!ledger.ok()) {
+    REELFS_LOG_WARN(kSubject, "restore ledger {}: {}; using an in-memory ledger", path,
+                    ledger.status().ToString());
+    return hsm::Ledger::InMemory();
+  }
+  return std::shared_ptr<hsm::Ledger>(std::move(*ledger));
+}
+
+// The endpoint URL the client really sends to (what the ledger keys on and what
+// user.reelfs.mount tells `reelfs stage`): "" when it is AWS's default for the region.
+std::string ClientEndpoint(const s3::ObjectStore& store) {
+  if (const auto* client = dynamic_cast<const s3::S3Client*>(&store)) {
+    return client->options().endpoint;
+  }
+  return "";
+}
+
+// A read waiting for a restore must be answered before the kernel's FUSE request timeout, which
+// would abort the whole connection (tape-archive.md §7.4).
+void CapOfflineWait(fuse::TapeOptions& tape) {
+  const std::optional<std::chrono::seconds> kernel = fuse::KernelRequestTimeout();
+  const std::chrono::seconds capped = fuse::CapBelowRequestTimeout(tape.offline_wait, kernel);
+  if (capped != tape.offline_wait) {
+    REELFS_LOG_WARN(kSubject,
+                    "the kernel aborts FUSE requests after {}s (fs.fuse.*_request_timeout): "
+                    "--offline-timeout lowered from {}s to {}s",
+                    kernel->count(), tape.offline_wait.count(), capped.count());
+    tape.offline_wait = capped;
+  }
+}
+
 void DetachStdio() {
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0) return;
@@ -93,12 +135,26 @@ int MountAndServe(const MountConfig& cfg, const StoreFactory& make_store, Notifi
   std::shared_ptr<s3::ObjectStore> shared_store = std::move(*store);
   auto budget = std::make_shared<fuse::MemoryBudget>(cfg.mount.max_memory);
   std::shared_ptr<fuse::BufferPool> pool = fuse::CreateHeapBufferPool(cfg.mount.max_memory);
+
+  fuse::MountOptions mount = cfg.mount;
+  mount.endpoint = ClientEndpoint(*shared_store);
+  std::shared_ptr<hsm::Ledger> ledger = OpenLedger(cfg.mount.ledger_path);
+  mount.ledger_path = ledger->path();
+  CapOfflineWait(mount.tape);
+  std::unique_ptr<Timer> timer = CreateRealTimer(RealClock(), "reelfs-restore");
+  hsm::RestorerOptions restorer_options = cfg.restorer;
+  restorer_options.endpoint = mount.endpoint;
+  restorer_options.bucket = mount.bucket;
+  std::shared_ptr<hsm::Restorer> restorer =
+      hsm::Restorer::Create(shared_store, ledger, *timer, std::move(restorer_options));
   std::unique_ptr<fuse::FileSystem> fs =
-      fuse::CreateFileSystem(shared_store, cfg.mount, pool, budget, RealClock());
+      fuse::CreateFileSystem(shared_store, mount, pool, budget, RealClock(), restorer);
 
   auto daemon = fuse::Daemon::Mount(*fs, cfg.daemon);
   if (!daemon.ok()) {
     notify.Failed(daemon.status().ToString());
+    fs.reset();
+    restorer->Shutdown();
     return 1;
   }
   REELFS_LOG_INFO(kSubject,
@@ -109,6 +165,11 @@ int MountAndServe(const MountConfig& cfg, const StoreFactory& make_store, Notifi
                   cfg.mount.metadata_ttl.count(), cfg.mount.negative_ttl.count(),
                   FormatByteSize(cfg.mount.max_memory),
                   FormatByteSize(cfg.mount.prefetch.part_size));
+  REELFS_LOG_INFO(kSubject, "offline objects: --offline={} timeout={}s; ledger {}; endpoint '{}'",
+                  mount.tape.offline == fuse::OfflineMode::kWait     ? "wait"
+                  : mount.tape.offline == fuse::OfflineMode::kEagain ? "eagain"
+                                                                     : "eacces",
+                  mount.tape.offline_wait.count(), mount.ledger_path, mount.endpoint);
   notify.Mounted();
   if (!cfg.foreground) {
     DetachStdio();
@@ -123,10 +184,21 @@ int MountAndServe(const MountConfig& cfg, const StoreFactory& make_store, Notifi
                   cfg.daemon.mountpoint, c.lookups, c.list_requests, c.head_requests,
                   c.open_handles, c.inodes, c.bytes_read, FormatByteSize(budget->peak()),
                   pool->stats().fresh_allocations);
-  // Teardown order: the session (unmount) first, then the FileSystem (cancels prefetches), then
+  const hsm::RestorerCounters rc = restorer->counters();
+  REELFS_LOG_INFO(kSubject,
+                  "tape: offline_reads={} restore_waits={} xattr_refreshes={} "
+                  "restore_requests={} restore_heads={} restore_waiters={} completed={} "
+                  "re_requests={} failures={}",
+                  c.offline_reads, c.restore_waits, c.xattr_refreshes, rc.restore_requests,
+                  rc.head_requests, rc.waiters, rc.completed, rc.re_requests, rc.failures);
+  // Teardown order: the session (unmount) first, then the FileSystem (cancels prefetches), the
+  // Restorer (answers its waiters, stops polling) before the timer and the client it uses, then
   // the client (completes whatever is left with kCancelled).
   daemon->reset();
   fs.reset();
+  restorer->Shutdown();
+  restorer.reset();
+  timer.reset();
   shared_store.reset();
   if (!run.ok()) {
     REELFS_LOG_ERROR(kSubject, "{}", run.ToString());

@@ -46,6 +46,29 @@ Result<uint64_t> ParseSize(std::string_view what, std::string_view text) {
   return *n;
 }
 
+Result<fuse::OfflineMode> ParseOfflineMode(std::string_view text) {
+  if (text == "wait") return fuse::OfflineMode::kWait;
+  if (text == "eagain") return fuse::OfflineMode::kEagain;
+  if (text == "eacces") return fuse::OfflineMode::kEacces;
+  return Status::InvalidArgument(
+      fmt::format("--offline: '{}' is not one of wait, eagain, eacces", text));
+}
+
+Result<s3::RestoreTier> ParseTier(std::string_view text) {
+  if (text == "standard") return s3::RestoreTier::kStandard;
+  if (text == "bulk") return s3::RestoreTier::kBulk;
+  if (text == "expedited") return s3::RestoreTier::kExpedited;
+  return Status::InvalidArgument(
+      fmt::format("--restore-tier: '{}' is not one of standard, bulk, expedited", text));
+}
+
+// A duration that must be positive (a zero wait or poll makes no sense).
+Result<std::chrono::seconds> ParsePositiveSeconds(std::string_view what, std::string_view text) {
+  REELFS_ASSIGN_OR_RETURN(std::chrono::seconds d, ParseSeconds(what, text));
+  if (d.count() <= 0) return Status::InvalidArgument(fmt::format("{}: at least 1s", what));
+  return d;
+}
+
 }  // namespace
 
 Status ParseMountSource(std::string_view source, std::string* bucket, std::string* prefix) {
@@ -130,6 +153,28 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   if (!f.log_file.empty() && f.syslog) {
     return Status::InvalidArgument("--log-file and --syslog exclude each other");
   }
+
+  // Tape (docs/semantics.md "Offline objects").
+  REELFS_ASSIGN_OR_RETURN(m.tape.offline, ParseOfflineMode(f.offline));
+  REELFS_ASSIGN_OR_RETURN(m.tape.offline_wait,
+                          ParsePositiveSeconds("--offline-timeout", f.offline_timeout));
+  hsm::RestorerOptions& r = c.restorer;
+  REELFS_ASSIGN_OR_RETURN(r.params.tier, ParseTier(f.restore_tier));
+  if (f.restore_days < 0) return Status::InvalidArgument("--restore-days: 0 or more");
+  // 0 sends no Days: Intelligent-Tiering archive tiers refuse it.
+  r.params.days = f.restore_days == 0 ? std::nullopt : std::optional<int>(f.restore_days);
+  REELFS_ASSIGN_OR_RETURN(std::chrono::seconds poll,
+                          ParsePositiveSeconds("--restore-poll", f.restore_poll));
+  REELFS_ASSIGN_OR_RETURN(std::chrono::seconds poll_max,
+                          ParsePositiveSeconds("--restore-poll-max", f.restore_poll_max));
+  if (poll_max < poll) {
+    return Status::InvalidArgument("--restore-poll-max: at least --restore-poll");
+  }
+  r.poll_min = poll;
+  r.poll_max = poll_max;
+  r.bucket = m.bucket;
+  // As typed ("" default path, "none" in memory); RunMount opens it and stores the path used.
+  m.ledger_path = f.ledger;
 
   fuse::DaemonOptions& d = c.daemon;
   d.mountpoint = resolved;

@@ -153,6 +153,10 @@ void ListDirectoryBounded(std::shared_ptr<s3::ObjectStore> store, std::string bu
   state->request.prefix = std::move(prefix);
   state->request.delimiter = "/";
   state->request.max_keys = kListPageKeys;
+  // The tape state of every file comes with the listing where the server can tell it (AWS's
+  // RestoreStatus, reelfs-gateway's <ReelfsTape>); others ignore both headers.
+  state->request.fetch_restore_status = true;
+  state->request.fetch_tape_hints = true;
   state->warn = std::move(warn);
   state->max_pages = std::max<uint32_t>(max_pages, 1);
   state->on_request = std::move(on_request);
@@ -167,6 +171,55 @@ void ListDirectory(std::shared_ptr<s3::ObjectStore> store, std::string bucket, s
   ListDirectoryBounded(std::move(store), std::move(bucket), std::move(prefix), std::move(warn),
                        std::numeric_limits<uint32_t>::max(), std::move(on_request), nullptr,
                        std::move(done));
+}
+
+namespace {
+
+struct SubtreeState {
+  std::shared_ptr<s3::ObjectStore> store;
+  s3::ListObjectsRequest request;
+  std::function<void()> on_request;
+  std::function<void(const std::vector<s3::ObjectInfo>&)> on_page;
+  std::function<void(Status)> done;
+};
+
+void RequestNextSubtreePage(std::shared_ptr<SubtreeState> state) {
+  if (state->on_request) state->on_request();
+  s3::ListObjectsRequest request = state->request;
+  state->store->ListObjects(request, [state](Result<s3::ListObjectsPage> page) {
+    if (!page.ok()) {
+      auto done = std::move(state->done);
+      done(page.status());
+      return;
+    }
+    state->on_page(page->objects);
+    if (!page->is_truncated || page->next_continuation_token.empty()) {
+      auto done = std::move(state->done);
+      done(Status::Ok());
+      return;
+    }
+    state->request.continuation_token = page->next_continuation_token;
+    RequestNextSubtreePage(state);
+  });
+}
+
+}  // namespace
+
+void ListSubtree(std::shared_ptr<s3::ObjectStore> store, std::string bucket, std::string prefix,
+                 std::function<void()> on_request,
+                 std::function<void(const std::vector<s3::ObjectInfo>&)> on_page,
+                 std::function<void(Status)> done) {
+  auto state = std::make_shared<SubtreeState>();
+  state->store = std::move(store);
+  state->request.bucket = std::move(bucket);
+  state->request.prefix = std::move(prefix);
+  state->request.max_keys = kListPageKeys;
+  state->request.fetch_restore_status = true;
+  state->request.fetch_tape_hints = true;
+  state->on_request = std::move(on_request);
+  state->on_page = std::move(on_page);
+  state->done = std::move(done);
+  RequestNextSubtreePage(std::move(state));
 }
 
 }  // namespace reelfs::fuse

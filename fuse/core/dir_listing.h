@@ -65,6 +65,15 @@ void ListDirectoryBounded(std::shared_ptr<s3::ObjectStore> store, std::string bu
                           std::function<void(uint32_t pages)> on_more,
                           Callback<std::shared_ptr<const DirListing>> done);
 
+// Every object under `prefix` (ListObjectsV2 without delimiter, with restore status and tape
+// hints), page by page: `on_page` runs once per page, in key order, on the store's thread;
+// `done` runs exactly once, after the last page or with the first failure. Directory markers
+// (keys ending in '/') are passed along; callers skip them.
+void ListSubtree(std::shared_ptr<s3::ObjectStore> store, std::string bucket, std::string prefix,
+                 std::function<void()> on_request,
+                 std::function<void(const std::vector<s3::ObjectInfo>&)> on_page,
+                 std::function<void(Status)> done);
+
 // `key` with control bytes escaped, for log lines.
 std::string PrintableKey(std::string_view key);
 

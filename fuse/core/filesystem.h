@@ -16,6 +16,14 @@
 // needs S3 lists its directory once in the background (within lookup_listing_pages) and lookups
 // arriving meanwhile wait for that listing instead of sending HEAD+LIST each (lookup_listing.h).
 //
+// Tape (docs/semantics.md "Offline objects", "Extended attributes"): each file keeps what the
+// latest listing or HEAD said about it (storage class, restore info, tape hints) and its state is
+// hsm::Classify of that plus the Restorer's knowledge of live requests. Objects that are not
+// readable report st_blocks 1 and are cached only tape.state_ttl. A read of an offline object
+// answers per tape.offline (wait: one restore through the Restorer and an asynchronous,
+// interruptible wait; eagain; eacces); O_NONBLOCK handles always get EAGAIN. Xattrs expose the
+// state (user.s3.*, user.hsm.*, user.reelfs.mount) and user.hsm.request=stage requests restores.
+//
 // Every method replies through its callback exactly once, never blocking the calling thread on
 // the network (callbacks may run on the ObjectStore's thread). Errors are Status values; the one
 // errno mapping is fuse/lowlevel/errno_map.h.
@@ -28,11 +36,13 @@
 #include <string_view>
 #include <vector>
 
+#include "common/cancel.h"
 #include "common/clock.h"
 #include "fuse/core/buffer_pool.h"
 #include "fuse/core/memory_budget.h"
 #include "fuse/core/options.h"
 #include "fuse/core/types.h"
+#include "hsm/restorer.h"
 #include "s3/object_store.h"
 
 namespace reelfs::fuse {
@@ -44,6 +54,9 @@ struct FsCounters {
   uint64_t open_handles = 0;
   uint64_t inodes = 0;
   uint64_t bytes_read = 0;
+  uint64_t offline_reads = 0;    // reads that found their object offline (GET or cached state)
+  uint64_t restore_waits = 0;    // waits for a restore (--offline=wait) started
+  uint64_t xattr_refreshes = 0;  // HEADs sent to refresh a stale state for a user.hsm.* xattr
 };
 
 class FileSystem {
@@ -70,11 +83,23 @@ class FileSystem {
   virtual void AcceptDirEntries(const std::vector<DirEntry>& accepted) = 0;
   virtual void ReleaseDir(uint64_t dh) = 0;
 
-  // Opens for reading; any write access is EROFS-class (the mount is read-only in this issue).
+  // Opens for reading; any write access is EROFS-class (the mount is read-only). Opening an
+  // offline object always succeeds; O_NONBLOCK is remembered for its reads.
   virtual void Open(InodeId ino, int flags, Callback<OpenedFile> done) = 0;
+  // An offline object: see tape.offline. `interrupt` (may be null) cancels a wait for a restore:
+  // the read then answers kCancelled (EINTR) at once.
   virtual void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
-                    Callback<ReadData> done) = 0;
+                    std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) = 0;
   virtual void Release(uint64_t fh) = 0;
+
+  // Extended attributes (docs/semantics.md "Extended attributes"). Only "user." names reach
+  // here. A missing attribute is ENODATA-class; the caller handles size probes and ERANGE.
+  virtual void GetXattr(InodeId ino, std::string_view name, Callback<std::string> done) = 0;
+  virtual void ListXattr(InodeId ino, Callback<std::vector<std::string>> done) = 0;
+  // user.hsm.request = "stage": requests restores (a file, or every non-readable object below a
+  // directory, in tape order). EINVAL-class for another value, EROFS-class for other names.
+  virtual void SetXattr(InodeId ino, std::string_view name, std::string_view value,
+                        std::function<void(Status)> done) = 0;
 
   virtual FsStats StatFs() = 0;
   virtual FsCounters counters() const = 0;
@@ -82,8 +107,11 @@ class FileSystem {
   virtual const MountOptions& options() const = 0;
 };
 
+// `restorer` (may be null: reads of offline objects then answer EACCES, nothing is requested)
+// must use the same clock as `clock` for its deadlines.
 std::unique_ptr<FileSystem> CreateFileSystem(std::shared_ptr<s3::ObjectStore> store,
                                              MountOptions options, std::shared_ptr<BufferPool> pool,
-                                             std::shared_ptr<MemoryBudget> budget, Clock& clock);
+                                             std::shared_ptr<MemoryBudget> budget, Clock& clock,
+                                             std::shared_ptr<hsm::Restorer> restorer = nullptr);
 
 }  // namespace reelfs::fuse

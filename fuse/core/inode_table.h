@@ -23,6 +23,7 @@
 #include "common/clock.h"
 #include "fuse/core/dir_listing.h"
 #include "fuse/core/types.h"
+#include "s3/types.h"
 
 namespace reelfs::fuse {
 
@@ -36,6 +37,13 @@ struct InodeRecord {
   Attributes attr;
   std::string etag;  // files: as last seen in a listing or HEAD
   Clock::TimePoint attr_expiry{};
+  // Files: the object as the latest listing or HEAD described it (storage class, restore info,
+  // raw x-amz-restore, tape hints), and when that was observed; the tape state is derived from it
+  // (hsm::Classify). A GET answering InvalidObjectState after `observed` (offline_at) overrides
+  // it: the object is offline whatever the older description said (the releaser race).
+  s3::ObjectInfo object;
+  Clock::TimePoint observed{};
+  Clock::TimePoint offline_at{};
   // Directories: the cached listing and until when it answers lookups (null: none).
   std::shared_ptr<const DirListing> listing;
   Clock::TimePoint listing_expiry{};

@@ -33,7 +33,12 @@ struct Attributes {
   uid_t uid = 0;
   gid_t gid = 0;
   std::chrono::system_clock::time_point mtime{};
-  uint64_t blocks = 0;  // 512-byte blocks resident (offline objects: 1, a later issue)
+  // 512-byte blocks resident: ceil(size / 512) for readable objects, 1 for objects that are not
+  // (0 when empty), so du and ls -s show what is on disk (docs/semantics.md "Offline objects").
+  uint64_t blocks = 0;
+  // How long the kernel may cache these attributes: metadata_ttl, or tape.state_ttl for objects
+  // that are not readable (so st_blocks follows a restore).
+  std::chrono::duration<double> cache_ttl{0};
 };
 
 // A looked-up name: the kernel keeps it for entry_timeout and its attributes for attr_timeout.

@@ -122,9 +122,11 @@ Result<std::unique_ptr<Daemon>> Daemon::Mount(FileSystem& fs, DaemonOptions opti
   const DaemonOptions& o = impl->options;
 
   // Mount options. max_read must also be in conn->max_read (ops.cc init) or libfuse refuses.
-  // ro: the kernel refuses writes before they reach us (the ops answer EROFS too).
+  // Not "ro": the kernel would refuse every setxattr with EROFS before it reaches us, and
+  // setfattr -n user.hsm.request is how users request restores. Every write op answers EROFS
+  // itself (ops.cc), so the mount stays read-only in effect.
   // default_permissions: the kernel checks --uid/--gid/--file-mode/--dir-mode itself.
-  std::string mount_opts = fmt::format("ro,default_permissions,fsname={},subtype={},max_read={}",
+  std::string mount_opts = fmt::format("default_permissions,fsname={},subtype={},max_read={}",
                                        EscapeFuseOptValue(o.fsname), EscapeFuseOptValue(o.subtype),
                                        impl->ctx.tuning.max_read);
   if (o.allow_other) mount_opts += ",allow_other";

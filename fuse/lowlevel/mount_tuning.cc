@@ -1,5 +1,6 @@
 #include "fuse/lowlevel/mount_tuning.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -79,6 +80,36 @@ Status SetMountReadAheadKb(const std::string& mountpoint, uint32_t kb) {
   out.flush();
   if (!out) return ErrnoToStatus(errno, "write " + path);
   return Status::Ok();
+}
+
+namespace {
+
+std::optional<uint64_t> ReadSeconds(const std::string& path) {
+  std::ifstream in(path);
+  uint64_t v = 0;
+  if (!(in >> v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<std::chrono::seconds> KernelRequestTimeout(std::string_view proc_root) {
+  const std::string dir = std::string(proc_root) + "/sys/fs/fuse/";
+  std::optional<uint64_t> best;
+  for (const char* name : {"default_request_timeout", "max_request_timeout"}) {
+    std::optional<uint64_t> v = ReadSeconds(dir + name);
+    if (v && *v > 0 && (!best || *v < *best)) best = v;
+  }
+  if (!best) return std::nullopt;
+  return std::chrono::seconds(*best);
+}
+
+std::chrono::seconds CapBelowRequestTimeout(std::chrono::seconds wait,
+                                            std::optional<std::chrono::seconds> kernel_timeout) {
+  if (!kernel_timeout) return wait;
+  const std::chrono::seconds margin = std::max(std::chrono::seconds(1), *kernel_timeout / 10);
+  const std::chrono::seconds cap = std::max(std::chrono::seconds(1), *kernel_timeout - margin);
+  return std::min(wait, cap);
 }
 
 }  // namespace reelfs::fuse

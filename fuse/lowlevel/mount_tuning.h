@@ -6,10 +6,16 @@
 // The device is found in /proc/self/mountinfo, not with stat(mountpoint): a stat right after
 // fuse_session_mount() would wait for a GETATTR that no loop thread is serving yet.
 //
-// Thread-safety: pure functions plus file writes; call once per mount.
+// Also the kernel's FUSE request timeout (Linux 6.14+, fs.fuse.*_request_timeout): a request
+// unanswered that long aborts the whole connection, so a read waiting for a restore must answer
+// before it (tape-archive.md §7.4).
+//
+// Thread-safety: pure functions plus file reads and writes; call once per mount.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,5 +33,15 @@ std::string ReadAheadPath(std::string_view device, std::string_view sysfs_root =
 
 // Writes `kb` to the mount's read_ahead_kb. Needs root; callers log a failure at WARN.
 Status SetMountReadAheadKb(const std::string& mountpoint, uint32_t kb);
+
+// The request timeout the kernel gives a new FUSE connection: the smallest non-zero of
+// fs/fuse/default_request_timeout and max_request_timeout under `proc_root`/sys (what
+// fs/fuse/inode.c applies when the server asks for none); nullopt when both are 0 or absent.
+std::optional<std::chrono::seconds> KernelRequestTimeout(std::string_view proc_root = "/proc");
+
+// `wait` kept below `kernel_timeout` with a margin (a tenth, at least 1 s) for the reply itself;
+// unchanged when there is no kernel timeout or `wait` is already below the capped value.
+std::chrono::seconds CapBelowRequestTimeout(std::chrono::seconds wait,
+                                            std::optional<std::chrono::seconds> kernel_timeout);
 
 }  // namespace reelfs::fuse

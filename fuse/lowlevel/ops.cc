@@ -158,11 +158,12 @@ void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) noexce
 void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   Guard(req, {.op = "getattr", .ino = ino, .fh = fi ? fi->fh : 0},
         [&](OpsContext& ctx, ReplyPtr reply) {
-          FileSystem& fs = ctx.fs;
-          fs.GetAttr(ino, Completion<Attributes>(reply, [&fs](Reply& answer, Result<Attributes> r) {
-                       if (!r.ok()) return answer.Error(r.status());
-                       answer.Attr(*r, fs.options().metadata_ttl);
-                     }));
+          ctx.fs.GetAttr(ino,
+                         Completion<Attributes>(reply, [](Reply& answer, Result<Attributes> r) {
+                           if (!r.ok()) return answer.Error(r.status());
+                           // metadata_ttl, or tape.state_ttl for objects that are not readable.
+                           answer.Attr(*r, r->cache_ttl);
+                         }));
         });
 }
 
@@ -280,13 +281,42 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   });
 }
 
+// libfuse calls this when the kernel sends INTERRUPT for `req` (or at once if it already did).
+// `data` is the OpsContext; the token is looked up under its lock and cancelled outside it,
+// because cancelling may complete the read, whose reply removes the entry.
+void InterruptRead(fuse_req_t req, void* data) noexcept {
+  auto* ctx = static_cast<OpsContext*>(data);
+  std::shared_ptr<CancellationToken> token;
+  {
+    std::lock_guard<std::mutex> lock(ctx->interrupt_mutex);
+    auto it = ctx->interruptible.find(req);
+    if (it != ctx->interruptible.end()) token = it->second;
+  }
+  if (token != nullptr) token->Cancel();
+}
+
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) noexcept {
   Guard(
       req,
       {.op = "read", .ino = ino, .fh = fi->fh, .offset = static_cast<uint64_t>(off), .size = size},
       [&](OpsContext& ctx, ReplyPtr reply) {
-        ctx.fs.Read(ino, fi->fh, static_cast<uint64_t>(off), size,
-                    Completion<ReadData>(reply, [](Reply& answer, Result<ReadData> r) {
+        // A read of an offline object may wait for its restore (--offline=wait); an INTERRUPT
+        // (Ctrl-C on the reader) must then answer EINTR at once.
+        auto interrupt = CancellationToken::Create();
+        {
+          std::lock_guard<std::mutex> lock(ctx.interrupt_mutex);
+          ctx.interruptible[req] = interrupt;
+        }
+        OpsContext* c = &ctx;
+        auto forget = [c, req] {
+          std::lock_guard<std::mutex> lock(c->interrupt_mutex);
+          c->interruptible.erase(req);
+        };
+        // Registered before the FileSystem call; may run InterruptRead right here.
+        fuse_req_interrupt_func(req, InterruptRead, c);
+        ctx.fs.Read(ino, fi->fh, static_cast<uint64_t>(off), size, std::move(interrupt),
+                    Completion<ReadData>(reply, [forget](Reply& answer, Result<ReadData> r) {
+                      forget();  // before the reply: `req` is freed by it
                       if (!r.ok()) return answer.Error(r.status());
                       answer.Data(*r);
                       // `r` (and its keepalive) dies here, after the bytes reached /dev/fuse.
@@ -325,22 +355,59 @@ void StatFs(fuse_req_t req, fuse_ino_t ino) noexcept {
   });
 }
 
-// ---- xattrs: none yet (a later issue exposes restore state as xattrs) ----
+// ---- xattrs (docs/semantics.md "Extended attributes") ----
 
-// ENOSYS, not ENODATA: the kernel then stops sending GETXATTR for the rest of the mount. With
-// ENODATA, `ls -l` asks two attributes per entry (security.selinux, system.posix_acl_access) and
-// 100 000 entries cost 200 000 round trips (~23 s measured, bench/RESULTS.md). The issue that adds
-// the tape xattrs must answer them without bringing that cost back.
-void GetXattr(fuse_req_t req, fuse_ino_t ino, const char*, size_t size) noexcept {
-  Guard(req, {.op = "getxattr", .ino = ino, .size = size},
-        [&](OpsContext&, ReplyPtr reply) { reply->Errno(ENOSYS); });
+// Only "user." names are ours. The rest (security.selinux, system.posix_acl_*, trusted.*) are
+// answered here without a FileSystem call, as cheaply as a reply can be: `ls -l` asks for
+// security.selinux on every entry. (Before the tape xattrs this answered ENOSYS so the kernel
+// stopped asking; that also hid every user.* name, so it cannot stay.)
+bool IsUserXattr(const char* name) { return std::string_view(name).starts_with("user."); }
+
+// getxattr/listxattr size protocol: size 0 asks for the length; a buffer too small is ERANGE.
+void ReplyXattrValue(Reply& answer, size_t size, const std::string& value) {
+  if (size == 0) return answer.Xattr(value.size());
+  if (value.size() > size) return answer.Errno(ERANGE);
+  answer.Buf(value.data(), value.size());
+}
+
+void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) noexcept {
+  Guard(req, {.op = "getxattr", .ino = ino, .size = size}, [&](OpsContext& ctx, ReplyPtr reply) {
+    if (!IsUserXattr(name)) return reply->Errno(ENODATA);
+    ctx.fs.GetXattr(ino, name,
+                    Completion<std::string>(reply, [size](Reply& answer, Result<std::string> r) {
+                      if (!r.ok()) return answer.Error(r.status());
+                      ReplyXattrValue(answer, size, *r);
+                    }));
+  });
 }
 
 void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) noexcept {
-  Guard(req, {.op = "listxattr", .ino = ino, .size = size}, [&](OpsContext&, ReplyPtr reply) {
-    // An empty list: the size probe (size 0) learns 0, a real call gets 0 bytes.
-    if (size == 0) return reply->Xattr(0);
-    reply->Buf(nullptr, 0);
+  Guard(req, {.op = "listxattr", .ino = ino, .size = size}, [&](OpsContext& ctx, ReplyPtr reply) {
+    ctx.fs.ListXattr(ino, Completion<std::vector<std::string>>(
+                              reply, [size](Reply& answer, Result<std::vector<std::string>> r) {
+                                if (!r.ok()) return answer.Error(r.status());
+                                std::string packed;  // NUL-terminated names, back to back
+                                for (const std::string& n : *r) {
+                                  packed += n;
+                                  packed.push_back('\0');
+                                }
+                                ReplyXattrValue(answer, size, packed);
+                              }));
+  });
+}
+
+void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
+              int) noexcept {
+  Guard(req, {.op = "setxattr", .ino = ino, .size = size}, [&](OpsContext& ctx, ReplyPtr reply) {
+    if (!IsUserXattr(name)) return reply->Errno(EROFS);
+    ctx.fs.SetXattr(ino, name, std::string_view(value, size), [reply](Status s) noexcept {
+      try {
+        if (!s.ok()) return reply->Error(s);
+        reply->Ok();
+      } catch (...) {
+        if (!reply->answered()) reply->Error(Status::Internal("exception"));
+      }
+    });
   });
 }
 
@@ -383,9 +450,6 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char*, mode_t, fuse_file_in
 }
 void Fallocate(fuse_req_t req, fuse_ino_t ino, int, off_t, off_t, fuse_file_info*) noexcept {
   ReadOnly(req, "fallocate", ino);
-}
-void SetXattr(fuse_req_t req, fuse_ino_t ino, const char*, const char*, size_t, int) noexcept {
-  ReadOnly(req, "setxattr", ino);
 }
 void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char*) noexcept {
   ReadOnly(req, "removexattr", ino);

@@ -3,7 +3,8 @@
 // Reply (reply.h), possibly on another thread, which the low-level API allows. Every callback is
 // noexcept with a try/catch firewall (style.md §C), so a throw becomes EIO/ENOMEM, never a crash.
 //
-// The mount is read-only in this issue: every write operation answers EROFS.
+// The mount is read-only: every write operation answers EROFS, except setxattr of
+// user.hsm.request (a restore request, docs/semantics.md "Extended attributes").
 //
 // Thread-safety: the table is immutable; OpsContext is shared by all loop threads and must
 // outlive the session (the daemon waits on `in_flight` before destroying the session).
@@ -11,7 +12,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 
+#include "common/cancel.h"
 #include "fuse/core/filesystem.h"
 #include "fuse/lowlevel/fuse_api_internal.h"
 #include "fuse/lowlevel/reply.h"
@@ -43,6 +48,13 @@ struct OpsContext {
   const ConnTuning tuning;
   InFlight in_flight;                // requests not yet answered
   std::atomic<uint64_t> next_id{1};  // request ids for logs (libfuse 3.14 hides `unique`)
+
+  // READs that may wait for a restore, by request, so a FUSE INTERRUPT cancels the right token.
+  // libfuse may call the interrupt function after the reply was sent (it reads the function and
+  // its data before the reply clears them), so the data it gets is this long-lived context and
+  // the request is looked up here; entries are removed before the reply.
+  std::mutex interrupt_mutex;
+  std::unordered_map<fuse_req_t, std::shared_ptr<CancellationToken>> interruptible;
 };
 
 // The operations; the userdata passed to fuse_session_new must be an OpsContext*.

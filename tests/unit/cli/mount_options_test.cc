@@ -128,6 +128,65 @@ TEST_SUITE("cli") {
       if (!c.ok()) CHECK(c.status().code() != StatusCode::kOk);
     }
   }
+
+  TEST_CASE("mount: tape defaults") {
+    auto c = ParseMountFlags(Flags());
+    REQUIRE(c.ok());
+    CHECK(c->mount.tape.offline == fuse::OfflineMode::kWait);
+    CHECK(c->mount.tape.offline_wait == std::chrono::minutes(30));
+    CHECK(c->restorer.params.tier == s3::RestoreTier::kStandard);
+    CHECK(c->restorer.params.days == std::optional<int>(7));
+    CHECK(c->restorer.poll_min == std::chrono::seconds(1));
+    CHECK(c->restorer.poll_max == std::chrono::seconds(60));
+    CHECK(c->restorer.bucket == "bucket");
+    CHECK(c->mount.ledger_path == "");
+  }
+
+  TEST_CASE("mount: tape flags") {
+    MountFlags f = Flags();
+    f.offline = "eagain";
+    f.offline_timeout = "90s";
+    f.restore_tier = "bulk";
+    f.restore_days = 0;
+    f.restore_poll = "2s";
+    f.restore_poll_max = "5m";
+    f.ledger = "none";
+    auto c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->mount.tape.offline == fuse::OfflineMode::kEagain);
+    CHECK(c->mount.tape.offline_wait == std::chrono::seconds(90));
+    CHECK(c->restorer.params.tier == s3::RestoreTier::kBulk);
+    CHECK_FALSE(c->restorer.params.days.has_value());  // 0: no Days element
+    CHECK(c->restorer.poll_min == std::chrono::seconds(2));
+    CHECK(c->restorer.poll_max == std::chrono::minutes(5));
+    CHECK(c->mount.ledger_path == "none");
+    f.offline = "eacces";
+    f.restore_tier = "expedited";
+    f.restore_days = 30;
+    c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->mount.tape.offline == fuse::OfflineMode::kEacces);
+    CHECK(c->restorer.params.tier == s3::RestoreTier::kExpedited);
+    CHECK(c->restorer.params.days == std::optional<int>(30));
+  }
+
+  TEST_CASE("mount: tape rejects") {
+    MountFlags f = Flags();
+    SUBCASE("offline mode") { f.offline = "block"; }
+    SUBCASE("offline mode is case-sensitive") { f.offline = "WAIT"; }
+    SUBCASE("timeout without unit") { f.offline_timeout = "abc"; }
+    SUBCASE("zero timeout") { f.offline_timeout = "0s"; }
+    SUBCASE("tier") { f.restore_tier = "fast"; }
+    SUBCASE("negative days") { f.restore_days = -1; }
+    SUBCASE("poll") { f.restore_poll = "0s"; }
+    SUBCASE("poll max below poll") {
+      f.restore_poll = "10s";
+      f.restore_poll_max = "5s";
+    }
+    auto c = ParseMountFlags(f);
+    CHECK_FALSE(c.ok());
+    CHECK(c.status().code() == StatusCode::kInvalidArgument);
+  }
 }
 
 }  // namespace

@@ -483,7 +483,8 @@ TEST_CASE("Read goes through the prefetcher and returns the object's bytes") {
   REQUIRE(e.ok());
   auto h = f.Open(e->attr.ino);
   REQUIRE(h.ok());
-  auto r = Call<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 1000, 5000, cb); });
+  auto r =
+      Call<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 1000, 5000, nullptr, cb); });
   REQUIRE(r.ok());
   std::string got;
   for (auto piece : r->pieces)
@@ -491,7 +492,7 @@ TEST_CASE("Read goes through the prefetcher and returns the object's bytes") {
   CHECK(got == data.substr(1000, 5000));
   CHECK(f.fs->counters().bytes_read == 5000);
   f.fs->Release(h->fh);
-  auto bad = Call<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 0, 10, cb); });
+  auto bad = Call<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 0, 10, nullptr, cb); });
   CHECK_FALSE(bad.ok());
 }
 
