@@ -30,7 +30,9 @@
 //  - After kOk (200) the key is HEADed at once, waiters or not: on AWS it is already restored, on
 //    versitygw it was just accepted; the HEAD tells which.
 //  - NoteOffline drops LastSeen for the key. The restorer never trusts an "online" ledger entry
-//    nor a remembered HEAD (every WaitOnline starts from a HEAD), so nothing else needs undoing.
+//    nor a remembered "readable" HEAD (every WaitOnline is answered from a HEAD sent after it, or
+//    joins a loop whose last HEAD, under poll_min old, said not readable), so nothing else needs
+//    undoing.
 //  - A HEAD showing the object readable ends the live request (ledger phase online) and answers
 //    every waiter; a key with neither waiters nor a live request is forgotten, except LastSeen.
 //  - Shutdown answers every waiter and Request() caller with kCancelled, cancels every timer and
