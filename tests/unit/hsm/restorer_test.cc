@@ -611,6 +611,34 @@ TEST_SUITE("hsm") {
     CHECK(waiting.Wait(1)[0].ok());
   }
 
+  TEST_CASE("with the real timer thread and the real clock, waits end once restored") {
+    // The production wiring: polls and deadlines on CreateRealTimer's thread. No timing is
+    // asserted; the wait ends when a poll sees the restore done.
+    auto fake = std::make_shared<s3::FakeObjectStore>();
+    fake->PutObjectForTest(kBucket, "cold", kData, "GLACIER");
+    auto timer = CreateRealTimer(RealClock(), "restorer-test");
+    RestorerOptions options;
+    options.endpoint = kEndpoint;
+    options.bucket = kBucket;
+    options.poll_min = 1ms;
+    options.poll_max = 4ms;
+    auto restorer = Restorer::Create(fake, Ledger::InMemory(), *timer, options);
+    InfoAnswers answers;
+    for (int i = 0; i < 8; ++i) {
+      restorer->WaitOnline("cold", RealClock().Now() + 1h, nullptr, answers.Callback());
+    }
+    while (restorer->counters().restore_requests == 0) std::this_thread::yield();
+    REQUIRE(fake->CompleteRestore(kBucket, "cold").ok());
+    std::vector<Result<s3::ObjectInfo>> got = answers.Wait(8);
+    for (const auto& r : got) CHECK(r.ok());
+    CHECK(fake->CallCount(Operation::kRestoreObject) == 1);
+    // No deadline: TimePoint::max() schedules no timer and still gets its answer.
+    restorer->WaitOnline("cold", Clock::TimePoint::max(), nullptr, answers.Callback());
+    CHECK(answers.Wait(9).back().ok());
+    restorer->Shutdown();
+    fake->WaitIdle();
+  }
+
   TEST_CASE("Shutdown answers every waiter and caller, and later calls, with kCancelled") {
     Fixture f;
     f.fake->PutObjectForTest(kBucket, "a", kData, "GLACIER");
