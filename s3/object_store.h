@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/cancel.h"
@@ -46,12 +47,21 @@ struct GetObjectRequest {
   std::function<Status(std::span<const std::byte>)> sink;
   std::string if_match;  // ETag the object must still have (else kFailedPrecondition)
   std::shared_ptr<CancellationToken> cancel;  // optional: abort early with kCancelled
+  // Extra request headers (lowercase names), signed with the others: the x-amz-rdma-* headers of
+  // an S3-over-RDMA GET (rdmaio). A request with any is one exchange (no retry, no resumption), and
+  // needs `buffer` (not `sink`): its answer may be an empty body with the data sent over RDMA, so
+  // a body shorter than the range is not a broken transfer. Such a body is collected whole and
+  // then copied into the buffer (only the HTTP fallback path pays that copy).
+  std::vector<std::pair<std::string, std::string>> extra_headers;
 };
 
 struct GetObjectResult {
   uint64_t bytes = 0;        // body bytes delivered
   uint64_t object_size = 0;  // total object size (from Content-Range or Content-Length)
   ObjectInfo info;           // headers of the response (etag, storage class, restore, ...)
+  // The response's x-amz-rdma-* headers (lowercase names, arrival order), for rdmaio's reply
+  // classifier; empty for an ordinary server.
+  std::vector<std::pair<std::string, std::string>> rdma_headers;
 };
 
 struct PutObjectRequest {

@@ -147,4 +147,13 @@ Result<ibv_wc> RcQueuePair::WaitCompletion(Timeout timeout) { return cq_->Wait(t
 
 Result<ibv_qp_state> RcQueuePair::QueryState() const { return QueryQpState(qp_.get()); }
 
+Status RcQueuePair::MoveToError() {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  if (int err = ibv_modify_qp(qp_.get(), &attr, IBV_QP_STATE); err != 0) {
+    return VerbsErrno(err, "ibv_modify_qp(ERR)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace reelfs::rdmaio::verbs

@@ -53,6 +53,9 @@ class RcQueuePair {
   Status PostRecv(uint64_t wr_id);
   Result<ibv_wc> WaitCompletion(Timeout timeout);
   Result<ibv_qp_state> QueryState() const;
+  // Moves the QP to ERR: outstanding work is flushed and the peer's further packets to it are
+  // dropped, so nothing more lands in memory through this QP (the channel's window fence).
+  Status MoveToError();
 
  private:
   RcQueuePair() = default;

@@ -878,7 +878,7 @@ void Transport::Impl::OnAttemptDone(Exchange* ex, CURLcode code) {
       restart = resumable;
     }
   }
-  if (resumable && policy.ShouldRetry(outcome, ex->attempt)) {
+  if (resumable && !ex->req.single_attempt && policy.ShouldRetry(outcome, ex->attempt)) {
     if (restart) {
       REELFS_LOG_DEBUG(kLog, "{}: no ETag to resume against; restarting from the first byte",
                        ex->req.what);

@@ -81,6 +81,10 @@ struct HttpRequest {
   // detail().s3_code and http_status go to the retry policy): S3 can answer 200 and then send an
   // <Error> body (CompleteMultipartUpload, CopyObject), and InternalError there is retryable.
   std::function<Status(const HttpResponse&)> validate;
+  // One attempt only, whatever the RetryPolicy says: an S3-over-RDMA GET must not be re-sent
+  // behind its caller's back, since a timed-out attempt may still be written into the window by
+  // the server (rdmaio fences it; a silent retry would hide that it timed out).
+  bool single_attempt = false;
 };
 
 struct HttpResponse {

@@ -1,0 +1,105 @@
+#include "rdmaio/s3bridge/s3_control_plane.h"
+
+#include <string_view>
+#include <utility>
+
+#include "s3/client/object_headers.h"
+#include "s3/client/request_target.h"
+
+namespace reelfs::rdmaio::s3bridge {
+namespace {
+
+constexpr std::string_view kRdmaHeaderPrefix = "x-amz-rdma-";
+
+// An error answer (the Status carries the HTTP status) is a reply for the classifier; anything
+// else is "no answer".
+Result<ControlReply> ReplyFromStatus(const Status& status) {
+  if (status.detail().http_status == 0) return status;
+  ControlReply reply;
+  reply.http_status = status.detail().http_status;
+  reply.s3_error_code = status.detail().s3_code;
+  return reply;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<S3ControlPlane>> S3ControlPlane::Create(
+    std::shared_ptr<s3::ObjectStore> store, const s3::ClientOptions& options) {
+  if (!store) return Status::InvalidArgument("S3ControlPlane: no object store");
+  if (options.endpoint.empty()) {
+    return Status::InvalidArgument("S3ControlPlane: RDMA needs an explicit endpoint");
+  }
+  s3::TransportOptions t;
+  REELFS_ASSIGN_OR_RETURN(t.endpoint, s3::ParseEndpoint(options.endpoint));
+  t.addressing = s3::Addressing::kPath;  // "/.hipobj-rc/prepare" is a path, not a bucket
+  t.region = options.region;
+  t.credentials = options.credentials;
+  t.max_connections = 8;
+  t.connect_timeout = options.connect_timeout;
+  t.idle_timeout = options.idle_timeout;
+  t.total_timeout = options.total_timeout;
+  t.retry.max_attempts = 1;
+  t.ca_bundle = options.ca_bundle;
+  t.verify_tls = options.verify_tls;
+  t.user_agent = options.user_agent.empty() ? "reelfs/0.1" : options.user_agent;
+  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<s3::Transport> control, s3::Transport::Create(t));
+  return std::unique_ptr<S3ControlPlane>(
+      new S3ControlPlane(std::move(store), std::move(control), options.endpoint));
+}
+
+void S3ControlPlane::Get(ControlGet request, ControlCallback done) {
+  if (request.length == 0) {
+    done(Status::InvalidArgument("ControlPlane::Get: empty range"));
+    return;
+  }
+  s3::GetObjectRequest req;
+  req.bucket = std::move(request.bucket);
+  req.key = std::move(request.key);
+  req.range = s3::ByteRange{request.offset, request.length};
+  req.buffer =
+      request.destination.first(std::min<size_t>(request.destination.size(), request.length));
+  req.if_match = std::move(request.if_match);
+  req.cancel = std::move(request.cancel);
+  req.extra_headers = std::move(request.headers);
+  store_->GetObject(req, [done = std::move(done)](Result<s3::GetObjectResult> result) {
+    if (!result.ok()) return done(ReplyFromStatus(result.status()));
+    ControlReply reply;
+    // The s3 layer hands over 2xx answers only; their exact code is not kept. 206 is what a
+    // ranged GET answers, and the classifier treats 200 and 206 alike.
+    reply.http_status = 206;
+    reply.rdma_headers = std::move(result->rdma_headers);
+    reply.etag = result->info.etag;
+    reply.body_bytes = result->bytes;
+    reply.object_size = result->object_size;
+    done(std::move(reply));
+  });
+}
+
+void S3ControlPlane::Post(ControlPost request, ControlCallback done) {
+  // "/.hipobj-rc/prepare" is sent path-style as bucket ".hipobj-rc", key "prepare", which signs
+  // and encodes to exactly that path.
+  std::string_view path = request.path;
+  if (!path.starts_with('/') || path.find('/', 1) == std::string_view::npos) {
+    done(Status::InvalidArgument("ControlPlane::Post: path must be /segment/rest"));
+    return;
+  }
+  const size_t slash = path.find('/', 1);
+  s3::HttpRequest r;
+  r.method = "POST";
+  r.bucket = std::string(path.substr(1, slash - 1));
+  r.key = std::string(path.substr(slash + 1));
+  r.headers = std::move(request.headers);
+  r.what = "POST " + request.path;
+  control_->Submit(std::move(r), [done = std::move(done)](Result<s3::HttpResponse> resp) {
+    if (!resp.ok()) return done(ReplyFromStatus(resp.status()));
+    ControlReply reply;
+    reply.http_status = resp->status;
+    for (const auto& [name, value] : resp->headers) {
+      if (name.starts_with(kRdmaHeaderPrefix)) reply.rdma_headers.emplace_back(name, value);
+    }
+    if (const std::string* etag = resp->Header("etag")) reply.etag = s3::StripEtag(*etag);
+    done(std::move(reply));
+  });
+}
+
+}  // namespace reelfs::rdmaio::s3bridge

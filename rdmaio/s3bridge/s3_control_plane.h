@@ -1,0 +1,53 @@
+// S3ControlPlane: rdmaio's ControlPlane over reelfs::s3, the one place the two meet.
+//
+// rdmaio may not include s3/ (and s3/ knows nothing of RDMA), so this adapter lives in its own
+// small target, reelfs_rdmaio_s3bridge, at the composition level: only a composition root (cli,
+// the api layer, test tools) links it, next to both sides (rdmaio/README.md says why here).
+//
+//   * Get goes through the ObjectStore (s3::GetObjectRequest::extra_headers carries the
+//     x-amz-rdma-* headers; GetObjectResult::rdma_headers brings the response's back), so the
+//     data GET shares the mount's connections, signing and retries.
+//   * Post (hipobj-rc-v2 PREPARE / READY / CANCEL, which are not S3 operations) goes through a
+//     Transport of its own with retries off: a retried PREPARE would leave a second server
+//     session behind, and a retried READY would run a transfer twice.
+//   * An HTTP error answer is a ControlReply (status, S3 code), not a failure: for the reply
+//     classifier a 501 or a 503 is a verdict. Only "no answer" is a Status. The s3 layer keeps
+//     no headers of an error answer, so an x-amz-rdma-reply next to a 4xx/5xx is not seen; the
+//     classifier decides those by status alone (rows 7-11 of docs/protocols/rdma.md §3).
+//
+// Thread-safety: as ControlPlane (all methods from any thread).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "rdmaio/control_plane.h"
+#include "s3/client/s3_client.h"
+#include "s3/client/transport.h"
+#include "s3/object_store.h"
+
+namespace reelfs::rdmaio::s3bridge {
+
+class S3ControlPlane final : public ControlPlane {
+ public:
+  // `store` serves the data GETs (normally the S3Client built from `options`); `options` give the
+  // endpoint, credentials and timeouts of the control POSTs.
+  static Result<std::unique_ptr<S3ControlPlane>> Create(std::shared_ptr<s3::ObjectStore> store,
+                                                        const s3::ClientOptions& options);
+
+  const std::string& endpoint() const override { return endpoint_; }
+  void Get(ControlGet request, ControlCallback done) override;
+  void Post(ControlPost request, ControlCallback done) override;
+
+ private:
+  S3ControlPlane(std::shared_ptr<s3::ObjectStore> store, std::unique_ptr<s3::Transport> control,
+                 std::string endpoint)
+      : store_(std::move(store)), control_(std::move(control)), endpoint_(std::move(endpoint)) {}
+
+  std::shared_ptr<s3::ObjectStore> store_;
+  std::unique_ptr<s3::Transport> control_;
+  std::string endpoint_;
+};
+
+}  // namespace reelfs::rdmaio::s3bridge

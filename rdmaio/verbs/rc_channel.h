@@ -1,0 +1,138 @@
+// RcChannel: the hipobj-rc-v2 DataChannel (docs/protocols/rdma.md §2.3, §6).
+//
+// One channel talks to one S3 endpoint through a ControlPlane (signed S3 requests; rdmaio never
+// sees libcurl) and moves bytes over RC queue pairs from an RcQpProvider (real verbs, or fakes in
+// unit tests). For each Fetch:
+//
+//   1. The endpoint policy (wire/endpoint_policy.h) picks RDMA or HTTP for GETs to the endpoint.
+//   2. RDMA takes an idle session of the endpoint (up to `max_sessions` QPs per gateway, reused
+//      across requests; a fetch waits for one when all are busy). A new session is set up by the
+//      hipobj-rc-v2 flow: PREPARE with this request (client token, psn, cookie) -> the server's
+//      token, session, psn, qpn -> our QP brought up by hand -> READY, which runs this request's
+//      transfer. Later requests on the session are ranged GETs carrying the RC token of their
+//      window plus x-amz-rdma-session and a fresh cookie (our extension, §6: one HTTP exchange per
+//      request once a session exists); the server writes the window, then answers with an empty
+//      body and x-amz-rdma-reply.
+//   3. The reply classifier (wire/reply_classifier.h) decides: done, use the HTTP body, retry
+//      over HTTP, or fail; its endpoint signal feeds the policy.
+//   4. After any failure, timeout or cancellation, and whenever the verdict asks for a fence, the
+//      session's QP is moved to ERR and dropped (the fence: nothing the server still has in flight
+//      for that request can land afterwards) *before* anything else is written into the window
+//      and before `done` runs. WindowFence keeps the bookkeeping: a window still in flight or
+//      quarantined is refused (kFailedPrecondition) rather than shared.
+//
+// Bytes are counted per path: RDMA (the server wrote the window) and HTTP (bodies, whether the
+// policy chose HTTP or a reply fell back to it).
+//
+// Timeouts are the control plane's (its HTTP timeouts end a request whose server never answers:
+// the HTTP answer is the completion). Requests in flight hold the channel (shared_from_this), so
+// it lives until the last `done` has run.
+//
+// Thread-safety: Fetch, registrar and counters may be called from any thread. Callbacks run on
+// the control plane's threads.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/thread_annotations.h"
+#include "rdmaio/control_plane.h"
+#include "rdmaio/data_channel.h"
+#include "rdmaio/verbs/rc_session_qp.h"
+#include "rdmaio/wire/endpoint_policy.h"
+#include "rdmaio/wire/window_fence.h"
+
+namespace reelfs::rdmaio::verbs {
+
+struct RcChannelOptions {
+  // RC sessions (QP pairs) kept per gateway. Default: 4.
+  size_t max_sessions = 4;
+  // The longest single fetch (vgwrdma takes <= 1 GiB; callers split larger reads). Default 1 GiB.
+  uint64_t max_request_bytes = 1ull << 30;
+  // Bookkeeping deadline of a window in flight (the control plane's timeouts end requests).
+  Clock::Duration request_timeout = std::chrono::minutes(10);
+  wire::EndpointPolicyOptions policy;
+};
+
+struct RcChannelCounters {
+  std::string endpoint;
+  uint64_t rdma_requests = 0;  // fetches whose bytes the server wrote over RDMA
+  uint64_t rdma_bytes = 0;
+  uint64_t http_requests = 0;  // fetches whose bytes came in an HTTP body
+  uint64_t http_bytes = 0;
+  uint64_t fallbacks = 0;        // of those, fetches that tried RDMA first
+  uint64_t sessions_opened = 0;  // PREPARE + READY completed
+  uint64_t sessions_fenced = 0;  // sessions dropped by a fence (failure, timeout, cancel)
+  uint64_t failed = 0;           // fetches that ended with an error
+};
+
+class RcChannel final : public DataChannel, public std::enable_shared_from_this<RcChannel> {
+ public:
+  static std::shared_ptr<RcChannel> Create(std::shared_ptr<ControlPlane> control,
+                                           std::shared_ptr<RcQpProvider> qps, const Clock& clock,
+                                           RcChannelOptions options = {});
+  ~RcChannel() override;
+
+  void Fetch(FetchRequest request, FetchCallback done) override;
+  MemoryRegistrar& registrar() override { return qps_->registrar(); }
+
+  RcChannelCounters counters() const;
+  const wire::EndpointPolicy& policy() const { return policy_; }
+  const wire::WindowFence& fence() const { return fence_; }
+  // Sessions alive now (idle or busy).
+  size_t live_sessions() const;
+
+ private:
+  struct Session;
+  struct Work;
+
+  RcChannel(std::shared_ptr<ControlPlane> control, std::shared_ptr<RcQpProvider> qps,
+            const Clock& clock, RcChannelOptions options);
+
+  // Takes an idle session, or reserves room for a new one (returns null then), or queues `work`
+  // (returns false).
+  bool AcquireSession(const std::shared_ptr<Work>& work, std::shared_ptr<Session>* session);
+  void StartRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
+  void OpenSession(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
+  void SendReady(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
+  void SendDataGet(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
+  void OnDataReply(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
+                   Result<ControlReply> reply);
+  void FetchOverHttp(std::shared_ptr<Work> work);
+
+  // The request's RDMA attempt is over and the bytes did not come that way: fence if asked,
+  // then retry over HTTP (or fail / cancel).
+  void AbandonRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session, bool fence,
+                   bool retry_over_http, Status failure);
+  // Reports the request's verdict to the endpoint policy (once per request).
+  void Report(Work& work, wire::EndpointSignal signal);
+  // Returns a healthy session to the pool (and starts a waiting fetch on it).
+  void ReleaseSession(std::shared_ptr<Session> session);
+  // Fences and drops a session (CANCEL sent best-effort); frees its slot. Non-OK when the QP
+  // could not be moved to ERR: the window must then stay quarantined.
+  Status DropSession(std::shared_ptr<Session> session);
+  void StartNextWaiting();
+  void Complete(const std::shared_ptr<Work>& work, Result<FetchResult> result);
+  uint64_t NewCookie();
+
+  const std::shared_ptr<ControlPlane> control_;
+  const std::shared_ptr<RcQpProvider> qps_;
+  const RcChannelOptions options_;
+  wire::EndpointPolicy policy_;
+  wire::WindowFence fence_;
+
+  mutable std::mutex mutex_;  // leaf: no call out while held
+  std::vector<std::shared_ptr<Session>> idle_ GUARDED_BY(mutex_);
+  size_t live_sessions_ GUARDED_BY(mutex_) = 0;  // idle + busy + being opened
+  std::deque<std::shared_ptr<Work>> waiting_ GUARDED_BY(mutex_);
+  RcChannelCounters counters_ GUARDED_BY(mutex_);
+  std::mt19937_64 random_ GUARDED_BY(mutex_);
+};
+
+}  // namespace reelfs::rdmaio::verbs

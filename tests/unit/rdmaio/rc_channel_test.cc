@@ -1,0 +1,542 @@
+// RcChannel's protocol logic against fakes: a control plane that plays a hipobj-rc-v2 gateway (or
+// a server that declines, fails, ignores the token or never answers) and fake queue pairs whose
+// "RDMA writes" are memcpy into the window, allowed only while the client QP is connected and
+// not fenced. No device needed; the same logic runs over real verbs in tests/rdma.
+#include "rdmaio/verbs/rc_channel.h"
+
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "rdmaio/wire/rc_control.h"
+#include "rdmaio/wire/rdma_headers.h"
+#include "tests/fakes/fake_clock.h"
+
+namespace reelfs::rdmaio::verbs {
+namespace {
+
+using wire::HeaderList;
+
+class FakeRegion final : public RegisteredRegion {
+ public:
+  explicit FakeRegion(size_t size) : bytes_(size) {}
+  MemoryKind kind() const override { return MemoryKind::kHost; }
+  uint64_t length() const override { return bytes_.size(); }
+  std::span<std::byte> host_bytes() const override {
+    return std::span<std::byte>(const_cast<std::byte*>(bytes_.data()), bytes_.size());
+  }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+class FakeQp final : public RcSessionQp {
+ public:
+  explicit FakeQp(uint32_t qpn) {
+    local_.qpn = qpn;
+    local_.psn = 0x123;
+  }
+  const RcEndpoint& local() const override { return local_; }
+  Status Connect(const RcEndpoint& remote) override {
+    remote_ = remote;
+    connected = true;
+    return Status::Ok();
+  }
+  Status PostRecv(uint64_t) override {
+    ++receives_posted;
+    return Status::Ok();
+  }
+  Result<int> ReapReceives() override {
+    if (fail_reap) return Status::Unavailable("flushed");
+    const int n = receives_consumed;
+    receives_consumed = 0;
+    return n;
+  }
+  Status Fence() override {
+    fenced = true;
+    return Status::Ok();
+  }
+
+  RcEndpoint local_;
+  RcEndpoint remote_;
+  bool connected = false;
+  bool fenced = false;
+  bool fail_reap = false;
+  int receives_posted = 0;
+  int receives_consumed = 0;
+};
+
+// Qps by number, so the fake server finds the client QP a token names.
+class FakeProvider final : public RcQpProvider {
+ public:
+  Result<std::unique_ptr<RcSessionQp>> CreateQp() override {
+    if (fail_create) return Status::ResourceExhausted("no QPs left");
+    auto qp = std::make_unique<FakeQp>(next_qpn++);
+    qps[qp->local().qpn] = qp.get();
+    return std::unique_ptr<RcSessionQp>(std::move(qp));
+  }
+  Result<WindowAddress> Locate(const RegisteredWindow& window) const override {
+    if (dynamic_cast<const FakeRegion*>(window.region.get()) == nullptr ||
+        window.offset + window.length > window.region->length()) {
+      return Status::InvalidArgument("foreign region or window outside it");
+    }
+    return WindowAddress{
+        .addr = reinterpret_cast<uint64_t>(window.region->host_bytes().data()) + window.offset,
+        .rkey = 0xabcd};
+  }
+  MemoryRegistrar& registrar() override { throw std::logic_error("unused"); }
+
+  std::map<uint32_t, FakeQp*> qps;  // QPs are owned by sessions; the test never outlives them
+  uint32_t next_qpn = 0x100;
+  bool fail_create = false;
+};
+
+enum class Mode {
+  kRc,            // serves PREPARE / READY / data GETs with a session
+  kPlainS3,       // PREPARE: 400 InvalidBucketName; GET: ignores the token, body
+  kPrepare501,    // hipobj-rc unsupported
+  kReadyTimeout,  // READY never answers
+  kGet500,        // data GETs with a token: 500 (vgwrdma's answer to any RDMA problem)
+  kGet501Body,    // data GETs with a token: reply 501 and the object in the body (draft spec)
+  kGetNoAnswer,   // data GETs with a token: no answer (timeout)
+};
+
+class FakeGateway final : public ControlPlane {
+ public:
+  FakeGateway(FakeProvider& qps, std::vector<std::byte> object) : qps_(qps), object_(object) {}
+
+  const std::string& endpoint() const override { return endpoint_; }
+
+  void Get(ControlGet request, ControlCallback done) override {
+    Defer([this, request = std::move(request), done = std::move(done)]() mutable {
+      done(ServeGet(std::move(request)));
+    });
+  }
+  void Post(ControlPost request, ControlCallback done) override {
+    Defer([this, request = std::move(request), done = std::move(done)]() mutable {
+      done(ServePost(request));
+    });
+  }
+
+  // Runs deferred answers until none is left.
+  void RunAll() {
+    while (!deferred_.empty()) {
+      auto next = std::move(deferred_.front());
+      deferred_.pop_front();
+      next();
+    }
+  }
+
+  Mode mode = Mode::kRc;
+  bool defer = false;
+  int prepares = 0, readies = 0, cancels = 0, rdma_gets = 0, plain_gets = 0;
+
+ private:
+  struct Prepared {
+    wire::RcPrepareRequest request;
+    bool ready = false;
+  };
+
+  void Defer(std::function<void()> call) {
+    if (defer) {
+      deferred_.push_back(std::move(call));
+    } else {
+      call();
+    }
+  }
+
+  // What the server's RDMA WRITE does: only through a connected, unfenced client QP.
+  Result<uint64_t> Write(const wire::RcToken& token, uint64_t offset, uint64_t size) {
+    auto it = qps_.qps.find(token.qpn);
+    if (it == qps_.qps.end() || !it->second->connected || it->second->fenced) {
+      return Status::Unavailable("client QP not reachable");
+    }
+    const uint64_t n = offset < object_.size() ? std::min(size, object_.size() - offset) : 0;
+    std::memcpy(reinterpret_cast<void*>(token.addr), object_.data() + offset, n);
+    ++it->second->receives_consumed;  // the final WRITE_WITH_IMM
+    return n;
+  }
+
+  Result<ControlReply> ServePost(const ControlPost& post) {
+    ControlReply reply;
+    if (post.path == wire::kRcCancelPath) {
+      ++cancels;
+      reply.http_status = 204;
+      return reply;
+    }
+    if (mode == Mode::kPlainS3)
+      return ControlReply{.http_status = 400, .s3_error_code = "InvalidBucketName"};
+    if (mode == Mode::kPrepare501) return ControlReply{.http_status = 501};
+    if (post.path == wire::kRcPreparePath) {
+      ++prepares;
+      auto request = wire::DecodeRcPrepare(post.headers);
+      REQUIRE(request.ok());
+      const std::string session = fmt::format("s{}", prepares);
+      sessions_[session] = Prepared{.request = *request};
+      wire::RcToken server{.qpn = 0x900, .rkey = 0x77, .addr = 0x10000, .length = 1 << 20};
+      auto headers = wire::EncodeRcPrepareReply({.server_token = server,
+                                                 .session = session,
+                                                 .psn = 0x42,
+                                                 .qpn = 0x900,
+                                                 .mr_addr = 0x10000,
+                                                 .mr_rkey = 0x77});
+      REQUIRE(headers.ok());
+      reply.http_status = 200;
+      reply.rdma_headers = *headers;
+      return reply;
+    }
+    REQUIRE(post.path == wire::kRcReadyPath);
+    ++readies;
+    if (mode == Mode::kReadyTimeout) return Status::DeadlineExceeded("READY: no answer");
+    auto ready = wire::DecodeRcReady(post.headers);
+    REQUIRE(ready.ok());
+    Prepared& prepared = sessions_.at(ready->session);
+    REQUIRE(ready->cookie == prepared.request.cookie);
+    prepared.ready = true;
+    auto moved = Write(prepared.request.token, prepared.request.offset, prepared.request.size);
+    if (!moved.ok()) return ControlReply{.http_status = 500};
+    auto headers = wire::EncodeRcReadyReply(
+        {.bytes_transferred = *moved, .cookie = ready->cookie, .etag = "e1"});
+    REQUIRE(headers.ok());
+    reply.http_status = 200;
+    reply.rdma_headers = *headers;
+    return reply;
+  }
+
+  Result<ControlReply> ServeGet(ControlGet get) {
+    ControlReply reply;
+    reply.etag = "e1";
+    reply.object_size = object_.size();
+    const auto token_text = wire::FindHeader(get.headers, wire::header::kToken);
+    auto body = [&](int status) {
+      const uint64_t n =
+          get.offset < object_.size() ? std::min(get.length, object_.size() - get.offset) : 0;
+      std::memcpy(get.destination.data(), object_.data() + get.offset, n);
+      reply.http_status = status;
+      reply.body_bytes = n;
+      return reply;
+    };
+    if (!token_text || mode == Mode::kPlainS3) {
+      ++plain_gets;
+      return body(206);
+    }
+    ++rdma_gets;
+    if (mode == Mode::kGet500) return ControlReply{.http_status = 500};
+    if (mode == Mode::kGetNoAnswer) return Status::DeadlineExceeded("GET: no answer");
+    if (mode == Mode::kGet501Body) {
+      reply.rdma_headers = {{"x-amz-rdma-reply", "501"}};
+      return body(200);
+    }
+    auto token = wire::DecodeRcToken(*token_text);
+    REQUIRE(token.ok());
+    const auto session = wire::FindHeader(get.headers, wire::header::kSession);
+    REQUIRE(session.has_value());
+    REQUIRE(sessions_.count(std::string(*session)) == 1);
+    auto moved = Write(*token, get.offset, get.length);
+    if (!moved.ok()) return ControlReply{.http_status = 500};
+    reply.http_status = 206;
+    reply.rdma_headers = {{"x-amz-rdma-reply", "206"},
+                          {"x-amz-rdma-bytes-transferred", std::to_string(*moved)}};
+    return reply;
+  }
+
+  FakeProvider& qps_;
+  std::vector<std::byte> object_;
+  std::string endpoint_ = "http://127.0.0.1:7070";
+  std::map<std::string, Prepared> sessions_;
+  std::deque<std::function<void()>> deferred_;
+};
+
+std::vector<std::byte> Pattern(size_t n) {
+  std::vector<std::byte> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 131 + 7) % 251);
+  return v;
+}
+
+struct Fixture {
+  Fixture(size_t object_bytes = 1 << 20, size_t max_sessions = 4)
+      : object(Pattern(object_bytes)),
+        provider(std::make_shared<FakeProvider>()),
+        gateway(std::make_shared<FakeGateway>(*provider, object)),
+        channel(RcChannel::Create(gateway, provider, clock, {.max_sessions = max_sessions})) {}
+
+  // The result lands in the returned holder whenever `done` runs (now, or in RunAll).
+  std::shared_ptr<std::optional<Result<FetchResult>>> FetchAsync(
+      std::shared_ptr<RegisteredRegion> region, uint64_t object_offset, uint64_t length,
+      uint64_t window_offset = 0, std::shared_ptr<CancellationToken> cancel = nullptr) {
+    auto out = std::make_shared<std::optional<Result<FetchResult>>>();
+    FetchRequest request{
+        .bucket = "b",
+        .key = "dir/obj",
+        .object_offset = object_offset,
+        .window = {.region = std::move(region), .offset = window_offset, .length = length},
+        .cancel = std::move(cancel)};
+    channel->Fetch(std::move(request), [out](Result<FetchResult> r) { *out = std::move(r); });
+    return out;
+  }
+  std::optional<Result<FetchResult>> Fetch(std::shared_ptr<RegisteredRegion> region,
+                                           uint64_t object_offset, uint64_t length,
+                                           uint64_t window_offset = 0) {
+    return *FetchAsync(std::move(region), object_offset, length, window_offset);
+  }
+
+  bool Matches(const RegisteredRegion& region, uint64_t window_offset, uint64_t object_offset,
+               uint64_t n) const {
+    return std::memcmp(region.host_bytes().data() + window_offset, object.data() + object_offset,
+                       n) == 0;
+  }
+
+  testing::FakeClock clock;
+  std::vector<std::byte> object;
+  std::shared_ptr<FakeProvider> provider;
+  std::shared_ptr<FakeGateway> gateway;
+  std::shared_ptr<RcChannel> channel;
+};
+
+TEST_CASE("first fetch sets up a session (PREPARE, READY), later ones reuse it with a GET") {
+  Fixture f;
+  auto region = std::make_shared<FakeRegion>(256 << 10);
+  auto first = f.Fetch(region, 4096, 128 << 10);
+  REQUIRE(first.has_value());
+  REQUIRE(first->ok());
+  CHECK((*first)->via == DataPath::kRdma);
+  CHECK((*first)->bytes == (128u << 10));
+  CHECK(f.Matches(*region, 0, 4096, 128 << 10));
+  CHECK(f.gateway->prepares == 1);
+  CHECK(f.gateway->readies == 1);
+
+  auto second = f.Fetch(region, 512 << 10, 256 << 10);
+  REQUIRE(second->ok());
+  CHECK((*second)->via == DataPath::kRdma);
+  CHECK((*second)->object_size == f.object.size());
+  CHECK(f.Matches(*region, 0, 512 << 10, 256 << 10));
+  CHECK(f.gateway->prepares == 1);  // reused
+  CHECK(f.gateway->rdma_gets == 1);
+  CHECK(f.channel->live_sessions() == 1);
+
+  const RcChannelCounters c = f.channel->counters();
+  CHECK(c.endpoint == "http://127.0.0.1:7070");
+  CHECK(c.rdma_requests == 2);
+  CHECK(c.rdma_bytes == (384u << 10));
+  CHECK(c.http_bytes == 0);
+  CHECK(c.sessions_opened == 1);
+  CHECK(f.channel->policy().state(c.endpoint, wire::RdmaOp::kGet) == wire::OpState::kConfirmed);
+}
+
+TEST_CASE("a range past the end of the object is short, over READY and over a session GET") {
+  Fixture f(100'000);
+  auto region = std::make_shared<FakeRegion>(64 << 10);
+  auto first = f.Fetch(region, 90'000, 64 << 10);
+  REQUIRE(first->ok());
+  CHECK((*first)->bytes == 10'000);
+  CHECK((*first)->object_size == 100'000);
+  CHECK(f.Matches(*region, 0, 90'000, 10'000));
+  auto second = f.Fetch(region, 50'000, 64 << 10);
+  REQUIRE(second->ok());
+  CHECK((*second)->bytes == 50'000);
+  CHECK((*second)->via == DataPath::kRdma);
+  CHECK(f.Matches(*region, 0, 50'000, 50'000));
+}
+
+TEST_CASE("several QPs per gateway: concurrent fetches open up to max_sessions, then queue") {
+  Fixture f(1 << 20, /*max_sessions=*/2);
+  f.gateway->defer = true;
+  std::vector<std::shared_ptr<FakeRegion>> regions;
+  std::vector<std::optional<Result<FetchResult>>> results(3);
+  for (int i = 0; i < 3; ++i) {
+    regions.push_back(std::make_shared<FakeRegion>(64 << 10));
+    f.channel->Fetch({.bucket = "b",
+                      .key = "k",
+                      .object_offset = static_cast<uint64_t>(i) * (64 << 10),
+                      .window = {.region = regions[i], .length = 64 << 10}},
+                     [&results, i](Result<FetchResult> r) { results[i] = std::move(r); });
+  }
+  CHECK(f.channel->live_sessions() == 2);
+  f.gateway->RunAll();
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(results[i].has_value());
+    REQUIRE(results[i]->ok());
+    CHECK((*results[i])->via == DataPath::kRdma);
+    CHECK(f.Matches(*regions[i], 0, i * (64 << 10), 64 << 10));
+  }
+  CHECK(f.gateway->prepares == 2);
+  CHECK(f.gateway->rdma_gets == 1);  // the third ran on a released session
+  CHECK(f.channel->live_sessions() == 2);
+}
+
+TEST_CASE("a plain S3 server: PREPARE refused, HTTP fallback, then HTTP straight away") {
+  Fixture f;
+  f.gateway->mode = Mode::kPlainS3;
+  auto region = std::make_shared<FakeRegion>(64 << 10);
+  auto first = f.Fetch(region, 1000, 64 << 10);
+  REQUIRE(first->ok());
+  CHECK((*first)->via == DataPath::kHttp);
+  CHECK(f.Matches(*region, 0, 1000, 64 << 10));
+  const std::string endpoint = f.channel->counters().endpoint;
+  CHECK(f.channel->policy().state(endpoint, wire::RdmaOp::kGet) == wire::OpState::kDeclined);
+  auto second = f.Fetch(region, 2000, 64 << 10);
+  REQUIRE(second->ok());
+  CHECK((*second)->via == DataPath::kHttp);
+  CHECK(f.Matches(*region, 0, 2000, 64 << 10));
+  const RcChannelCounters c = f.channel->counters();
+  CHECK(c.http_requests == 2);
+  CHECK(c.http_bytes == (128u << 10));
+  CHECK(c.fallbacks == 1);
+  CHECK(c.rdma_bytes == 0);
+  CHECK(f.channel->live_sessions() == 0);  // the refused session's QP is gone
+}
+
+TEST_CASE("hipobj-rc unsupported (HTTP 501 to PREPARE) declines the endpoint") {
+  Fixture f;
+  f.gateway->mode = Mode::kPrepare501;
+  auto region = std::make_shared<FakeRegion>(4096);
+  auto r = f.Fetch(region, 0, 4096);
+  REQUIRE(r->ok());
+  CHECK((*r)->via == DataPath::kHttp);
+  CHECK(f.Matches(*region, 0, 0, 4096));
+  CHECK(f.channel->policy().state(f.gateway->endpoint(), wire::RdmaOp::kGet) ==
+        wire::OpState::kDeclined);
+}
+
+TEST_CASE("READY without an answer: the QP is fenced before the HTTP fallback writes the window") {
+  Fixture f;
+  f.gateway->mode = Mode::kReadyTimeout;
+  auto region = std::make_shared<FakeRegion>(64 << 10);
+  auto r = f.Fetch(region, 0, 64 << 10);
+  REQUIRE(r->ok());
+  CHECK((*r)->via == DataPath::kHttp);
+  CHECK(f.Matches(*region, 0, 0, 64 << 10));
+  REQUIRE(f.provider->qps.size() == 1);
+  CHECK(f.provider->qps.begin()->second->fenced);
+  CHECK(f.gateway->cancels == 1);  // the server's session is released
+  const RcChannelCounters c = f.channel->counters();
+  CHECK(c.sessions_fenced == 1);
+  CHECK(c.fallbacks == 1);
+  const uint64_t addr = reinterpret_cast<uint64_t>(region->host_bytes().data());
+  CHECK(f.channel->fence().state(addr) == wire::WindowState::kIdle);
+}
+
+TEST_CASE("session GET failures fence the session and fall back to HTTP with correct data") {
+  for (Mode mode : {Mode::kGet500, Mode::kGetNoAnswer, Mode::kGet501Body}) {
+    CAPTURE(static_cast<int>(mode));
+    Fixture f;
+    auto region = std::make_shared<FakeRegion>(64 << 10);
+    REQUIRE(f.Fetch(region, 0, 64 << 10)->ok());  // opens the session over READY
+    FakeQp* qp = f.provider->qps.begin()->second;
+    f.gateway->mode = mode;
+    auto r = f.Fetch(region, 100, 64 << 10);
+    REQUIRE(r->ok());
+    CHECK((*r)->via == DataPath::kHttp);
+    CHECK(f.Matches(*region, 0, 100, 64 << 10));
+    CHECK(qp->fenced);
+    CHECK(f.channel->live_sessions() == 0);
+    const RcChannelCounters c = f.channel->counters();
+    CHECK(c.rdma_bytes == (64u << 10));
+    CHECK(c.http_bytes == (64u << 10));
+    CHECK(c.fallbacks == 1);
+    CHECK(c.sessions_fenced == 1);
+  }
+}
+
+TEST_CASE("a fenced QP takes no more writes: the next fetch opens a new session") {
+  Fixture f;
+  auto region = std::make_shared<FakeRegion>(8192);
+  REQUIRE(f.Fetch(region, 0, 8192)->ok());
+  f.gateway->mode = Mode::kGet500;
+  REQUIRE(f.Fetch(region, 0, 8192)->ok());
+  f.gateway->mode = Mode::kRc;
+  auto r = f.Fetch(region, 8192, 8192);
+  REQUIRE(r->ok());
+  CHECK((*r)->via == DataPath::kRdma);
+  CHECK(f.Matches(*region, 0, 8192, 8192));
+  CHECK(f.gateway->prepares == 2);
+}
+
+TEST_CASE("cancelled while in flight: kCancelled after the fence, no HTTP retry") {
+  Fixture f;
+  auto region = std::make_shared<FakeRegion>(8192);
+  REQUIRE(f.Fetch(region, 0, 8192)->ok());
+  FakeQp* qp = f.provider->qps.begin()->second;
+  f.gateway->defer = true;
+  f.gateway->mode = Mode::kGetNoAnswer;  // stands in for the transport's answer to a cancel
+  auto cancel = std::make_shared<CancellationToken>();
+  auto r = f.FetchAsync(region, 0, 8192, 0, cancel);
+  CHECK_FALSE(r->has_value());
+  cancel->Cancel();
+  f.gateway->RunAll();
+  REQUIRE(r->has_value());
+  CHECK((*r)->status().code() == StatusCode::kCancelled);
+  CHECK(qp->fenced);
+  CHECK(f.gateway->plain_gets == 0);
+  // The window is usable again at once (fenced before `done`).
+  f.gateway->defer = false;
+  f.gateway->mode = Mode::kRc;
+  auto again = f.Fetch(region, 0, 8192);
+  REQUIRE(again->ok());
+  CHECK(f.Matches(*region, 0, 0, 8192));
+}
+
+TEST_CASE("a window in flight is refused, not shared") {
+  Fixture f;
+  f.gateway->defer = true;
+  auto region = std::make_shared<FakeRegion>(8192);
+  auto first = f.FetchAsync(region, 0, 4096);
+  CHECK_FALSE(first->has_value());
+  auto second = f.Fetch(region, 0, 4096);
+  REQUIRE(second.has_value());
+  CHECK(second->status().code() == StatusCode::kFailedPrecondition);
+  auto other_window = f.FetchAsync(region, 0, 4096, /*window_offset=*/4096);
+  CHECK_FALSE(other_window->has_value());
+  f.gateway->RunAll();
+  REQUIRE(first->has_value());
+  CHECK((*first)->ok());
+  REQUIRE(other_window->has_value());
+  CHECK((*other_window)->ok());
+  CHECK(f.Matches(*region, 4096, 0, 4096));
+}
+
+TEST_CASE("no QP can be created: HTTP, and the endpoint is not blamed") {
+  Fixture f;
+  f.provider->fail_create = true;
+  auto region = std::make_shared<FakeRegion>(4096);
+  auto r = f.Fetch(region, 0, 4096);
+  REQUIRE(r->ok());
+  CHECK((*r)->via == DataPath::kHttp);
+  CHECK(f.Matches(*region, 0, 0, 4096));
+  CHECK(f.channel->policy().state(f.gateway->endpoint(), wire::RdmaOp::kGet) ==
+        wire::OpState::kUnknown);
+  CHECK(f.channel->live_sessions() == 0);
+}
+
+TEST_CASE("a QP found in error before a request: fenced and dropped, the request goes over HTTP") {
+  Fixture f;
+  auto region = std::make_shared<FakeRegion>(4096);
+  REQUIRE(f.Fetch(region, 0, 4096)->ok());
+  FakeQp* qp = f.provider->qps.begin()->second;
+  qp->fail_reap = true;
+  auto r = f.Fetch(region, 4096, 4096);
+  REQUIRE(r->ok());
+  CHECK((*r)->via == DataPath::kHttp);
+  CHECK(f.Matches(*region, 0, 4096, 4096));
+  CHECK(qp->fenced);
+  CHECK(f.channel->live_sessions() == 0);
+  CHECK(f.gateway->rdma_gets == 0);
+}
+
+TEST_CASE("invalid windows") {
+  Fixture f;
+  auto r = f.Fetch(nullptr, 0, 4096);
+  CHECK(r->status().code() == StatusCode::kInvalidArgument);
+  auto region = std::make_shared<FakeRegion>(4096);
+  CHECK(f.Fetch(region, 0, 0)->status().code() == StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace reelfs::rdmaio::verbs

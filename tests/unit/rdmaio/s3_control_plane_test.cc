@@ -1,0 +1,232 @@
+// S3ControlPlane (rdmaio/s3bridge) against a scripted HTTP server on loopback: what the RC channel
+// sends (extra signed headers on a ranged GET, POSTs to /.hipobj-rc/*) and what it gets back
+// (x-amz-rdma-* headers of an empty-bodied answer, a body placed in the destination, an error
+// answer as a status rather than a failure, no answer as a failure).
+#include "rdmaio/s3bridge/s3_control_plane.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "common/unique_fd.h"
+
+namespace reelfs::rdmaio::s3bridge {
+namespace {
+
+// Answers each connection's first request with the next canned response and closes it; keeps the
+// request heads it saw.
+class ScriptedServer {
+ public:
+  explicit ScriptedServer(std::vector<std::string> responses) : responses_(std::move(responses)) {
+    listener_ = UniqueFd(::socket(AF_INET, SOCK_STREAM, 0));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+    REQUIRE(::listen(listener_.get(), 8) == 0);
+    socklen_t len = sizeof(addr);
+    ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~ScriptedServer() {
+    ::shutdown(listener_.get(), SHUT_RDWR);
+    thread_.join();
+  }
+  uint16_t port() const { return port_; }
+  std::vector<std::string> heads() {
+    std::lock_guard lock(mu_);
+    return heads_;
+  }
+
+ private:
+  void Serve() {
+    for (const std::string& response : responses_) {
+      UniqueFd conn(::accept(listener_.get(), nullptr, nullptr));
+      if (conn.get() < 0) return;
+      std::string head;
+      char buf[4096];
+      while (head.find("\r\n\r\n") == std::string::npos) {
+        ssize_t n = ::read(conn.get(), buf, sizeof(buf));
+        if (n <= 0) break;
+        head.append(buf, static_cast<size_t>(n));
+      }
+      {
+        std::lock_guard lock(mu_);
+        heads_.push_back(head);
+      }
+      if (response.empty()) continue;  // close without answering
+      (void)!::write(conn.get(), response.data(), response.size());
+    }
+  }
+
+  std::vector<std::string> responses_;
+  UniqueFd listener_;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> heads_;
+};
+
+std::unique_ptr<S3ControlPlane> MakePlane(uint16_t port, int attempts = 1) {
+  s3::ClientOptions options;
+  options.endpoint = "http://127.0.0.1:" + std::to_string(port);
+  options.credentials = {"AKIDEXAMPLE", "secret", ""};
+  options.retry.max_attempts = attempts;
+  options.retry.base = std::chrono::milliseconds(1);
+  auto client = s3::S3Client::Create(options);
+  REQUIRE(client.ok());
+  auto plane =
+      S3ControlPlane::Create(std::shared_ptr<s3::ObjectStore>(std::move(*client)), options);
+  REQUIRE(plane.ok());
+  return std::move(plane).value();
+}
+
+Result<ControlReply> Wait(std::function<void(ControlCallback)> start) {
+  std::promise<Result<ControlReply>> promise;
+  start([&promise](Result<ControlReply> r) { promise.set_value(std::move(r)); });
+  return promise.get_future().get();
+}
+
+bool HasLine(const std::string& head, const std::string& line) {
+  return head.find(line + "\r\n") != std::string::npos;
+}
+
+TEST_CASE("an RDMA GET: extra headers signed, empty 206 answer with its x-amz-rdma-* headers") {
+  ScriptedServer server({
+      "HTTP/1.1 206 Partial Content\r\nContent-Length: 0\r\nContent-Range: bytes 100-1123/5000\r\n"
+      "ETag: \"abc\"\r\nx-amz-rdma-reply: 206\r\nx-amz-rdma-bytes-transferred: 1024\r\n"
+      "Connection: close\r\n\r\n",
+  });
+  auto plane = MakePlane(server.port());
+  std::vector<std::byte> window(1024, std::byte{0x5a});
+  auto reply = Wait([&](ControlCallback cb) {
+    plane->Get({.bucket = "b",
+                .key = "dir/k",
+                .offset = 100,
+                .length = 1024,
+                .headers = {{"x-amz-rdma-token", "t0k3n"}, {"x-amz-rdma-session", "s1"}},
+                .destination = window},
+               cb);
+  });
+  REQUIRE_MESSAGE(reply.ok(), reply.status().ToString());
+  CHECK(reply->http_status == 206);
+  CHECK(reply->body_bytes == 0);
+  CHECK(reply->object_size == 5000);
+  CHECK(reply->etag == "abc");
+  REQUIRE(reply->rdma_headers.size() == 2);
+  CHECK(reply->rdma_headers[0] == std::pair<std::string, std::string>("x-amz-rdma-reply", "206"));
+  CHECK(window[0] == std::byte{0x5a});  // untouched: the bytes came "over RDMA"
+  const std::string head = server.heads().at(0);
+  CHECK(head.starts_with("GET /b/dir/k "));
+  CHECK(HasLine(head, "x-amz-rdma-token: t0k3n"));
+  CHECK(HasLine(head, "range: bytes=100-1123"));
+  CHECK(head.find("x-amz-rdma-session;x-amz-rdma-token") != std::string::npos);  // signed
+}
+
+TEST_CASE("a token-ignoring server: the 200 body is sliced to the range into the destination") {
+  std::string object(300, '\0');
+  for (size_t i = 0; i < object.size(); ++i) object[i] = static_cast<char>('a' + i % 26);
+  ScriptedServer server(
+      {"HTTP/1.1 200 OK\r\nContent-Length: 300\r\nConnection: close\r\n\r\n" + object});
+  auto plane = MakePlane(server.port());
+  std::vector<std::byte> window(64);
+  auto reply = Wait([&](ControlCallback cb) {
+    plane->Get({.bucket = "b",
+                .key = "k",
+                .offset = 10,
+                .length = 64,
+                .headers = {{"x-amz-rdma-token", "t"}},
+                .destination = window},
+               cb);
+  });
+  REQUIRE(reply.ok());
+  CHECK(reply->http_status == 206);  // any 2xx is reported as 206 (see the header)
+  CHECK(reply->body_bytes == 64);
+  CHECK(reply->object_size == 300);
+  CHECK(reply->rdma_headers.empty());
+  CHECK(std::memcmp(window.data(), object.data() + 10, 64) == 0);
+}
+
+TEST_CASE("an error answer is a reply with its status and code; no answer is a failure") {
+  const std::string error =
+      "<?xml version=\"1.0\"?><Error><Code>S3RdmaNotSupported</Code><Message>x</Message>"
+      "</Error>";
+  ScriptedServer server({
+      "HTTP/1.1 501 Not Implemented\r\nContent-Type: application/xml\r\nContent-Length: " +
+          std::to_string(error.size()) + "\r\nConnection: close\r\n\r\n" + error,
+      "",
+  });
+  auto plane = MakePlane(server.port());
+  std::vector<std::byte> window(16);
+  auto get = [&] {
+    return Wait([&](ControlCallback cb) {
+      plane->Get({.bucket = "b",
+                  .key = "k",
+                  .length = 16,
+                  .headers = {{"x-amz-rdma-token", "t"}},
+                  .destination = window},
+                 cb);
+    });
+  };
+  auto declined = get();
+  REQUIRE(declined.ok());
+  CHECK(declined->http_status == 501);
+  CHECK(declined->s3_error_code == "S3RdmaNotSupported");
+  auto lost = get();
+  CHECK_FALSE(lost.ok());
+}
+
+TEST_CASE("an RDMA GET is never retried by the S3 client (a timed-out attempt must be fenced)") {
+  const std::string busy =
+      "HTTP/1.1 503 Slow Down\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+  ScriptedServer server({busy, busy});
+  auto plane = MakePlane(server.port(), /*attempts=*/3);
+  std::vector<std::byte> window(16);
+  auto reply = Wait([&](ControlCallback cb) {
+    plane->Get({.bucket = "b",
+                .key = "k",
+                .length = 16,
+                .headers = {{"x-amz-rdma-token", "t"}},
+                .destination = window},
+               cb);
+  });
+  REQUIRE(reply.ok());
+  CHECK(reply->http_status == 503);
+  CHECK(server.heads().size() == 1);
+}
+
+TEST_CASE("POST /.hipobj-rc/prepare: the path, the signed control headers, the reply headers") {
+  ScriptedServer server({
+      "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nx-amz-rdma-reply: 200:abc\r\n"
+      "x-amz-rdma-session: s9\r\nConnection: close\r\n\r\n",
+  });
+  auto plane = MakePlane(server.port());
+  auto reply = Wait([&](ControlCallback cb) {
+    plane->Post({.path = "/.hipobj-rc/prepare",
+                 .headers = {{"x-amz-rdma-protocol", "hipobj-rc-v2"}, {"x-amz-rdma-op", "GET"}}},
+                cb);
+  });
+  REQUIRE(reply.ok());
+  CHECK(reply->http_status == 200);
+  REQUIRE(reply->rdma_headers.size() == 2);
+  CHECK(reply->rdma_headers[1].second == "s9");
+  const std::string head = server.heads().at(0);
+  CHECK(head.starts_with("POST /.hipobj-rc/prepare "));
+  CHECK(HasLine(head, "x-amz-rdma-op: GET"));
+  CHECK(head.find("x-amz-rdma-op;x-amz-rdma-protocol") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace reelfs::rdmaio::s3bridge
