@@ -1,7 +1,473 @@
 #include "cli/tape_commands.h"
-// Placeholder until the stage/status/wait change lands: no subcommands yet.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "cli/mount_path.h"
+#include "common/clock.h"
+#include "common/units.h"
+#include "hsm/ledger.h"
+#include "hsm/stager.h"
+
 namespace reelfs::cli {
-void TapeCommands::Register(CLI::App&) {}
-bool TapeCommands::Selected() const { return false; }
-int TapeCommands::Run(const EndpointStoreFactory&, const std::string&) { return kExitUsage; }
+namespace {
+
+using hsm::State;
+
+constexpr State kStates[] = {State::kOnline, State::kRestored, State::kStaging, State::kOffline,
+                             State::kUnknown};
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// "45s", "3m20s", "2h05m".
+std::string FormatEta(Clock::Duration d) {
+  int64_t s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (s < 0) s = 0;
+  char buf[32];
+  if (s < 60) {
+    std::snprintf(buf, sizeof buf, "%" PRId64 "s", s);
+  } else if (s < 3600) {
+    std::snprintf(buf, sizeof buf, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%" PRId64 "h%02" PRId64 "m", s / 3600, (s % 3600) / 60);
+  }
+  return buf;
+}
+
+uint64_t Count(const hsm::StageSummary& s, State st) { return s.objects[static_cast<size_t>(st)]; }
+uint64_t Bytes(const hsm::StageSummary& s, State st) { return s.bytes[static_cast<size_t>(st)]; }
+
+// "1200/2000 readable (1.2 GiB/2.0 GiB), 790 staging, 10 offline, 0 failed, 12/20 cartridges
+// pending, ETA 1m20s".
+std::string ProgressText(const hsm::StageSummary& s, std::optional<Clock::Duration> eta) {
+  const uint64_t readable = Count(s, State::kOnline) + Count(s, State::kRestored);
+  const uint64_t readable_bytes = Bytes(s, State::kOnline) + Bytes(s, State::kRestored);
+  std::ostringstream out;
+  out << readable << "/" << s.total_objects << " readable (" << FormatByteSize(readable_bytes)
+      << "/" << FormatByteSize(s.total_bytes) << "), " << Count(s, State::kStaging) << " staging, "
+      << Count(s, State::kOffline) << " offline";
+  if (Count(s, State::kUnknown) != 0) out << ", " << Count(s, State::kUnknown) << " unknown";
+  out << ", " << s.failed << " failed";
+  if (s.cartridges != 0) {
+    out << ", " << s.cartridges_pending << "/" << s.cartridges << " cartridges pending";
+  }
+  if (eta) out << ", ETA " << FormatEta(*eta);
+  return out.str();
+}
+
+std::string SummaryJson(const hsm::StageSummary& s) {
+  std::ostringstream out;
+  out << "{";
+  for (State st : kStates) {
+    out << JsonString(hsm::StateName(st)) << ":{\"objects\":" << Count(s, st)
+        << ",\"bytes\":" << Bytes(s, st) << "},";
+  }
+  out << "\"failed\":" << s.failed << ",\"total_objects\":" << s.total_objects
+      << ",\"total_bytes\":" << s.total_bytes << ",\"cartridges\":" << s.cartridges
+      << ",\"cartridges_pending\":" << s.cartridges_pending << "}";
+  return out.str();
+}
+
+// x-amz-restore as the server meant it, rebuilt from the parsed value ("" when it said nothing).
+std::string RestoreHeader(const std::optional<s3::RestoreInfo>& r) {
+  if (!r) return "";
+  std::string out = r->ongoing ? "ongoing-request=\"true\"" : "ongoing-request=\"false\"";
+  if (r->expiry) {
+    std::time_t t = std::chrono::system_clock::to_time_t(*r->expiry);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    out += ", expiry-date=\"" + std::string(buf) + "\"";
+  }
+  return out;
+}
+
+std::string ObjectJson(const hsm::StageObject& o, const std::string& bucket) {
+  std::ostringstream out;
+  out << "{\"path\":" << JsonString(o.display.empty() ? "s3://" + bucket + "/" + o.key : o.display)
+      << ",\"bucket\":" << JsonString(bucket) << ",\"key\":" << JsonString(o.key)
+      << ",\"state\":" << JsonString(hsm::StateName(o.state)) << ",\"size\":" << o.size
+      << ",\"storage_class\":" << JsonString(o.storage_class)
+      << ",\"restore\":" << JsonString(RestoreHeader(o.restore)) << ",\"tape\":";
+  if (o.hint) {
+    out << "{\"cartridge\":" << JsonString(o.hint->cartridge) << ",\"block\":";
+    if (o.hint->block)
+      out << *o.hint->block;
+    else
+      out << "null";
+    out << ",\"wrap\":";
+    if (o.hint->wrap)
+      out << *o.hint->wrap;
+    else
+      out << "null";
+    out << ",\"lpos\":";
+    if (o.hint->lpos)
+      out << *o.hint->lpos;
+    else
+      out << "null";
+    out << "}";
+  } else {
+    out << "null";
+  }
+  out << ",\"attempts\":" << o.attempts << ",\"error\":" << JsonString(o.error) << "}";
+  return out.str();
+}
+
+// One (endpoint, bucket, ledger) and what the user named in it.
+struct Group {
+  std::string endpoint;
+  std::string bucket;
+  std::string ledger_path;
+  std::vector<hsm::StageTarget> targets;
+  std::unique_ptr<s3::ObjectStore> store;
+  std::unique_ptr<hsm::Ledger> ledger;
+  std::unique_ptr<hsm::Stager> stager;
+  std::vector<hsm::StageObject> objects;
+};
+
+// Progress on stderr: one line redrawn with '\r' on a terminal, else one line per call.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(bool quiet) : quiet_(quiet), terminal_(::isatty(STDERR_FILENO) == 1) {}
+  ~ProgressPrinter() { End(); }
+  void Show(const std::string& label, const std::string& text) {
+    if (quiet_) return;
+    if (terminal_) {
+      std::cerr << "\r\x1b[K" << label << text << std::flush;
+      open_ = true;
+    } else {
+      std::cerr << label << text << "\n";
+    }
+  }
+  void End() {
+    if (open_) std::cerr << "\n";
+    open_ = false;
+  }
+
+ private:
+  const bool quiet_;
+  const bool terminal_;
+  bool open_ = false;
+};
+
+}  // namespace
+
+void TapeCommands::Register(CLI::App& app) {
+  auto common = [this](CLI::App* cmd, bool recursive_flag) {
+    // The global options (--endpoint, --log-level, ...) may follow the subcommand's arguments.
+    cmd->fallthrough();
+    cmd->add_option("paths", args_.paths, "files or directories under a mount, or s3:// URLs");
+    if (recursive_flag) {
+      cmd->add_flag("-r,--recursive", args_.recursive,
+                    "s3:// URLs name prefixes (directories under a mount always are)");
+    }
+    cmd->add_option("--from-file", args_.from_file,
+                    "read more paths from LIST, one a line (- = stdin)");
+    cmd->add_option("--ledger", args_.ledger,
+                    "restore ledger file (default: the mount's, else ~/.local/state/reelfs/"
+                    "ledger.sqlite or $REELFS_LEDGER)");
+  };
+  stage_ = app.add_subcommand("stage", "request restores of offline objects, in tape order");
+  common(stage_, true);
+  stage_->add_flag("--wait", args_.wait, "wait until every object is readable");
+  stage_->add_option("--timeout", args_.timeout, "with --wait: give up after T (e.g. 30m)");
+  stage_->add_option("--tier", args_.tier, "standard (default), bulk or expedited")
+      ->check(CLI::IsMember({"standard", "bulk", "expedited"}));
+  stage_->add_option("--days", args_.days, "days the restored copies stay (default 7)")
+      ->check(CLI::Range(1, 36500));
+  stage_->add_flag("--json", args_.json, "one JSON document on stdout at the end");
+  stage_->add_flag("--dry-run", args_.dry_run, "print the plan, request nothing");
+  stage_->add_option("--rate", args_.rate, "RestoreObject requests per second (default 200)")
+      ->check(CLI::PositiveNumber);
+  stage_->add_option("--poll", args_.poll, "first HEAD poll interval with --wait (default 1s)");
+  stage_->add_option("--poll-max", args_.poll_max, "longest poll interval (default 60s)");
+
+  status_ = app.add_subcommand("status", "show the tape state of objects");
+  common(status_, true);
+  status_->add_flag("--json", args_.json, "one JSON document on stdout");
+
+  wait_ = app.add_subcommand("wait", "wait until objects are readable (requesting nothing new)");
+  common(wait_, true);
+  wait_->add_option("--timeout", args_.timeout, "give up after T (e.g. 30m)");
+  wait_->add_flag("--json", args_.json, "one JSON document on stdout at the end");
+  wait_->add_option("--poll", args_.poll, "first HEAD poll interval (default 1s)");
+  wait_->add_option("--poll-max", args_.poll_max, "longest poll interval (default 60s)");
+}
+
+bool TapeCommands::Selected() const {
+  return (stage_ != nullptr && stage_->parsed()) || (status_ != nullptr && status_->parsed()) ||
+         (wait_ != nullptr && wait_->parsed());
+}
+
+int TapeCommands::Run(const EndpointStoreFactory& make_store, const std::string& global_endpoint) {
+  const bool stage = stage_->parsed();
+  const bool wait = wait_->parsed() || (stage && args_.wait);
+  const std::string name = stage ? "stage" : wait_->parsed() ? "wait" : "status";
+  auto usage = [&](const std::string& message) {
+    std::cerr << "reelfs " << name << ": " << message << "\n";
+    return kExitUsage;
+  };
+
+  // --timeout counts from the start of the command, submission included.
+  const Clock::TimePoint started = RealClock().Now();
+  std::optional<Clock::Duration> timeout;
+  if (!args_.timeout.empty()) {
+    auto t = ParseDuration(args_.timeout);
+    if (!t.ok()) return usage("--timeout: " + std::string(t.status().message()));
+    timeout = *t;
+  }
+  auto poll = ParseDuration(args_.poll);
+  if (!poll.ok() || poll->count() <= 0) return usage("--poll: expected a positive duration");
+  auto poll_max = ParseDuration(args_.poll_max);
+  if (!poll_max.ok() || *poll_max < *poll)
+    return usage("--poll-max: expected a duration >= --poll");
+  hsm::StageOptions options;
+  options.params.tier = args_.tier == "bulk"        ? s3::RestoreTier::kBulk
+                        : args_.tier == "expedited" ? s3::RestoreTier::kExpedited
+                                                    : s3::RestoreTier::kStandard;
+  options.params.days = args_.days;
+  options.max_requests_per_second = args_.rate;
+  options.poll_min = *poll;
+  options.poll_max = *poll_max;
+  options.batch = "stage-" + std::to_string(std::time(nullptr)) + "-" + std::to_string(::getpid());
+
+  // Paths.
+  std::vector<std::string> paths = args_.paths;
+  if (!args_.from_file.empty()) {
+    std::ifstream file;
+    std::istream* in = &std::cin;
+    if (args_.from_file != "-") {
+      file.open(args_.from_file);
+      if (!file) return usage("--from-file: cannot read " + args_.from_file);
+      in = &file;
+    }
+    for (std::string line; std::getline(*in, line);) {
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      if (!line.empty()) paths.push_back(line);
+    }
+  }
+  if (paths.empty()) return usage("no PATH given");
+
+  std::string default_endpoint = global_endpoint;
+  if (default_endpoint.empty()) {
+    if (const char* env = std::getenv("AWS_ENDPOINT_URL")) default_endpoint = env;
+  }
+  std::vector<Group> groups;
+  for (const std::string& path : paths) {
+    auto resolved = ResolvePath(path, args_.recursive);
+    if (!resolved.ok()) return usage(std::string(resolved.status().message()));
+    std::string endpoint = !global_endpoint.empty() ? global_endpoint
+                           : resolved->under_mount  ? resolved->endpoint
+                                                    : default_endpoint;
+    std::string ledger_path = !args_.ledger.empty()       ? args_.ledger
+                              : !resolved->ledger.empty() ? resolved->ledger
+                                                          : hsm::Ledger::DefaultPath();
+    Group* group = nullptr;
+    for (Group& g : groups) {
+      if (g.endpoint == endpoint && g.bucket == resolved->bucket && g.ledger_path == ledger_path) {
+        group = &g;
+      }
+    }
+    if (group == nullptr) {
+      groups.push_back(Group{endpoint, resolved->bucket, ledger_path, {}, {}, {}, {}, {}});
+      group = &groups.back();
+    }
+    // A path under a mount is shown as given; s3:// URLs show as s3://bucket/key.
+    std::string display = resolved->under_mount ? path : "";
+    if (resolved->under_mount && resolved->is_prefix && !display.empty() && display.back() != '/') {
+      display += '/';
+    }
+    group->targets.push_back(hsm::StageTarget{resolved->key, resolved->is_prefix, display});
+  }
+
+  // Clients, ledgers, enumeration.
+  std::map<std::string, hsm::Ledger*> ledgers;
+  for (Group& g : groups) {
+    auto store = make_store(g.endpoint);
+    if (!store.ok()) return usage("S3 client: " + store.status().ToString());
+    g.store = std::move(*store);
+    auto ledger = hsm::Ledger::Open(g.ledger_path);
+    if (!ledger.ok()) return usage("ledger " + g.ledger_path + ": " + ledger.status().ToString());
+    g.ledger = std::move(*ledger);
+    g.stager = std::make_unique<hsm::Stager>(*g.store, *g.ledger, g.endpoint, g.bucket, RealClock(),
+                                             options);
+    auto objects = g.stager->Enumerate(g.targets);
+    if (!objects.ok()) return usage(objects.status().ToString());
+    g.objects = std::move(*objects);
+    for (hsm::StageObject& o : g.objects) {
+      if (o.display.empty()) o.display = "s3://" + g.bucket + "/" + o.key;
+    }
+  }
+  std::ostream& human = args_.json ? std::cerr : std::cout;
+  auto summary_all = [&] {
+    std::vector<hsm::StageObject> all;
+    for (const Group& g : groups) all.insert(all.end(), g.objects.begin(), g.objects.end());
+    return hsm::StageSummary::Of(all);
+  };
+
+  if (!stage && !wait) {  // status
+    if (args_.json) {
+      std::cout << "{\"objects\":[";
+      bool first = true;
+      for (const Group& g : groups) {
+        for (const hsm::StageObject& o : g.objects) {
+          std::cout << (first ? "\n" : ",\n") << ObjectJson(o, g.bucket);
+          first = false;
+        }
+      }
+      std::cout << "],\n\"summary\":" << SummaryJson(summary_all()) << "}\n";
+    } else {
+      for (const Group& g : groups) {
+        for (const hsm::StageObject& o : g.objects) {
+          std::cout << hsm::StateName(o.state) << "\t" << o.size << "\t"
+                    << (o.hint ? o.hint->cartridge : "-") << "\t" << o.display;
+          if (!o.error.empty()) std::cout << "\t" << o.error;
+          std::cout << "\n";
+        }
+      }
+      std::cout << "total: " << ProgressText(summary_all(), std::nullopt) << "\n";
+    }
+    return kExitDone;
+  }
+
+  // The plan.
+  uint64_t requested = 0;
+  if (stage) {
+    uint64_t plan_objects = 0, plan_bytes = 0;
+    std::map<std::string, uint64_t> cartridges;
+    for (const Group& g : groups) {
+      for (size_t i : hsm::Stager::Plan(g.objects)) {
+        const hsm::StageObject& o = g.objects[i];
+        plan_objects += 1;
+        plan_bytes += o.size;
+        if (o.hint) cartridges[o.hint->cartridge] += 1;
+      }
+    }
+    const hsm::StageSummary before = summary_all();
+    human << "plan: " << plan_objects << " of " << before.total_objects << " objects to request ("
+          << FormatByteSize(plan_bytes) << ")";
+    if (!cartridges.empty()) human << " on " << cartridges.size() << " cartridges";
+    human << "; " << (Count(before, State::kOnline) + Count(before, State::kRestored))
+          << " readable, " << Count(before, State::kStaging) << " already staging\n";
+    if (args_.dry_run) {
+      if (args_.json) {
+        std::cout << "{\"dry_run\":true,\"plan\":[";
+        bool first = true;
+        for (const Group& g : groups) {
+          for (size_t i : hsm::Stager::Plan(g.objects)) {
+            std::cout << (first ? "" : ",") << JsonString(g.objects[i].display);
+            first = false;
+          }
+        }
+        std::cout << "],\"summary\":" << SummaryJson(before) << "}\n";
+      }
+      return kExitDone;
+    }
+    ProgressPrinter printer(args_.json);
+    for (Group& g : groups) {
+      auto sent = g.stager->Submit(g.objects, [&](const hsm::StageProgress& p) {
+        printer.Show("requested: ", std::to_string(p.requests_sent) + " requests sent; " +
+                                        ProgressText(p.summary, std::nullopt));
+      });
+      printer.End();
+      if (!sent.ok()) {
+        std::cerr << "reelfs stage: " << sent.status().ToString() << "\n";
+        return kExitUsage;
+      }
+      requested += *sent;
+    }
+  }
+
+  // Waiting.
+  bool timed_out = false;
+  if (wait) {
+    const Clock::TimePoint deadline = timeout ? started + *timeout : Clock::TimePoint::max();
+    ProgressPrinter printer(args_.json);
+    for (Group& g : groups) {
+      auto end = g.stager->Wait(g.objects, deadline, [&](const hsm::StageProgress& p) {
+        printer.Show(groups.size() > 1 ? "s3://" + g.bucket + ": " : "",
+                     ProgressText(p.summary, p.eta));
+      });
+      printer.End();
+      if (!end.ok()) {
+        std::cerr << "reelfs " << name << ": " << end.status().ToString() << "\n";
+        return kExitUsage;
+      }
+      if (*end == hsm::WaitEnd::kTimedOut) timed_out = true;
+    }
+  }
+
+  const hsm::StageSummary after = summary_all();
+  const int code = after.failed != 0 ? kExitFailed : timed_out ? kExitTimedOut : kExitDone;
+  const char* result = code == kExitFailed     ? "failed"
+                       : code == kExitTimedOut ? "timed_out"
+                       : wait                  ? "done"
+                                               : "submitted";
+  if (args_.json) {
+    std::cout << "{\"result\":" << JsonString(result) << ",\"exit_code\":" << code
+              << ",\"requested\":" << requested << ",\"summary\":" << SummaryJson(after)
+              << ",\"failed\":[";
+    bool first = true;
+    for (const Group& g : groups) {
+      for (const hsm::StageObject& o : g.objects) {
+        if (o.error.empty()) continue;
+        std::cout << (first ? "" : ",") << "{\"path\":" << JsonString(o.display)
+                  << ",\"key\":" << JsonString(o.key) << ",\"error\":" << JsonString(o.error)
+                  << "}";
+        first = false;
+      }
+    }
+    std::cout << "]}\n";
+  } else {
+    for (const Group& g : groups) {
+      for (const hsm::StageObject& o : g.objects) {
+        if (!o.error.empty()) human << "failed: " << o.display << ": " << o.error << "\n";
+      }
+    }
+    human << result << ": " << (stage ? std::to_string(requested) + " requested; " : "")
+          << ProgressText(after, std::nullopt) << "\n";
+  }
+  return code;
+}
+
 }  // namespace reelfs::cli
