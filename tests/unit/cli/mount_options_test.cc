@@ -168,6 +168,12 @@ TEST_SUITE("cli") {
     CHECK(c->mount.tape.offline == fuse::OfflineMode::kEacces);
     CHECK(c->restorer.params.tier == s3::RestoreTier::kExpedited);
     CHECK(c->restorer.params.days == std::optional<int>(30));
+    f.restore_poll = "20ms";  // a simulated library on a fast clock
+    f.restore_poll_max = "200ms";
+    c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->restorer.poll_min == std::chrono::milliseconds(20));
+    CHECK(c->restorer.poll_max == std::chrono::milliseconds(200));
   }
 
   TEST_CASE("mount: tape rejects") {
