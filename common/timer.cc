@@ -21,6 +21,16 @@ namespace {
 // How often the thread looks at a clock it cannot wait on (a FakeClock moves without telling
 // anyone): short enough for tests, long enough to cost nothing.
 constexpr std::chrono::milliseconds kForeignClockPoll{10};
+// Longest single wait: far deadlines (a "never" of Duration::max()) are approached in steps, so
+// no time arithmetic inside the condition variable can overflow.
+constexpr std::chrono::hours kMaxWait{1};
+
+// now + delay, saturating at TimePoint::max() instead of overflowing.
+Clock::TimePoint DeadlineAfter(Clock::TimePoint now, Clock::Duration delay) {
+  delay = std::max(delay, Clock::Duration::zero());
+  if (delay > Clock::TimePoint::max() - now) return Clock::TimePoint::max();
+  return now + delay;
+}
 
 class RealTimer final : public Timer {
  public:
@@ -44,7 +54,7 @@ class RealTimer final : public Timer {
   }
 
   Id After(Clock::Duration delay, std::function<void()> fn) override {
-    const Clock::TimePoint deadline = clock_.Now() + std::max(delay, Clock::Duration::zero());
+    const Clock::TimePoint deadline = DeadlineAfter(clock_.Now(), delay);
     Id id;
     bool wake;
     {
@@ -94,7 +104,9 @@ class RealTimer final : public Timer {
       const Entry next = heap_.top();
       const Clock::TimePoint now = clock_.Now();
       if (next.deadline > now) {
-        if (real_) {
+        if (real_ && next.deadline - now > kMaxWait) {
+          cv_.wait_for(lock, kMaxWait);
+        } else if (real_) {
           // RealClock's Now() is steady_clock::now(), so its time points are steady_clock's.
           cv_.wait_until(
               lock, std::chrono::time_point_cast<std::chrono::steady_clock::duration>(

@@ -32,7 +32,11 @@ class FakeTimer final : public Timer {
   explicit FakeTimer(FakeClock& clock) : clock_(clock) {}
 
   Id After(Clock::Duration delay, std::function<void()> fn) override {
-    const Clock::TimePoint deadline = clock_.Now() + std::max(delay, Clock::Duration::zero());
+    const Clock::TimePoint now = clock_.Now();
+    delay = std::max(delay, Clock::Duration::zero());
+    // Saturates: Duration::max() means "never" and must not overflow.
+    const Clock::TimePoint deadline =
+        delay > Clock::TimePoint::max() - now ? Clock::TimePoint::max() : now + delay;
     std::lock_guard lock(mutex_);
     const Id id = next_id_++;
     queue_.emplace(std::make_pair(deadline, id), std::move(fn));

@@ -103,6 +103,7 @@ TEST_SUITE("common") {
     {
       auto timer = CreateRealTimer(RealClock());
       timer->After(1h, [&ran, owned] { ran = true; });
+      timer->After(Clock::Duration::max(), [&ran] { ran = true; });  // "never": no overflow
       CHECK(owned.use_count() == 2);
     }
     CHECK_FALSE(ran.load());
@@ -133,7 +134,9 @@ TEST_SUITE("common") {
     timer.After(1s, [&] { note(1); });
     Timer::Id two = timer.After(2s, [&] { note(2); });
     timer.After(10s, [&] { note(10); });
-    CHECK(timer.pending() == 4);
+    Timer::Id never = timer.After(Clock::Duration::max(), [&] { note(-1); });
+    CHECK(timer.pending() == 5);
+    CHECK(timer.Cancel(never));
     CHECK(timer.NextIn() == Clock::Duration(1s));
     CHECK(timer.Cancel(two));
     CHECK_FALSE(timer.Cancel(two));
