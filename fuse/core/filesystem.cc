@@ -27,6 +27,7 @@
 #include "fuse/core/metadata_cache.h"
 #include "fuse/core/prefetcher.h"
 #include "hsm/state.h"
+#include "s3/protocol/restore_header.h"
 
 namespace reelfs::fuse {
 namespace {
@@ -329,7 +330,7 @@ Attributes Core::FileAttr(InodeId ino, const s3::ObjectInfo& info, bool readable
 
 bool Core::ReadableLocked(const InodeRecord& rec) const {
   if (rec.is_dir) return true;
-  if (rec.offline_at > rec.observed) return false;
+  if (rec.offline_by_get) return false;
   return hsm::IsReadable(hsm::Classify(rec.object, {}, clock_.WallNow()));
 }
 
@@ -339,6 +340,7 @@ void Core::RecordObjectLocked(InodeRecord* rec, const s3::ObjectInfo& info,
   rec->object = info;
   rec->object.user_metadata.clear();  // never shown; not worth the memory per inode
   rec->observed = observed;
+  if (observed >= rec->offline_at) rec->offline_by_get = false;
   rec->etag = info.etag;
   const bool readable = ReadableLocked(*rec);
   rec->attr = FileAttr(rec->ino, info, readable);
@@ -349,7 +351,7 @@ void Core::RecordObjectLocked(InodeRecord* rec, const s3::ObjectInfo& info,
 
 void Core::MarkOfflineLocked(InodeRecord* rec) {
   rec->offline_at = clock_.Now();
-  if (rec->offline_at <= rec->observed) rec->offline_at = rec->observed + Clock::Duration(1);
+  rec->offline_by_get = true;
   rec->attr = FileAttr(rec->ino, rec->object, /*readable=*/false);
   rec->attr_expiry = clock_.Now() + std::min(options_.tape.state_ttl, options_.metadata_ttl);
 }
@@ -1043,7 +1045,12 @@ std::string Core::MountJson() const {
 std::string Core::FileXattrValue(const FileXattrView& v, std::string_view name) {
   if (name == kXattrStorageClass) return v.object.storage_class;
   if (name == kXattrEtag) return v.etag;
-  if (name == kXattrRestore) return v.object.restore_header;
+  if (name == kXattrRestore) {
+    // The header as the server sent it (HEAD). Listings carry RestoreStatus, not the header:
+    // then its AWS form, so the attribute does not depend on which request came last.
+    if (!v.object.restore_header.empty()) return v.object.restore_header;
+    return v.object.restore ? s3::FormatRestoreHeader(*v.object.restore) : "";
+  }
   if (name == kXattrState) {
     hsm::State state = ClassifyWithRequests(v.object);
     if (v.offline_by_get) {
@@ -1055,7 +1062,10 @@ std::string Core::FileXattrValue(const FileXattrView& v, std::string_view name) 
   if (name == kXattrExpiry) {
     const auto& r = v.object.restore;
     if (!r || !r->expiry || r->expiry_is_placeholder) return "";
-    return Iso8601(*r->expiry);
+    std::string text = Iso8601(*r->expiry);
+    // versitygw's fixed "2 Dec 2050" is no expiry, also where no parser flagged it (listings).
+    if (text.starts_with("2050-")) return "";
+    return text;
   }
   return "";
 }
@@ -1122,8 +1132,7 @@ void Core::GetXattr(InodeId ino, std::string_view name, Callback<std::string> do
           InodeRecord* now = self->inodes_.Find(ino);
           gone = now == nullptr;
           if (!gone) {
-            fresh =
-                FileXattrView{now->key, now->etag, now->object, now->offline_at > now->observed};
+            fresh = FileXattrView{now->key, now->etag, now->object, now->offline_by_get};
           }
         }
         for (XattrWaiter& w : ready) {
@@ -1137,7 +1146,7 @@ void Core::GetXattr(InodeId ino, std::string_view name, Callback<std::string> do
       });
       return;
     }
-    view = FileXattrView{rec->key, rec->etag, rec->object, rec->offline_at > rec->observed};
+    view = FileXattrView{rec->key, rec->etag, rec->object, rec->offline_by_get};
   }
   done(FileXattrValue(view, n));
 }

@@ -39,11 +39,13 @@ struct InodeRecord {
   Clock::TimePoint attr_expiry{};
   // Files: the object as the latest listing or HEAD described it (storage class, restore info,
   // raw x-amz-restore, tape hints), and when that was observed; the tape state is derived from it
-  // (hsm::Classify). A GET answering InvalidObjectState after `observed` (offline_at) overrides
-  // it: the object is offline whatever the older description said (the releaser race).
+  // (hsm::Classify). A GET answering InvalidObjectState at offline_at overrides
+  // it (offline_by_get): the object is offline whatever the older description said (the
+  // releaser race), until a listing or HEAD made at or after offline_at says otherwise.
   s3::ObjectInfo object;
   Clock::TimePoint observed{};
   Clock::TimePoint offline_at{};
+  bool offline_by_get = false;
   // Directories: the cached listing and until when it answers lookups (null: none).
   std::shared_ptr<const DirListing> listing;
   Clock::TimePoint listing_expiry{};

@@ -16,8 +16,10 @@ constexpr int kHttpPreconditionFailed = 412;
 
 int FailedPreconditionErrno(const StatusDetail& detail) {
   // An archived object that is not restored yet: EACCES, as mountpoint-s3 does for GLACIER
-  // objects. `cat` prints "Permission denied", which users of archives already recognise; a later
-  // issue adds --offline=wait|eagain|eacces on top of this row.
+  // objects. `cat` prints "Permission denied", which users of archives already recognise. This
+  // row is only reached by a raw GET error; fuse/core answers offline reads per --offline with
+  // an explicit errno (EACCES, or EAGAIN / ETIMEDOUT on this code + InvalidObjectState, which
+  // the sys_errno rule above keeps because the code is not a network one).
   if (detail.s3_code == kInvalidObjectState) return EACCES;
   // If-Match failed: the object changed (new ETag) under an open handle. ESTALE tells the reader
   // that its view of the file is gone; reopening gets the new object.

@@ -23,6 +23,11 @@ Status S3Error(StatusCode code, int http, std::string s3_code) {
 
 Status Sys(StatusCode code, int err) { return Status(code, "sys", StatusDetail{.sys_errno = err}); }
 
+Status Offline(int err) {
+  return Status(StatusCode::kFailedPrecondition, "offline",
+                StatusDetail{.sys_errno = err, .s3_code = "InvalidObjectState"});
+}
+
 std::vector<Row> Table() {
   return {
       {"ok", Status::Ok(), 0},
@@ -60,6 +65,13 @@ std::vector<Row> Table() {
       {"ENOTDIR", ErrnoToStatus(ENOTDIR, "lookup in file"), ENOTDIR},
       {"ENAMETOOLONG", ErrnoToStatus(ENAMETOOLONG, "name"), ENAMETOOLONG},
       {"ENOENT via errno", ErrnoToStatus(ENOENT, "x"), ENOENT},
+      // Reads of offline objects (docs/semantics.md "Offline objects"): the mode's errno rides
+      // on kFailedPrecondition + InvalidObjectState, so it is kept, unlike network errnos.
+      {"offline, --offline=eagain", Offline(EAGAIN), EAGAIN},
+      {"offline, wait timed out", Offline(ETIMEDOUT), ETIMEDOUT},
+      {"offline, --offline=eacces", ErrnoToStatus(EACCES, "offline"), EACCES},
+      {"no such xattr", ErrnoToStatus(ENODATA, "x"), ENODATA},
+      {"restores unsupported", ErrnoToStatus(EOPNOTSUPP, "x"), EOPNOTSUPP},
   };
 }
 
