@@ -23,6 +23,9 @@
 #include "gateway/s3api/service.h"
 #include "gateway/store/store.h"
 #include "gateway/tape/library.h"
+#ifdef REELFS_GATEWAY_WITH_RDMA
+#include "gateway/rdma/rc_server.h"
+#endif
 
 namespace reelfs::gateway {
 namespace {
@@ -103,6 +106,16 @@ int Main(int argc, char** argv) {
   app.add_option("--virtual-host-domain", cli.virtual_host_domain,
                  "serve Host <bucket>.<domain> as virtual-host addressing");
   app.add_option("--idle-timeout", idle_timeout, "close idle connections after, e.g. 60s");
+  std::string rdma_device, rdma_emulate = "none", rdma_fault = "none", rdma_fault_delay = "30s";
+  CLI::Option* rdma_flag =
+      app.add_option("--rdma", rdma_device,
+                     "serve S3 over RDMA (hipobj-rc-v2) on DEVICE (no value: first active port)")
+          ->expected(0, 1);
+  app.add_option("--rdma-emulate", rdma_emulate,
+                 "answer RDMA GETs like another server: none, vgwrdma, noobaa, aistor, ceph-rgw, "
+                 "draft-spec, hipobj-unsupported");
+  app.add_option("--rdma-fault", rdma_fault, "inject into RDMA GETs: none, qp-error, timeout");
+  app.add_option("--rdma-fault-delay", rdma_fault_delay, "how long 'timeout' holds an answer");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -186,6 +199,32 @@ int Main(int argc, char** argv) {
   std::unique_ptr<FaultInjector> faults;
   if (!options.faults.http.empty()) faults = std::make_unique<FaultInjector>(options.faults);
   S3Service service(**store, service_options, archive->get(), faults.get());
+#ifdef REELFS_GATEWAY_WITH_RDMA
+  std::unique_ptr<RcServer> rdma;
+  if (rdma_flag->count() > 0) {
+    RcServerOptions rdma_options;
+    rdma_options.device = rdma_device;
+    auto emulate = ParseRdmaEmulation(rdma_emulate);
+    if (!emulate.ok()) return Fail(emulate.status());
+    auto fault = ParseRdmaFault(rdma_fault);
+    if (!fault.ok()) return Fail(fault.status());
+    auto delay = ParseDuration(rdma_fault_delay);
+    if (!delay.ok()) return Fail(delay.status());
+    rdma_options.emulate = *emulate;
+    rdma_options.fault = *fault;
+    rdma_options.fault_delay = std::chrono::duration_cast<std::chrono::milliseconds>(*delay);
+    auto created = RcServer::Create(rdma_options, **store);
+    if (!created.ok()) return Fail(created.status().WithContext("--rdma"));
+    rdma = std::move(created).value();
+    service.set_rdma(rdma.get());
+    REELFS_LOG_INFO("gateway", "S3 over RDMA (hipobj-rc-v2) on {} (emulate {}, fault {})",
+                    rdma->Describe(), rdma_emulate, rdma_fault);
+  }
+#else
+  if (rdma_flag->count() > 0) {
+    return Fail(Status::Unimplemented("--rdma: reelfs-gateway was built without rdma-core"));
+  }
+#endif
 
   http::ServerOptions server_options;
   server_options.host = listen->host;
@@ -206,6 +245,10 @@ int Main(int argc, char** argv) {
   REELFS_LOG_INFO("gateway", "serving {} on {}:{} with {} threads (access key {})", options.root,
                   shown_host, port, options.threads, options.access_key);
   (*server)->Run();
+#ifdef REELFS_GATEWAY_WITH_RDMA
+  // The io threads are gone: transfers still running answer into a stopped server, harmlessly.
+  rdma.reset();
+#endif
   REELFS_LOG_INFO("gateway", "stopped");
   if (!options.timeline_file.empty()) {
     if (Status st = WriteFileAtomically(options.timeline_file, (*library)->TimelineSvg());

@@ -223,6 +223,16 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void Send(Response r) {
+    if (r.deferred) {
+      // The answer comes later from another thread; it is sent from this session's strand.
+      auto produce = std::move(r.deferred);
+      produce([self = shared_from_this()](Response later) {
+        later.deferred = nullptr;
+        net::post(self->stream_.get_executor(),
+                  [self, later = std::move(later)]() mutable { self->Send(std::move(later)); });
+      });
+      return;
+    }
     res_.emplace();
     auto& res = *res_;
     res.version(11);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -56,6 +57,10 @@ class BodySource {
   virtual FileRange file_range() const { return {}; }
 };
 
+struct Response;
+// Hands a response to the server from any thread (see Response::deferred).
+using ResponseSink = std::function<void(Response)>;
+
 struct Response {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
@@ -66,6 +71,11 @@ struct Response {
   bool omit_body = false;
   // "op=GetObject bucket=b key=k" for the server's access log line.
   std::string log_context;
+  // When set, everything above is ignored: the server calls it once, on the io thread, with a
+  // sink, and sends whatever response is later passed to the sink (once, from any thread). For
+  // answers that wait on something else (an RDMA transfer, gateway/rdma) without holding an io
+  // thread; the connection reads nothing more until then.
+  std::function<void(ResponseSink)> deferred;
 };
 
 class Exchange {

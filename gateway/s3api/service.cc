@@ -3,9 +3,11 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "common/log.h"
+#include "gateway/rdma/hook.h"
 #include "gateway/s3api/internal.h"
 #include "gateway/store/key_validation.h"
 #include "s3/protocol/crypto.h"
@@ -321,6 +323,9 @@ http::Handler::Started S3Service::Start(http::Request request) {
   req.auth = std::move(*verified);
   const s3api::Context ctx{store_, options_, archive_, faults_};
 
+  // S3 over RDMA control (hipobj-rc-v2): ".hipobj-rc" is not a valid bucket name either.
+  if (rdma_ != nullptr && req.bucket == ".hipobj-rc") return rdma_->Control(req.http, req.key);
+
   // Admin endpoints (docs/protocols/admin.md): "_reelfs" is not a valid bucket name, so no
   // bucket can shadow them; they are signed like every other request.
   if (req.bucket == "_reelfs" && req.key.starts_with("admin/")) {
@@ -359,7 +364,19 @@ http::Handler::Started S3Service::Start(http::Request request) {
       return r;
     }
   }
+  // A GET carrying an RDMA token: the RDMA server turns the plain answer into a transfer.
+  std::optional<http::Request> rdma_get;
+  if (rdma_ != nullptr && req.http.method == "GET" && !req.key.empty() &&
+      req.Header("x-amz-rdma-token") != nullptr) {
+    rdma_get = req.http;
+  }
   s3api::Started started = Dispatch(ctx, std::move(req));
+  if (auto* r = std::get_if<http::Response>(&started); r != nullptr && rdma_get) {
+    // The access-log context travels with the plain answer into the (maybe deferred) final one.
+    r->log_context = log_context + (r->log_context.empty() ? "" : " " + r->log_context);
+    *r = rdma_->ServeGet(*rdma_get, std::move(*r));
+    return started;
+  }
   if (auto* r = std::get_if<http::Response>(&started)) {
     r->log_context = log_context + (r->log_context.empty() ? "" : " " + r->log_context);
     if (fault.reset_after.has_value() && r->stream && !r->omit_body &&

@@ -20,6 +20,7 @@
 namespace reelfs::gateway {
 class Archive;
 class FaultInjector;
+class RdmaHook;
 }  // namespace reelfs::gateway
 
 namespace reelfs::gateway {
@@ -41,6 +42,10 @@ class S3Service : public http::Handler {
   S3Service(Store& store, ServiceOptions options, Archive* archive = nullptr,
             FaultInjector* faults = nullptr);
 
+  // Serves S3 over RDMA through `hook` (gateway/rdma/hook.h); null (default): plain S3 only, and
+  // RDMA requests get the answers of a server that does not speak it. `hook` must outlive this.
+  void set_rdma(RdmaHook* hook) { rdma_ = hook; }
+
   Started Start(http::Request request) override;
   http::Response InternalError(const http::Request& request, std::string_view what) override;
   http::Response BadRequest(const http::Request& request, std::string_view what) override;
@@ -50,6 +55,7 @@ class S3Service : public http::Handler {
   ServiceOptions options_;
   Archive* archive_;
   FaultInjector* faults_;
+  RdmaHook* rdma_ = nullptr;
 };
 
 }  // namespace reelfs::gateway

@@ -1,0 +1,478 @@
+#include "gateway/rdma/rc_server.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "gateway/store/key_validation.h"
+#include "gateway/store/store.h"
+#include "rdmaio/verbs/verbs_status.h"
+#include "rdmaio/wire/rdma_headers.h"
+#include "s3/protocol/uri.h"
+
+namespace reelfs::gateway {
+namespace {
+
+namespace wire = rdmaio::wire;
+namespace verbs = rdmaio::verbs;
+
+constexpr std::string_view kLog = "gateway.rdma";
+
+http::Response ErrorAnswer(int status, std::string_view code, std::string_view message) {
+  http::Response r;
+  r.status = status;
+  r.headers.emplace_back("Content-Type", "application/xml");
+  r.body = fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>{}</Code><Message>{}</Message>"
+      "</Error>",
+      code, message);
+  r.log_context = fmt::format("rdma={}", code);
+  return r;
+}
+
+http::Response EmptyAnswer(int status, wire::HeaderList headers) {
+  http::Response r;
+  r.status = status;
+  r.headers = std::move(headers);
+  return r;
+}
+
+// A hex value of a request header (optional 0x), non-zero; 0 when missing or malformed.
+uint64_t HexHeader(const http::Request& request, std::string_view name) {
+  const std::string* value = request.Find(name);
+  if (value == nullptr || value->empty() || value->size() > 18) return 0;
+  std::string_view text = *value;
+  if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
+  if (text.empty() || text.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) {
+    return 0;
+  }
+  return std::strtoull(std::string(text).c_str(), nullptr, 16);
+}
+
+Status ReadFully(int fd, std::span<std::byte> into, uint64_t offset) {
+  size_t done = 0;
+  while (done < into.size()) {
+    const ssize_t n =
+        ::pread(fd, into.data() + done, into.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoToStatus(errno, "read object");
+    if (n == 0) return Status::DataLoss("object shorter than its catalog size");
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<RdmaEmulation> ParseRdmaEmulation(std::string_view name) {
+  if (name == "none" || name.empty()) return RdmaEmulation::kNone;
+  if (name == "vgwrdma") return RdmaEmulation::kVgwRdma;
+  if (name == "noobaa") return RdmaEmulation::kNooBaa;
+  if (name == "aistor") return RdmaEmulation::kAiStor;
+  if (name == "ceph-rgw") return RdmaEmulation::kCephRgw;
+  if (name == "draft-spec") return RdmaEmulation::kDraftSpec;
+  if (name == "hipobj-unsupported") return RdmaEmulation::kHipobjUnsupported;
+  return Status::InvalidArgument(fmt::format(
+      "unknown RDMA emulation '{}' (none, vgwrdma, noobaa, aistor, ceph-rgw, draft-spec, "
+      "hipobj-unsupported)",
+      name));
+}
+
+Result<RdmaFault> ParseRdmaFault(std::string_view name) {
+  if (name == "none" || name.empty()) return RdmaFault::kNone;
+  if (name == "qp-error") return RdmaFault::kQpError;
+  if (name == "timeout") return RdmaFault::kTimeout;
+  return Status::InvalidArgument(
+      fmt::format("unknown RDMA fault '{}' (none, qp-error, timeout)", name));
+}
+
+struct RcServer::Session {
+  std::string id;
+  std::unique_ptr<verbs::RcQueuePair> qp;
+  wire::RcPrepareRequest prepared;
+  std::string bucket;
+  std::string key;
+  bool busy = false;
+};
+
+struct RcServer::Job {
+  std::shared_ptr<Session> session;
+  bool ready = false;  // READY (answer: RcReadyReply) or a session GET (answer: `plain`)
+  // The bytes: READY reads `fd` from `file_offset`; a GET reads its answer's body source.
+  UniqueFd fd;
+  uint64_t file_offset = 0;
+  std::unique_ptr<http::BodySource> source;
+  uint64_t length = 0;
+  // The client's window.
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  uint64_t cookie = 0;
+  std::string etag;
+  http::Response plain;  // a GET's answer, body removed
+  RdmaFault fault = RdmaFault::kNone;
+  http::ResponseSink sink;
+};
+
+Result<std::unique_ptr<RcServer>> RcServer::Create(RcServerOptions options, Store& store) {
+  if (options.workers < 1) return Status::InvalidArgument("RDMA workers must be at least 1");
+  std::unique_ptr<RcServer> self(new RcServer(std::move(options), store));
+  REELFS_ASSIGN_OR_RETURN(self->where_, verbs::FindActivePort(self->options_.device));
+  REELFS_ASSIGN_OR_RETURN(self->pd_, verbs::ProtectionDomain::Open(self->where_));
+  self->registrar_ = std::make_unique<verbs::VerbsRegistrar>(self->pd_);
+  for (int i = 0; i < self->options_.workers; ++i) {
+    REELFS_ASSIGN_OR_RETURN(auto region,
+                            self->registrar_->AllocateArena(self->options_.staging_bytes));
+    self->staging_.push_back(std::move(region));
+  }
+  for (int i = 0; i < self->options_.workers; ++i) {
+    self->workers_.emplace_back([raw = self.get(), i] { raw->RunWorker(static_cast<size_t>(i)); });
+  }
+  return self;
+}
+
+RcServer::~RcServer() {
+  std::deque<std::shared_ptr<Job>> left;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    left.swap(jobs_);
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+  for (auto& job : left) job->sink(ErrorAnswer(503, "SlowDown", "gateway stopping"));
+}
+
+std::string RcServer::Describe() const {
+  return fmt::format("{} port {}", where_.device, where_.port);
+}
+
+http::Response RcServer::Control(const http::Request& request, std::string_view op) {
+  if (request.method != "POST") {
+    return ErrorAnswer(405, "MethodNotAllowed", "hipobj-rc-v2 control requests are POSTs");
+  }
+  if (op == "prepare") return Prepare(request);
+  if (op == "ready") return Ready(request);
+  if (op == "cancel") return Cancel(request);
+  return ErrorAnswer(404, "NoSuchKey", "unknown hipobj-rc-v2 control request");
+}
+
+http::Response RcServer::Prepare(const http::Request& request) {
+  if (options_.emulate == RdmaEmulation::kHipobjUnsupported) {
+    http::Response r = ErrorAnswer(501, "NotImplemented", "hipobj-rc-v2 is not supported");
+    r.headers.emplace_back(std::string(wire::header::kProtocolStatus), "unsupported");
+    return r;
+  }
+  Result<wire::RcPrepareRequest> prepared = wire::DecodeRcPrepare(request.headers);
+  if (!prepared.ok()) {
+    return ErrorAnswer(400, "InvalidRDMAToken", prepared.status().message());
+  }
+  if (prepared->op != wire::RcOp::kGet) {
+    return ErrorAnswer(501, "NotImplemented",
+                       "RDMA PUT (RDMA READ of the body) is not implemented: send the body");
+  }
+  Result<std::string> target = s3::UriDecode(prepared->target);
+  const size_t slash = target.ok() ? target->find('/', 1) : std::string::npos;
+  if (!target.ok() || !target->starts_with('/') || slash == std::string::npos) {
+    return ErrorAnswer(400, "InvalidArgument", "x-amz-rdma-target must be /bucket/key");
+  }
+  auto session = std::make_shared<Session>();
+  session->bucket = target->substr(1, slash - 1);
+  session->key = target->substr(slash + 1);
+  // The same names a GET would accept (READY reads the store directly).
+  if (!ValidateBucketName(session->bucket).ok() || !ValidateObjectKey(session->key).ok()) {
+    return ErrorAnswer(400, "InvalidArgument", "x-amz-rdma-target names no valid bucket/key");
+  }
+  session->prepared = std::move(*prepared);
+  const wire::RcToken& client = session->prepared.token;
+  auto qp = verbs::RcQueuePair::Create(pd_, where_.port);
+  if (!qp.ok()) return ErrorAnswer(503, "SlowDown", qp.status().message());
+  Status connected = (*qp)->Connect(verbs::RcEndpoint{.qpn = client.qpn,
+                                                      .psn = session->prepared.psn,
+                                                      .gid = client.gid,
+                                                      .port = client.port,
+                                                      .lid = client.lid});
+  if (!connected.ok()) return ErrorAnswer(400, "InvalidRDMAToken", connected.message());
+  session->qp = std::move(qp).value();
+  {
+    std::lock_guard lock(mutex_);
+    if (sessions_.size() >= options_.max_sessions) {
+      return ErrorAnswer(503, "SlowDown", "too many RDMA sessions");
+    }
+    session->id = fmt::format("rc-{}", next_session_++);
+    sessions_[session->id] = session;
+  }
+  const verbs::RcEndpoint& local = session->qp->local();
+  const verbs::VerbsRegion& staging = *staging_.front();
+  Result<wire::HeaderList> headers =
+      wire::EncodeRcPrepareReply({.server_token = {.transport = wire::RcTransport::kRc,
+                                                   .qpn = local.qpn,
+                                                   .gid = local.gid,
+                                                   .rkey = staging.rkey(),
+                                                   .addr = staging.remote_addr(),
+                                                   .length = staging.length(),
+                                                   .port = local.port,
+                                                   .lid = local.lid},
+                                  .session = session->id,
+                                  .psn = local.psn,
+                                  .qpn = local.qpn,
+                                  .mr_addr = staging.remote_addr(),
+                                  .mr_rkey = staging.rkey()});
+  if (!headers.ok()) return ErrorAnswer(500, "InternalError", headers.status().message());
+  REELFS_LOG_DEBUG(kLog, "PREPARE {}: client qpn {:#x}, ours {:#x}", session->id, client.qpn,
+                   local.qpn);
+  http::Response r = EmptyAnswer(200, std::move(*headers));
+  r.log_context = "op=RdmaPrepare session=" + session->id;
+  return r;
+}
+
+std::shared_ptr<RcServer::Session> RcServer::TakeSession(const std::string& id, Status* why) {
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) {
+    *why = Status::NotFound("unknown RDMA session");
+    return nullptr;
+  }
+  if (it->second->busy) {
+    *why = Status::Unavailable("RDMA session busy");
+    return nullptr;
+  }
+  it->second->busy = true;
+  return it->second;
+}
+
+void RcServer::ReturnSession(std::shared_ptr<Session> session, bool healthy) {
+  std::lock_guard lock(mutex_);
+  session->busy = false;
+  if (!healthy) sessions_.erase(session->id);
+}
+
+http::Response RcServer::Ready(const http::Request& request) {
+  Result<wire::RcReadyRequest> ready = wire::DecodeRcReady(request.headers);
+  if (!ready.ok()) return ErrorAnswer(400, "InvalidArgument", ready.status().message());
+  Status why;
+  std::shared_ptr<Session> session = TakeSession(ready->session, &why);
+  if (!session) {
+    return why.code() == StatusCode::kNotFound ? ErrorAnswer(404, "NoSuchUpload", why.message())
+                                               : ErrorAnswer(503, "SlowDown", why.message());
+  }
+  const wire::RcPrepareRequest& prepared = session->prepared;
+  auto refuse = [&](http::Response r) {
+    ReturnSession(session, true);
+    return r;
+  };
+  if (ready->cookie != prepared.cookie) {
+    return refuse(ErrorAnswer(400, "InvalidArgument", "cookie does not match PREPARE"));
+  }
+  auto opened = store_.Open(session->bucket, session->key);
+  if (!opened.ok()) {
+    return refuse(opened.status().code() == StatusCode::kNotFound
+                      ? ErrorAnswer(404, "NoSuchKey", "The specified key does not exist.")
+                      : ErrorAnswer(500, "InternalError", opened.status().message()));
+  }
+  const ObjectRecord& rec = opened->record;
+  if (rec.archive && rec.archive->state == ArchiveState::kOffline) {
+    return refuse(ErrorAnswer(403, "InvalidObjectState",
+                              "The operation is not valid for the object's storage class"));
+  }
+  if (prepared.offset >= rec.size) {
+    return refuse(ErrorAnswer(416, "InvalidRange", "The requested range is not satisfiable"));
+  }
+  auto job = std::make_shared<Job>();
+  job->session = session;
+  job->ready = true;
+  job->fd = std::move(opened->fd);
+  job->file_offset = prepared.offset;
+  job->length = std::min(prepared.size, rec.size - prepared.offset);
+  job->remote_addr = ready->mr_addr;
+  job->rkey = ready->mr_rkey;
+  job->cookie = ready->cookie;
+  job->etag = rec.etag;
+  if (job->length > prepared.token.length) {
+    return refuse(ErrorAnswer(400, "InvalidArgument", "size is larger than the window"));
+  }
+  return Defer(std::move(job));
+}
+
+http::Response RcServer::Cancel(const http::Request& request) {
+  Result<wire::RcCancelRequest> cancel = wire::DecodeRcCancel(request.headers);
+  if (!cancel.ok()) return ErrorAnswer(400, "InvalidArgument", cancel.status().message());
+  {
+    std::lock_guard lock(mutex_);
+    auto it = sessions_.find(cancel->session);
+    // A transfer running on it holds its own reference and ends first.
+    if (it != sessions_.end()) sessions_.erase(it);
+  }
+  http::Response r = EmptyAnswer(204, {});
+  r.log_context = "op=RdmaCancel session=" + cancel->session;
+  return r;
+}
+
+http::Response RcServer::ServeGet(const http::Request& request, http::Response plain) {
+  if ((plain.status != 200 && plain.status != 206) || !plain.stream || plain.omit_body) {
+    return plain;  // errors, empty objects and HEADs are not RDMA's business
+  }
+  switch (options_.emulate) {
+    case RdmaEmulation::kNone:
+      break;
+    case RdmaEmulation::kVgwRdma:
+      return ErrorAnswer(500, "InternalError", "RDMA transfer failed (emulating vgwrdma)");
+    case RdmaEmulation::kNooBaa:
+      return ErrorAnswer(501, "S3RdmaNotSupported", "RDMA is not enabled (emulating NooBaa)");
+    case RdmaEmulation::kAiStor: {
+      http::Response r = ErrorAnswer(501, "NotImplemented", "RDMA fabric not configured");
+      r.headers.emplace_back(std::string(wire::header::kReply), "501");
+      return r;
+    }
+    case RdmaEmulation::kCephRgw:
+      return plain;
+    case RdmaEmulation::kDraftSpec:
+      plain.headers.emplace_back(std::string(wire::header::kReply), "501");
+      return plain;
+    case RdmaEmulation::kHipobjUnsupported: {
+      http::Response r = ErrorAnswer(501, "NotImplemented", "hipobj-rc-v2 is not supported");
+      r.headers.emplace_back(std::string(wire::header::kProtocolStatus), "unsupported");
+      return r;
+    }
+  }
+  const std::string* token_text = request.Find(wire::header::kToken);
+  Result<wire::RcToken> token = wire::DecodeRcToken(token_text ? *token_text : "");
+  if (!token.ok()) {
+    return ErrorAnswer(400, "InvalidRDMAToken",
+                       token_text && token_text->size() == wire::kDcTokenLength
+                           ? "cuObject DC tokens need mlx5 DC; this gateway serves RC"
+                           : token.status().message());
+  }
+  const std::string* session_id = request.Find(wire::header::kSession);
+  const uint64_t cookie = HexHeader(request, wire::header::kCookie);
+  if (session_id == nullptr || cookie == 0) {
+    return ErrorAnswer(400, "InvalidRDMAToken",
+                       "an RC data GET needs x-amz-rdma-session and x-amz-rdma-cookie");
+  }
+  Status why;
+  std::shared_ptr<Session> session = TakeSession(*session_id, &why);
+  if (!session) {
+    if (why.code() != StatusCode::kNotFound) return ErrorAnswer(503, "SlowDown", why.message());
+    // A session we do not know (the gateway restarted): decline, with the data (draft spec).
+    plain.headers.emplace_back(std::string(wire::header::kReply), "501");
+    return plain;
+  }
+  if (token->qpn != session->prepared.token.qpn || token->length < plain.stream_length) {
+    ReturnSession(session, true);
+    return ErrorAnswer(400, "InvalidRDMAToken",
+                       "token names another QP than the session's, or a window too small");
+  }
+  auto job = std::make_shared<Job>();
+  job->session = std::move(session);
+  job->source = std::move(plain.stream);
+  job->length = plain.stream_length;
+  job->remote_addr = token->addr;
+  job->rkey = token->rkey;
+  job->cookie = cookie;
+  job->fault = options_.fault;
+  plain.stream_length = 0;
+  job->plain = std::move(plain);
+  return Defer(std::move(job));
+}
+
+http::Response RcServer::Defer(std::shared_ptr<Job> job) {
+  http::Response r;
+  r.deferred = [this, job = std::move(job)](http::ResponseSink sink) {
+    job->sink = std::move(sink);
+    {
+      std::lock_guard lock(mutex_);
+      jobs_.push_back(job);
+    }
+    wake_.notify_one();
+  };
+  return r;
+}
+
+void RcServer::RunWorker(size_t index) {
+  while (true) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    if (job->fault == RdmaFault::kTimeout) {
+      // Held back on this worker, never on an io thread; the client gives up first.
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, options_.fault_delay, [this] { return stopping_; });
+    }
+    Result<uint64_t> moved = Transfer(*job, index);
+    const bool healthy = moved.ok();
+    http::Response answer;
+    if (!moved.ok()) {
+      REELFS_LOG_WARN(kLog, "session {}: transfer failed: {}", job->session->id,
+                      moved.status().ToString());
+      answer = ErrorAnswer(500, "RDMATransferFailed", moved.status().message());
+    } else if (job->ready) {
+      Result<wire::HeaderList> headers = wire::EncodeRcReadyReply(
+          {.bytes_transferred = *moved, .cookie = job->cookie, .etag = job->etag});
+      answer = headers.ok() ? EmptyAnswer(200, std::move(*headers))
+                            : ErrorAnswer(500, "InternalError", headers.status().message());
+      answer.log_context =
+          fmt::format("op=RdmaReady session={} bytes={}", job->session->id, *moved);
+    } else {
+      answer = std::move(job->plain);
+      answer.headers.emplace_back(std::string(wire::header::kReply), std::to_string(answer.status));
+      answer.headers.emplace_back(std::string(wire::header::kBytesTransferred),
+                                  std::to_string(*moved));
+      answer.log_context += fmt::format(" rdma_bytes={}", *moved);
+    }
+    ReturnSession(job->session, healthy);
+    job->sink(std::move(answer));
+  }
+}
+
+Result<uint64_t> RcServer::Transfer(Job& job, size_t worker) {
+  verbs::RcQueuePair& qp = *job.session->qp;
+  if (job.fault == RdmaFault::kQpError) REELFS_RETURN_IF_ERROR(qp.MoveToError());
+  const verbs::VerbsRegion& staging = *staging_[worker];
+  const std::span<std::byte> buffer = staging.host_bytes();
+  auto wait = [&](const char* what) -> Status {
+    REELFS_ASSIGN_OR_RETURN(ibv_wc wc, qp.WaitCompletion(options_.completion_timeout));
+    if (wc.status != IBV_WC_SUCCESS) return verbs::WcToStatus(wc, what);
+    return Status::Ok();
+  };
+  uint64_t done = 0;
+  while (done < job.length) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), job.length - done));
+    std::span<std::byte> piece = buffer.first(n);
+    if (job.source) {
+      size_t got = 0;
+      while (got < n) {
+        REELFS_ASSIGN_OR_RETURN(
+            size_t r, job.source->Read(
+                          std::span<char>(reinterpret_cast<char*>(piece.data()) + got, n - got)));
+        if (r == 0) return Status::DataLoss("object ended early");
+        got += r;
+      }
+    } else {
+      REELFS_RETURN_IF_ERROR(ReadFully(job.fd.get(), piece, job.file_offset + done));
+    }
+    REELFS_RETURN_IF_ERROR(qp.PostWrite({.bytes = piece, .lkey = staging.lkey()},
+                                        job.remote_addr + done, job.rkey,
+                                        /*wr_id=*/1));
+    REELFS_RETURN_IF_ERROR(wait("RDMA WRITE"));
+    done += n;
+  }
+  // The last write carries the cookie: RC delivers in order, so its completion at the client
+  // means everything before it has landed.
+  REELFS_RETURN_IF_ERROR(qp.PostWriteWithImm({.bytes = {}, .lkey = staging.lkey()}, job.remote_addr,
+                                             job.rkey, static_cast<uint32_t>(job.cookie),
+                                             /*wr_id=*/2));
+  REELFS_RETURN_IF_ERROR(wait("RDMA WRITE with immediate"));
+  return done;
+}
+
+}  // namespace reelfs::gateway
