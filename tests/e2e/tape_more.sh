@@ -96,16 +96,31 @@ PY
 # sum_of BUCKET KEY: the source checksum recorded by gen_objects.
 sum_of() { awk -v k="$2" '$2 == k { print $1 }' "$WORK/$1.sums"; }
 
-# wait_catalog BUCKET KEY STATE...: polls the catalog (20 ms) until KEY is in one of the states;
-# fails after WAIT_LIMIT seconds (default 60).
+# wait_catalog BUCKET KEY STATE...: polls the gateway's catalog every 10 ms (one process, read-only
+# SQLite, as catalog_states) until KEY is in one of the states; fails after WAIT_LIMIT seconds
+# (default 60).
 wait_catalog() {
-  local bucket=$1 key=$2 s i; shift 2
-  for i in $(seq $((${WAIT_LIMIT:-60} * 50))); do
-    s=$(catalog_states "$bucket" | awk -F'\t' -v k="$key" '$1 == k { print $2 }')
-    for want in "$@"; do [[ $s == "$want" ]] && return 0; done
-    sleep 0.02
-  done
-  fail "$bucket/$key is '$s' in the gateway's catalog, not one of: $*"
+  local bucket=$1 key=$2 got; shift 2
+  got=$("$PY" - "$ROOT/.reelfs-gateway/catalog.db" "$bucket" "$key" "${WAIT_LIMIT:-60}" "$@" <<'PY'
+import sqlite3, sys, time
+db_path, bucket, key, limit, want = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5:]
+db = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True, timeout=10)
+names = {0: "online", 1: "premigrated", 2: "offline"}
+deadline = time.monotonic() + limit
+while True:
+    row = db.execute("SELECT a.state, a.staging FROM objects o LEFT JOIN archive_objects a ON "
+                     "a.bucket = o.bucket AND a.key = o.key WHERE o.bucket = ? AND o.key = ?",
+                     (bucket, key)).fetchone()
+    s = "missing" if row is None else "online" if row[0] is None else \
+        "staging" if row[0] == 2 and row[1] else names.get(row[0], "state%d" % row[0])
+    if s in want or time.monotonic() > deadline:
+        print(s)
+        break
+    time.sleep(0.01)
+PY
+)
+  for want in "$@"; do [[ $got == "$want" ]] && return 0; done
+  fail "$bucket/$key is '$got' in the gateway's catalog, not one of: $*"
 }
 
 # catalog_count BUCKET STATE: how many objects of BUCKET the catalog has in STATE.
