@@ -254,6 +254,38 @@ TEST_CASE("enumerate classifies, submit requests every offline object once, in k
   CHECK(f.fake->CallCount(Operation::kRestoreObject) == 20);
 }
 
+TEST_CASE("with tape hints in the listing, submission follows cartridges and blocks") {
+  Fixture f(MakeStore(12, 0));
+  // Striped over three cartridges (object i on T<i mod 3>), later keys at lower blocks.
+  for (int i = 0; i < 12; ++i) {
+    REQUIRE(f.fake
+                ->SetHintsForTest(kBucket, Key(i),
+                                  {{"x-reelfs-tape-cartridge", "T" + std::to_string(i % 3)},
+                                   {"x-reelfs-tape-block", std::to_string(100 - i)},
+                                   {"x-reelfs-tape-position", "wrap=2,lpos=" + std::to_string(i)}})
+                .ok());
+  }
+  std::mutex mu;
+  std::vector<std::string> order;
+  f.faults->SetFault(Operation::kRestoreObject, [&](const s3::RequestInfo& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    order.push_back(r.key);
+    return std::optional<Status>();
+  });
+  std::vector<StageObject> objects = f.EnumerateAll();
+  REQUIRE(objects[4].hint.has_value());
+  CHECK(objects[4].hint->cartridge == "T1");
+  CHECK(objects[4].hint->block == 96u);
+  CHECK(objects[4].hint->wrap == 2u);
+  CHECK(objects[4].hint->lpos == 4u);
+  CHECK(StageSummary::Of(objects).cartridges == 3);
+  REQUIRE(f.stager->Submit(objects, nullptr).ok());
+  std::vector<int> want = {9, 6, 3, 0, 10, 7, 4, 1, 11, 8, 5, 2};
+  std::vector<std::string> want_keys;
+  for (int i : want) want_keys.push_back(Key(i));
+  CHECK(order == want_keys);
+}
+
 TEST_CASE("an object the ledger says is being staged is not requested again") {
   Fixture f(MakeStore(3, 0));
   LedgerEntry e;
