@@ -16,5 +16,13 @@ step() {
 }
 step verbs_test "$REELFS_VERBS_TEST"
 step rdma_smoke "$REELFS_RDMA_SMOKE" --ip "$REELFS_RDMA_IP" --device "$REELFS_RDMA_DEVICE"
+# S3 over RDMA end to end (gateway + RcChannel); skipped when its binaries are not given.
+if [ -n "${REELFS_IN_VM_GATEWAY:-}" ] && [ -x "${REELFS_GATEWAY:-}" ] &&
+  [ -x "${REELFS_RDMA_GET:-}" ]; then
+  step s3_over_rdma sh "$REELFS_IN_VM_GATEWAY"
+else
+  echo "in_vm: s3_over_rdma not run (REELFS_GATEWAY / REELFS_RDMA_GET not built)"
+  fail=1
+fi
 grep -E 'HugePages_(Total|Free)' /proc/meminfo
 exit "$fail"
