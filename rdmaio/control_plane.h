@@ -18,6 +18,7 @@
 // Thread-safety: all methods may be called concurrently from any thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
