@@ -107,8 +107,11 @@ std::string SummaryJson(const hsm::StageSummary& s) {
   return out.str();
 }
 
-// x-amz-restore as the server meant it, rebuilt from the parsed value ("" when it said nothing).
-std::string RestoreHeader(const std::optional<s3::RestoreInfo>& r) {
+// x-amz-restore as a HEAD received it; for a listing's RestoreStatus (no header), rebuilt from the
+// parsed value; "" when the server said nothing.
+std::string RestoreHeader(const hsm::StageObject& o) {
+  if (!o.restore_header.empty()) return o.restore_header;
+  const std::optional<s3::RestoreInfo>& r = o.restore;
   if (!r) return "";
   std::string out = r->ongoing ? "ongoing-request=\"true\"" : "ongoing-request=\"false\"";
   if (r->expiry) {
@@ -128,7 +131,7 @@ std::string ObjectJson(const hsm::StageObject& o, const std::string& bucket) {
       << ",\"bucket\":" << JsonString(bucket) << ",\"key\":" << JsonString(o.key)
       << ",\"state\":" << JsonString(hsm::StateName(o.state)) << ",\"size\":" << o.size
       << ",\"storage_class\":" << JsonString(o.storage_class)
-      << ",\"restore\":" << JsonString(RestoreHeader(o.restore)) << ",\"tape\":";
+      << ",\"restore\":" << JsonString(RestoreHeader(o)) << ",\"tape\":";
   if (o.hint) {
     out << "{\"cartridge\":" << JsonString(o.hint->cartridge) << ",\"block\":";
     if (o.hint->block)
@@ -211,14 +214,12 @@ void TapeCommands::Register(CLI::App& app) {
   common(stage_, true);
   stage_->add_flag("--wait", args_.wait, "wait until every object is readable");
   stage_->add_option("--timeout", args_.timeout, "with --wait: give up after T (e.g. 30m)");
-  stage_->add_option("--tier", args_.tier, "standard (default), bulk or expedited")
-      ->check(CLI::IsMember({"standard", "bulk", "expedited"}));
-  stage_->add_option("--days", args_.days, "days the restored copies stay (default 7)")
-      ->check(CLI::Range(1, 36500));
+  // Values are checked in Run, so that a bad one exits with kExitUsage like every setup error.
+  stage_->add_option("--tier", args_.tier, "standard (default), bulk or expedited");
+  stage_->add_option("--days", args_.days, "days the restored copies stay (default 7)");
   stage_->add_flag("--json", args_.json, "one JSON document on stdout at the end");
   stage_->add_flag("--dry-run", args_.dry_run, "print the plan, request nothing");
-  stage_->add_option("--rate", args_.rate, "RestoreObject requests per second (default 200)")
-      ->check(CLI::PositiveNumber);
+  stage_->add_option("--rate", args_.rate, "RestoreObject requests per second (default 200)");
   stage_->add_option("--poll", args_.poll, "first HEAD poll interval with --wait (default 1s)");
   stage_->add_option("--poll-max", args_.poll_max, "longest poll interval (default 60s)");
 
@@ -261,6 +262,11 @@ int TapeCommands::Run(const EndpointStoreFactory& make_store, const std::string&
   auto poll_max = ParseDuration(args_.poll_max);
   if (!poll_max.ok() || *poll_max < *poll)
     return usage("--poll-max: expected a duration >= --poll");
+  if (args_.tier != "standard" && args_.tier != "bulk" && args_.tier != "expedited") {
+    return usage("--tier: expected standard, bulk or expedited");
+  }
+  if (args_.days < 1 || args_.days > 36500) return usage("--days: expected 1..36500");
+  if (!(args_.rate > 0)) return usage("--rate: expected a positive number");
   hsm::StageOptions options;
   options.params.tier = args_.tier == "bulk"        ? s3::RestoreTier::kBulk
                         : args_.tier == "expedited" ? s3::RestoreTier::kExpedited

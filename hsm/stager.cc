@@ -153,6 +153,7 @@ void Absorb(StageObject& object, const s3::ObjectInfo& info) {
   object.etag = info.etag;
   object.storage_class = info.storage_class;
   object.restore = info.restore;
+  object.restore_header = info.restore_header;
   if (auto hint = TapeHintOf(info)) object.hint = std::move(hint);
 }
 

@@ -50,6 +50,7 @@ struct StageObject {
   std::string etag;
   std::string storage_class;
   std::optional<s3::RestoreInfo> restore;
+  std::string restore_header;  // x-amz-restore as received from a HEAD, "" if none
   std::optional<TapeHint> hint;
   State state = State::kUnknown;
   int attempts = 0;   // restore requests sent by this host (ledger)

@@ -9,6 +9,7 @@
 #     versitygw without tape hints (cartridges hold key ranges: key order is tape order), aws with
 #     hints and striped cartridges (only the hint order keeps it to one mount each);
 #   - the same through a path under a mount, once the mount publishes user.reelfs.mount;
+#   - a path outside any mount and a bad flag value exit 2;
 #   - a stage whose --timeout passes while the library (now at real speed) still works exits 75.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/tape_lib.sh"
@@ -160,6 +161,13 @@ PY
 
 run_personality versitygw false key
 run_personality aws true striped
+
+step "usage and setup errors exit 2"
+rc=0; reelfs status "$WORK" 2>"$WORK/usage.err" || rc=$?
+[[ $rc == 2 ]] && grep -q "not under a reelfs mount" "$WORK/usage.err" ||
+  fail "status of a plain directory exited $rc: $(cat "$WORK/usage.err")"
+rc=0; reelfs stage --tier fast "s3://stage-aws/" 2>"$WORK/usage.err" || rc=$?
+[[ $rc == 2 ]] || fail "stage --tier fast exited $rc: $(cat "$WORK/usage.err")"
 
 step "a stage that times out while the library works exits 75"
 # Same root (aws), the library at real speed now: a recall takes a robot move and a load (~30 s).

@@ -447,6 +447,9 @@ TEST_CASE("wait ends kTimedOut at the deadline while restores are still running"
   CHECK(f.clock.Now() >= deadline);
   CHECK(objects[2].state == State::kRestored);
   CHECK(CountIn(objects, State::kStaging) == 4);
+  // The x-amz-restore text of the last HEAD is kept for `status --json`.
+  CHECK(objects[0].restore_header.find("ongoing-request=\"true\"") != std::string::npos);
+  CHECK(objects[2].restore_header.find("ongoing-request=\"false\"") != std::string::npos);
 }
 
 TEST_CASE("wait ends kFailed for offline objects nobody requested, without requesting them") {
