@@ -97,8 +97,12 @@ void Init(void* userdata, fuse_conn_info* conn) noexcept {
   auto want = [conn](unsigned cap) {
     if (conn->capable & cap) conn->want |= cap;
   };
-  want(FUSE_CAP_ASYNC_READ);       // parallel readahead READs
-  want(FUSE_CAP_ASYNC_DIO);        // O_DIRECT readers get their 1 MiB chunks in parallel
+  want(FUSE_CAP_ASYNC_READ);  // parallel readahead READs
+  // Not FUSE_CAP_ASYNC_DIO: with it the kernel sends O_DIRECT reads as background requests and
+  // waits for them uninterruptibly, so no signal ever reaches a read waiting for a restore
+  // (--offline=wait must answer EINTR). O_DIRECT reads larger than max_read then go 1 MiB at a
+  // time instead of in parallel.
+  conn->want &= ~FUSE_CAP_ASYNC_DIO;
   want(FUSE_CAP_PARALLEL_DIROPS);  // concurrent lookup/readdir in one directory
   want(FUSE_CAP_READDIRPLUS);      // `ls -l` of a listing costs no LOOKUPs
   // Always plus, not "auto": the attributes come with the listing for free, and auto makes the
@@ -292,6 +296,7 @@ void InterruptRead(fuse_req_t req, void* data) noexcept {
     auto it = ctx->interruptible.find(req);
     if (it != ctx->interruptible.end()) token = it->second;
   }
+  REELFS_LOG_DEBUG(kSubject, "interrupt of a read ({})", token != nullptr ? "cancelled" : "done");
   if (token != nullptr) token->Cancel();
 }
 
