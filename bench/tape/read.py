@@ -2,6 +2,7 @@
 """bench/tape reader: a PyTorch DataLoader over every file of a manifest, under a mount.
 
     read.py MOUNT MANIFEST [--workers 4] [--batch 8] [--order random|sampler] [--limit N]
+            [--start-when PATH]
 
 MANIFEST: "sha256  key" lines. --order random: DataLoader(shuffle=True), what a training job does
 today; sampler: reelfs.torch.TapeOrderSampler (stages everything, yields files as they come
@@ -40,6 +41,8 @@ def main():
     ap.add_argument("--order", choices=["random", "sampler"], default="random")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--limit", type=int, default=0, help="read only the first N of the order")
+    ap.add_argument("--start-when", metavar="PATH",
+                    help="create PATH.ready once set up, start reading once PATH exists")
     args = ap.parse_args()
     manifest = [line.rstrip("\n").split("  ", 1) for line in open(args.manifest)]
     paths = [os.path.join(args.mount, key) for _, key in manifest]
@@ -55,6 +58,10 @@ def main():
                             shuffle=True, collate_fn=lambda b: b)
     seen = [0] * len(paths)
     n = nbytes = 0
+    if args.start_when:
+        open(args.start_when + ".ready", "w").close()  # imports done, loader built
+        while not os.path.exists(args.start_when):
+            time.sleep(0.01)
     t0 = time.monotonic()
     for batch in loader:
         for i, digest, size in batch:

@@ -45,13 +45,15 @@ else:
 restore_requests() { metric http.RestoreObject; }
 
 # mount_tape SPEC DIR MODE [extra reelfs mount options...]: a mount with --offline=MODE, restores
-# polled every 20 ms (at most 200 ms apart: the simulated library runs thousands of times faster
-# than real time) and an in-memory ledger (each mount its own).
+# polled after 20 ms, doubling to 200 ms (TAPE_RESTORE_POLL, TAPE_RESTORE_POLL_MAX: the simulated
+# library runs thousands of times faster than real time) and an in-memory ledger (each mount its
+# own).
 mount_tape() {
   local spec=$1 dir=$2 mode=$3; shift 3
   MOUNT_DIR=$dir MOUNT_LOG="$WORK/mount-$(basename "$dir").log" mount_bucket "$spec" \
-    --offline="$mode" --offline-timeout "${TAPE_OFFLINE_TIMEOUT:-90s}" --restore-poll 20ms \
-    --restore-poll-max 200ms --ledger none "$@"
+    --offline="$mode" --offline-timeout "${TAPE_OFFLINE_TIMEOUT:-90s}" \
+    --restore-poll "${TAPE_RESTORE_POLL:-20ms}" \
+    --restore-poll-max "${TAPE_RESTORE_POLL_MAX:-200ms}" --ledger none "$@"
 }
 
 # probe_read PATH [direct|nonblock|buffered]: reads the whole file and prints "OK <sha256>", or the
