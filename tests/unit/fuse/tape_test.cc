@@ -23,9 +23,11 @@
 
 #include "fuse/core/filesystem.h"
 #include "fuse/lowlevel/errno_map.h"
+#include "hsm/ledger.h"
 #include "s3/await.h"
 #include "s3/fake/fake_object_store.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_timer.h"
 
 namespace reelfs::fuse {
 namespace {
@@ -498,6 +500,68 @@ TEST_SUITE("fuse") {
       CHECK(Text(*r) == data.substr(i * 1000, 1000));
     }
     for (uint64_t fh : handles) f.fs->Release(fh);
+  }
+
+  TEST_CASE("tape: 50 readers of one offline object with the real Restorer: one RestoreObject") {
+    testing::FakeClock clock;
+    testing::FakeTimer timer(clock);
+    auto fake = std::make_shared<FakeObjectStore>();
+    fake->CreateBucketForTest(kBucket);
+    const std::string data = Content(64'000, 'r');
+    fake->PutObjectForTest(kBucket, "hot", data, "GLACIER");
+    hsm::RestorerOptions ro;
+    ro.endpoint = "http://127.0.0.1:1";
+    ro.bucket = kBucket;
+    ro.poll_min = std::chrono::seconds(1);
+    ro.poll_max = std::chrono::seconds(4);
+    std::shared_ptr<hsm::Restorer> restorer = hsm::Restorer::Create(
+        fake, std::shared_ptr<hsm::Ledger>(hsm::Ledger::InMemory()), timer, ro);
+    MountOptions options;
+    options.bucket = kBucket;
+    options.tape.offline = OfflineMode::kWait;
+    options.tape.offline_wait = std::chrono::seconds(3600);
+    auto fs = CreateFileSystem(fake, options, CreateHeapBufferPool(),
+                               std::make_shared<MemoryBudget>(64ull << 20), clock, restorer);
+    auto e = Call<Entry>([&](auto cb) { fs->Lookup(kRootInode, "hot", cb); });
+    REQUIRE(e.ok());
+    std::vector<uint64_t> handles;
+    std::vector<std::future<Result<ReadData>>> reads;
+    for (int i = 0; i < 50; ++i) {
+      auto h = Call<OpenedFile>([&](auto cb) { fs->Open(e->attr.ino, O_RDONLY, cb); });
+      REQUIRE(h.ok());
+      handles.push_back(h->fh);
+      auto promise = std::make_shared<std::promise<Result<ReadData>>>();
+      reads.push_back(promise->get_future());
+      fs->Read(e->attr.ino, h->fh, i * 1000, 1000, nullptr,
+               [promise](Result<ReadData> r) { promise->set_value(std::move(r)); });
+    }
+    // Drive the Restorer's polls with the fake timer until every reader has its bytes; the
+    // library "finishes" once the request arrived.
+    bool completed = false;
+    auto all_done = [&] {
+      for (auto& r : reads) {
+        if (r.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+      }
+      return true;
+    };
+    while (!all_done()) {
+      fake->WaitIdle();
+      if (!completed && fake->CallCount(Operation::kRestoreObject) > 0) {
+        REQUIRE(fake->CompleteRestore(kBucket, "hot").ok());
+        completed = true;
+      }
+      timer.Advance(std::chrono::seconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    for (int i = 0; i < 50; ++i) {
+      auto r = reads[i].get();
+      REQUIRE(r.ok());
+      CHECK(Text(*r) == data.substr(i * 1000, 1000));
+    }
+    CHECK(fake->CallCount(Operation::kRestoreObject) == 1);
+    for (uint64_t fh : handles) fs->Release(fh);
+    fs.reset();
+    restorer->Shutdown();
   }
 
   TEST_CASE("tape: without a Restorer, wait and eagain fall back to EACCES") {
