@@ -117,7 +117,13 @@ int main(int argc, char** argv) {
   reelfs::cli::TapeCommands tape;
   tape.Register(app);
 
-  CLI11_PARSE(app, argc, argv);
+  // Usage errors exit 2 like every other setup error (cli/tape_commands.h), not with CLI11's own
+  // codes (106, 109, ...); --help and --version still exit 0.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   // The mount's lifecycle lines (mounted, unmounted with counters) are INFO: show them unless
   // the user chose a level.
@@ -141,13 +147,15 @@ int main(int argc, char** argv) {
         });
   }
   if (tape.Selected()) {
-    return tape.Run([&g](const std::string& endpoint)
-                        -> reelfs::Result<std::unique_ptr<reelfs::s3::ObjectStore>> {
-      GlobalArgs with_endpoint = g;
-      if (with_endpoint.endpoint.empty()) with_endpoint.endpoint = endpoint;
-      REELFS_ASSIGN_OR_RETURN(auto client, MakeClient(with_endpoint));
-      return std::unique_ptr<reelfs::s3::ObjectStore>(std::move(client));
-    }, g.endpoint);
+    return tape.Run(
+        [&g](const std::string& endpoint)
+            -> reelfs::Result<std::unique_ptr<reelfs::s3::ObjectStore>> {
+          GlobalArgs with_endpoint = g;
+          if (with_endpoint.endpoint.empty()) with_endpoint.endpoint = endpoint;
+          REELFS_ASSIGN_OR_RETURN(auto client, MakeClient(with_endpoint));
+          return std::unique_ptr<reelfs::s3::ObjectStore>(std::move(client));
+        },
+        g.endpoint);
   }
   auto client = MakeClient(g);
   if (!client.ok()) {

@@ -176,7 +176,9 @@ int MountAndServe(const MountConfig& cfg, const StoreFactory& make_store, Notifi
     if (chdir("/") != 0) REELFS_LOG_DEBUG(kSubject, "chdir /: {}", std::strerror(errno));
   }
 
-  Status run = (*daemon)->Run();
+  // Reads waiting for a restore are answered (EINTR) as soon as the loop ends, so an unmount
+  // does not wait out the drain for them.
+  Status run = (*daemon)->Run([&restorer] { restorer->Shutdown(); });
   const fuse::FsCounters c = fs->counters();
   REELFS_LOG_INFO(kSubject,
                   "unmounted {}: lookups={} list_requests={} head_requests={} open_handles={} "

@@ -195,6 +195,8 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   d.max_threads = f.max_threads;
   d.clone_fd = f.clone_fd;
   d.read_ahead_kb = static_cast<uint32_t>(f.read_ahead_kb);
+  // The kernel waits for async O_DIRECT reads uninterruptibly: only where reads never wait.
+  d.async_dio = m.tape.offline != fuse::OfflineMode::kWait;
   c.foreground = f.foreground;
   c.log_file = f.log_file;
   c.syslog = f.syslog;

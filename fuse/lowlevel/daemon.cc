@@ -89,6 +89,7 @@ struct Daemon::Impl {
   static ConnTuning TuningFor(const DaemonOptions& o) {
     ConnTuning t;
     t.max_readahead = std::max<unsigned>(t.max_readahead, o.read_ahead_kb * 1024u);
+    t.async_dio = o.async_dio;
     return t;
   }
   ~Impl() {
@@ -176,7 +177,7 @@ Daemon::~Daemon() = default;
 
 const DaemonOptions& Daemon::options() const { return impl_->options; }
 
-Status Daemon::Run() {
+Status Daemon::Run(const std::function<void()>& on_loop_end) {
   // 0: unmounted (fusermount3 -u, umount); > 0: the signal that libfuse's handler caught (it
   // stores the signal number as the session's error); < 0: -errno from /dev/fuse.
   const int rc = fuse_session_loop_mt(impl_->session.get(), impl_->loop_config.get());
@@ -185,6 +186,7 @@ Status Daemon::Run() {
   } else {
     REELFS_LOG_INFO(kSubject, "loop ended (rc={}): {} unmounted", rc, impl_->options.mountpoint);
   }
+  if (on_loop_end) on_loop_end();
   // Replies to requests the FileSystem is still working on go to the session: keep it until
   // they are done.
   impl_->drained = impl_->ctx.in_flight.WaitIdle(kDrainTimeout);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,6 +40,9 @@ struct DaemonOptions {
   uint32_t read_ahead_kb = 4096;
   // libfuse's own debug output (-d): every request, to our log at DEBUG.
   bool fuse_debug = false;
+  // Negotiate FUSE_CAP_ASYNC_DIO (ops.h ConnTuning::async_dio): only when no read can wait for
+  // a tape restore, since the kernel waits for async O_DIRECT requests uninterruptibly.
+  bool async_dio = false;
 };
 
 class Daemon {
@@ -48,8 +52,10 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  // Serves requests until unmounted or signalled. OK for a clean exit.
-  Status Run();
+  // Serves requests until unmounted or signalled. OK for a clean exit. `on_loop_end` (optional)
+  // runs when the loop has ended and before Run waits for the replies still owed: the place to
+  // cancel long waits (reads waiting for a restore), so unmount does not wait for them.
+  Status Run(const std::function<void()>& on_loop_end = {});
 
   const DaemonOptions& options() const;
 

@@ -98,11 +98,15 @@ void Init(void* userdata, fuse_conn_info* conn) noexcept {
     if (conn->capable & cap) conn->want |= cap;
   };
   want(FUSE_CAP_ASYNC_READ);  // parallel readahead READs
-  // Not FUSE_CAP_ASYNC_DIO: with it the kernel sends O_DIRECT reads as background requests and
-  // waits for them uninterruptibly, so no signal ever reaches a read waiting for a restore
-  // (--offline=wait must answer EINTR). O_DIRECT reads larger than max_read then go 1 MiB at a
-  // time instead of in parallel.
-  conn->want &= ~FUSE_CAP_ASYNC_DIO;
+  // FUSE_CAP_ASYNC_DIO only where no read waits for a restore (ConnTuning::async_dio): with it
+  // the kernel sends O_DIRECT reads as background requests and waits for them uninterruptibly,
+  // so no signal would reach a read waiting in --offline=wait. Without it O_DIRECT reads larger
+  // than max_read go 1 MiB at a time instead of in parallel.
+  if (t.async_dio) {
+    want(FUSE_CAP_ASYNC_DIO);
+  } else {
+    conn->want &= ~FUSE_CAP_ASYNC_DIO;
+  }
   want(FUSE_CAP_PARALLEL_DIROPS);  // concurrent lookup/readdir in one directory
   want(FUSE_CAP_READDIRPLUS);      // `ls -l` of a listing costs no LOOKUPs
   // Always plus, not "auto": the attributes come with the listing for free, and auto makes the
@@ -363,9 +367,11 @@ void StatFs(fuse_req_t req, fuse_ino_t ino) noexcept {
 // ---- xattrs (docs/semantics.md "Extended attributes") ----
 
 // Only "user." names are ours. The rest (security.selinux, system.posix_acl_*, trusted.*) are
-// answered here without a FileSystem call, as cheaply as a reply can be: `ls -l` asks for
-// security.selinux on every entry. (Before the tape xattrs this answered ENOSYS so the kernel
-// stopped asking; that also hid every user.* name, so it cannot stay.)
+// answered here without a FileSystem call, with EOPNOTSUPP ("this file system has no such
+// namespace"), not ENODATA: `ls -l` asks for security.selinux on every entry, and coreutils
+// remembers an EOPNOTSUPP per device and stops asking, so a 100 000-entry `ls -l` costs one
+// GETXATTR instead of 100 000. (Before the tape xattrs this answered ENOSYS so the kernel stopped
+// sending GETXATTR at all; that also hid every user.* name, so it cannot stay.)
 bool IsUserXattr(const char* name) { return std::string_view(name).starts_with("user."); }
 
 // getxattr/listxattr size protocol: size 0 asks for the length; a buffer too small is ERANGE.
@@ -377,7 +383,7 @@ void ReplyXattrValue(Reply& answer, size_t size, const std::string& value) {
 
 void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) noexcept {
   Guard(req, {.op = "getxattr", .ino = ino, .size = size}, [&](OpsContext& ctx, ReplyPtr reply) {
-    if (!IsUserXattr(name)) return reply->Errno(ENODATA);
+    if (!IsUserXattr(name)) return reply->Errno(EOPNOTSUPP);
     ctx.fs.GetXattr(ino, name,
                     Completion<std::string>(reply, [size](Reply& answer, Result<std::string> r) {
                       if (!r.ok()) return answer.Error(r.status());

@@ -38,6 +38,10 @@ struct ConnTuning {
   unsigned max_background = 128;
   // 3/4 of max_background, the kernel's own ratio: above it the BDI counts as congested.
   unsigned congestion_threshold = 96;
+  // FUSE_CAP_ASYNC_DIO: O_DIRECT reads above max_read go out as parallel background requests.
+  // The kernel waits for those uninterruptibly, so it is off when a read may wait for a tape
+  // restore (--offline=wait must answer EINTR to a signal); on for eagain and eacces mounts.
+  bool async_dio = false;
 };
 
 struct OpsContext {
