@@ -18,7 +18,7 @@ APT_PACKAGES=(
   # tests and interop: real third-party clients and tools
   sqlite3 curl awscli python3 python3-boto3 xxd procps psmisc chromium
   # the mount's end-to-end tests and benchmark peers
-  python3-torch python3-numpy fio s3fs rclone rsync
+  python3-torch python3-numpy fio s3fs rclone rsync attr
   # RDMA: rdma-core for rdmaio/verbs; qemu, a static busybox, cpio and kmod for the Soft-RoCE VM
   # (tests/rdma/rxe_vm.sh unpacks Debian's kernel image into its own cache, never installs it)
   libibverbs-dev librdmacm-dev rdma-core ibverbs-utils rdmacm-utils
