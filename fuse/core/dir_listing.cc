@@ -12,18 +12,19 @@ namespace {
 // S3's page size; asking for more is capped by the server anyway.
 constexpr int kListPageKeys = 1000;
 
-struct BoundedListState {
+// The one paging loop of every listing here: ListObjects with continuation tokens, `on_request`
+// before each call (counters), `on_page(page, last)` after each page, which returns whether to go
+// on; `done` runs exactly once, with the error of the page that failed or OK when the last page
+// was seen or on_page stopped.
+struct PagingState {
   std::shared_ptr<s3::ObjectStore> store;
   s3::ListObjectsRequest request;
-  std::shared_ptr<WarnOnce> warn;
-  uint32_t max_pages = 1;
   std::function<void()> on_request;
-  std::function<void(uint32_t)> on_more;
-  Callback<std::shared_ptr<const DirListing>> done;
-  std::vector<s3::ListObjectsPage> pages;
+  std::function<bool(s3::ListObjectsPage page, bool last)> on_page;
+  std::function<void(Status)> done;
 };
 
-void RequestNextBoundedPage(std::shared_ptr<BoundedListState> state) {
+void RequestNextPage(std::shared_ptr<PagingState> state) {
   if (state->on_request) state->on_request();
   // Copy the request: the callback below may run before ListObjects returns and mutate state.
   s3::ListObjectsRequest request = state->request;
@@ -33,28 +34,33 @@ void RequestNextBoundedPage(std::shared_ptr<BoundedListState> state) {
       done(page.status());
       return;
     }
-    bool more = page->is_truncated && !page->next_continuation_token.empty();
+    const bool last = !page->is_truncated || page->next_continuation_token.empty();
     state->request.continuation_token = page->next_continuation_token;
-    state->pages.push_back(std::move(page).value());
-    if (!more) {
-      auto listing = std::make_shared<const DirListing>(
-          BuildDirListing(state->request.prefix, state->pages, *state->warn));
-      state->pages.clear();
+    if (!state->on_page(std::move(page).value(), last) || last) {
       auto done = std::move(state->done);
-      done(std::shared_ptr<const DirListing>(std::move(listing)));
+      done(Status::Ok());
       return;
     }
-    const auto fetched = static_cast<uint32_t>(state->pages.size());
-    if (fetched >= state->max_pages) {
-      state->pages.clear();
-      auto done = std::move(state->done);
-      done(std::shared_ptr<const DirListing>());
-      return;
-    }
-    // Before the next request: the waiters it releases go to HEAD+LIST now, not a page later.
-    if (state->on_more) state->on_more(fetched);
-    RequestNextBoundedPage(state);
+    RequestNextPage(state);
   });
+}
+
+void PageThrough(std::shared_ptr<s3::ObjectStore> store, s3::ListObjectsRequest request,
+                 std::function<void()> on_request,
+                 std::function<bool(s3::ListObjectsPage page, bool last)> on_page,
+                 std::function<void(Status)> done) {
+  auto state = std::make_shared<PagingState>();
+  state->store = std::move(store);
+  state->request = std::move(request);
+  state->request.max_keys = kListPageKeys;
+  // The tape state of every object comes with the listing where the server can tell it (AWS's
+  // RestoreStatus, reelfs-gateway's <ReelfsTape>); others ignore both headers.
+  state->request.fetch_restore_status = true;
+  state->request.fetch_tape_hints = true;
+  state->on_request = std::move(on_request);
+  state->on_page = std::move(on_page);
+  state->done = std::move(done);
+  RequestNextPage(std::move(state));
 }
 
 }  // namespace
@@ -147,22 +153,38 @@ void ListDirectoryBounded(std::shared_ptr<s3::ObjectStore> store, std::string bu
                           std::function<void()> on_request,
                           std::function<void(uint32_t pages)> on_more,
                           Callback<std::shared_ptr<const DirListing>> done) {
-  auto state = std::make_shared<BoundedListState>();
-  state->store = std::move(store);
-  state->request.bucket = std::move(bucket);
-  state->request.prefix = std::move(prefix);
-  state->request.delimiter = "/";
-  state->request.max_keys = kListPageKeys;
-  // The tape state of every file comes with the listing where the server can tell it (AWS's
-  // RestoreStatus, reelfs-gateway's <ReelfsTape>); others ignore both headers.
-  state->request.fetch_restore_status = true;
-  state->request.fetch_tape_hints = true;
-  state->warn = std::move(warn);
-  state->max_pages = std::max<uint32_t>(max_pages, 1);
-  state->on_request = std::move(on_request);
-  state->on_more = std::move(on_more);
-  state->done = std::move(done);
-  RequestNextBoundedPage(std::move(state));
+  struct Pages {
+    std::vector<s3::ListObjectsPage> pages;
+    std::shared_ptr<const DirListing> listing;  // set when the last page arrived in budget
+  };
+  auto acc = std::make_shared<Pages>();
+  max_pages = std::max<uint32_t>(max_pages, 1);
+  s3::ListObjectsRequest request;
+  request.bucket = std::move(bucket);
+  request.prefix = prefix;
+  request.delimiter = "/";
+  auto on_page = [acc, max_pages, prefix, warn = std::move(warn), on_more = std::move(on_more)](
+                     s3::ListObjectsPage page, bool last) {
+    acc->pages.push_back(std::move(page));
+    if (last) {
+      acc->listing = std::make_shared<const DirListing>(BuildDirListing(prefix, acc->pages, *warn));
+      acc->pages.clear();
+      return false;
+    }
+    const auto fetched = static_cast<uint32_t>(acc->pages.size());
+    if (fetched >= max_pages) {
+      acc->pages.clear();  // over budget: done with a null listing
+      return false;
+    }
+    // Before the next request: the waiters it releases go to HEAD+LIST now, not a page later.
+    if (on_more) on_more(fetched);
+    return true;
+  };
+  PageThrough(std::move(store), std::move(request), std::move(on_request), std::move(on_page),
+              [acc, done = std::move(done)](Status status) {
+                if (!status.ok()) return done(std::move(status));
+                done(std::move(acc->listing));
+              });
 }
 
 void ListDirectory(std::shared_ptr<s3::ObjectStore> store, std::string bucket, std::string prefix,
@@ -173,53 +195,20 @@ void ListDirectory(std::shared_ptr<s3::ObjectStore> store, std::string bucket, s
                        std::move(done));
 }
 
-namespace {
-
-struct SubtreeState {
-  std::shared_ptr<s3::ObjectStore> store;
-  s3::ListObjectsRequest request;
-  std::function<void()> on_request;
-  std::function<void(const std::vector<s3::ObjectInfo>&)> on_page;
-  std::function<void(Status)> done;
-};
-
-void RequestNextSubtreePage(std::shared_ptr<SubtreeState> state) {
-  if (state->on_request) state->on_request();
-  s3::ListObjectsRequest request = state->request;
-  state->store->ListObjects(request, [state](Result<s3::ListObjectsPage> page) {
-    if (!page.ok()) {
-      auto done = std::move(state->done);
-      done(page.status());
-      return;
-    }
-    state->on_page(page->objects);
-    if (!page->is_truncated || page->next_continuation_token.empty()) {
-      auto done = std::move(state->done);
-      done(Status::Ok());
-      return;
-    }
-    state->request.continuation_token = page->next_continuation_token;
-    RequestNextSubtreePage(state);
-  });
-}
-
-}  // namespace
-
 void ListSubtree(std::shared_ptr<s3::ObjectStore> store, std::string bucket, std::string prefix,
                  std::function<void()> on_request,
                  std::function<void(const std::vector<s3::ObjectInfo>&)> on_page,
                  std::function<void(Status)> done) {
-  auto state = std::make_shared<SubtreeState>();
-  state->store = std::move(store);
-  state->request.bucket = std::move(bucket);
-  state->request.prefix = std::move(prefix);
-  state->request.max_keys = kListPageKeys;
-  state->request.fetch_restore_status = true;
-  state->request.fetch_tape_hints = true;
-  state->on_request = std::move(on_request);
-  state->on_page = std::move(on_page);
-  state->done = std::move(done);
-  RequestNextSubtreePage(std::move(state));
+  s3::ListObjectsRequest request;
+  request.bucket = std::move(bucket);
+  request.prefix = std::move(prefix);
+  PageThrough(
+      std::move(store), std::move(request), std::move(on_request),
+      [on_page = std::move(on_page)](s3::ListObjectsPage page, bool /*last*/) {
+        on_page(page.objects);
+        return true;
+      },
+      std::move(done));
 }
 
 }  // namespace reelfs::fuse
