@@ -124,6 +124,22 @@ class RestorerImpl final : public Restorer, public std::enable_shared_from_this<
   };
 
   LedgerKey IdOf(const std::string& key) const { return {options_.endpoint, options_.bucket, key}; }
+  // The ledger entry of a request of `key` this process sent, as of `now`.
+  LedgerEntry EntryOf(const std::string& key, const KeyState& ks, LedgerPhase phase,
+                      s3::WallTime now, int attempts, std::string error = {}) const {
+    LedgerEntry entry;
+    entry.id = IdOf(key);
+    entry.phase = phase;
+    entry.etag = ks.etag;
+    entry.size = ks.size;
+    entry.tier = options_.params.tier;
+    entry.days = options_.params.days;
+    entry.requested_at = now;
+    entry.updated_at = now;
+    entry.attempts = attempts;
+    entry.last_error = std::move(error);
+    return entry;
+  }
   s3::WallTime WallNow() const { return timer_.clock().WallNow(); }
   std::weak_ptr<RestorerImpl> Weak() { return weak_from_this(); }
 
@@ -313,16 +329,7 @@ void RestorerImpl::OnRestore(const std::string& key, int attempts,
         ks.accepted_at = now;
         ks.attempts = attempts;
         ks.next_delay = options_.poll_min;
-        LedgerEntry entry;
-        entry.id = IdOf(key);
-        entry.phase = LedgerPhase::kRequested;
-        entry.etag = ks.etag;
-        entry.size = ks.size;
-        entry.tier = options_.params.tier;
-        entry.days = options_.params.days;
-        entry.requested_at = now;
-        entry.updated_at = now;
-        entry.attempts = attempts;
+        LedgerEntry entry = EntryOf(key, ks, LedgerPhase::kRequested, now, attempts);
         actions.push_back([this, self = shared_from_this(), key, entry = std::move(entry)] {
           if (ledger_) LedgerWrite(key, ledger_->Upsert(entry));
         });
@@ -335,17 +342,8 @@ void RestorerImpl::OnRestore(const std::string& key, int attempts,
         ks.live = false;
         if (!IsRetryable(status)) {
           ++counters_.failures;
-          LedgerEntry entry;
-          entry.id = IdOf(key);
-          entry.phase = LedgerPhase::kFailed;
-          entry.etag = ks.etag;
-          entry.size = ks.size;
-          entry.tier = options_.params.tier;
-          entry.days = options_.params.days;
-          entry.requested_at = now;
-          entry.updated_at = now;
-          entry.attempts = attempts;
-          entry.last_error = status.ToString();
+          LedgerEntry entry =
+              EntryOf(key, ks, LedgerPhase::kFailed, now, attempts, status.ToString());
           actions.push_back([this, self = shared_from_this(), key, entry = std::move(entry)] {
             if (ledger_) LedgerWrite(key, ledger_->Upsert(entry));
           });

@@ -274,19 +274,7 @@ void RcChannel::OpenSession(std::shared_ptr<Work> work, std::shared_ptr<Session>
   ControlPost post{.path = std::string(wire::kRcPreparePath), .headers = std::move(*headers)};
   control_->Post(std::move(post), [self = shared_from_this(), work,
                                    session](Result<ControlReply> reply) mutable {
-    if (!reply.ok()) {
-      const bool cancelled = reply.status().code() == StatusCode::kCancelled;
-      self->Report(*work, wire::ClassifyNoResponse(cancelled).endpoint);
-      self->AbandonRdma(std::move(work), std::move(session), true, !cancelled,
-                        reply.status().WithContext("PREPARE"));
-      return;
-    }
-    if (!IsSuccess(reply->http_status)) {
-      self->Report(*work, ControlSignal(*reply));
-      self->AbandonRdma(std::move(work), std::move(session), true, true,
-                        ErrorFromReply(*reply, "PREPARE"));
-      return;
-    }
+    if (self->AbandonIfControlFailed(work, session, reply, "PREPARE")) return;
     Result<wire::RcPrepareReply> prepared = wire::DecodeRcPrepareReply(reply->rdma_headers);
     Status connected = prepared.ok() ? Status::Ok() : prepared.status();
     if (prepared.ok()) {
@@ -307,6 +295,25 @@ void RcChannel::OpenSession(std::shared_ptr<Work> work, std::shared_ptr<Session>
   });
 }
 
+bool RcChannel::AbandonIfControlFailed(std::shared_ptr<Work>& work,
+                                       std::shared_ptr<Session>& session,
+                                       const Result<ControlReply>& reply, const char* step) {
+  if (!reply.ok()) {
+    // No answer: the session is fenced; retry over HTTP unless the caller cancelled.
+    const bool cancelled = reply.status().code() == StatusCode::kCancelled;
+    Report(*work, wire::ClassifyNoResponse(cancelled).endpoint);
+    AbandonRdma(std::move(work), std::move(session), true, !cancelled,
+                reply.status().WithContext(step));
+    return true;
+  }
+  if (!IsSuccess(reply->http_status)) {
+    Report(*work, ControlSignal(*reply));
+    AbandonRdma(std::move(work), std::move(session), true, true, ErrorFromReply(*reply, step));
+    return true;
+  }
+  return false;
+}
+
 void RcChannel::SendReady(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
   wire::RcReadyRequest ready{.session = session->id,
                              .cookie = session->cookie,
@@ -322,19 +329,7 @@ void RcChannel::SendReady(std::shared_ptr<Work> work, std::shared_ptr<Session> s
   ControlPost post{.path = std::string(wire::kRcReadyPath), .headers = std::move(*headers)};
   control_->Post(std::move(post), [self = shared_from_this(), work,
                                    session](Result<ControlReply> reply) mutable {
-    if (!reply.ok()) {
-      const bool cancelled = reply.status().code() == StatusCode::kCancelled;
-      self->Report(*work, wire::ClassifyNoResponse(cancelled).endpoint);
-      self->AbandonRdma(std::move(work), std::move(session), true, !cancelled,
-                        reply.status().WithContext("READY"));
-      return;
-    }
-    if (!IsSuccess(reply->http_status)) {
-      self->Report(*work, ControlSignal(*reply));
-      self->AbandonRdma(std::move(work), std::move(session), true, true,
-                        ErrorFromReply(*reply, "READY"));
-      return;
-    }
+    if (self->AbandonIfControlFailed(work, session, reply, "READY")) return;
     const uint64_t asked = work->request.window.length;
     Result<wire::RcReadyReply> done = wire::DecodeRcReadyReply(reply->rdma_headers);
     Status checked = done.ok() ? Status::Ok() : done.status();

@@ -108,6 +108,10 @@ class RcChannel final : public DataChannel, public std::enable_shared_from_this<
 
   // The request's RDMA attempt is over and the bytes did not come that way: fence if asked,
   // then retry over HTTP (or fail / cancel).
+  // A PREPARE or READY that got no answer or a non-2xx one: reports it, abandons RDMA for this
+  // fetch (session fenced, HTTP retry unless cancelled) and returns true; false when it succeeded.
+  bool AbandonIfControlFailed(std::shared_ptr<Work>& work, std::shared_ptr<Session>& session,
+                              const Result<ControlReply>& reply, const char* step);
   void AbandonRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session, bool fence,
                    bool retry_over_http, Status failure);
   // Reports the request's verdict to the endpoint policy (once per request).
