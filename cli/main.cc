@@ -112,6 +112,15 @@ int main(int argc, char** argv) {
                         "longest interval between HEAD polls (default 60s)");
   mount_cmd->add_option("--ledger", mount.ledger,
                         "restore ledger file (default ~/.local/state/reelfs/ledger.sqlite; none)");
+  // A flag, not an option: `--rdma` never takes the next word (the source) as its device; a
+  // device is given as --rdma=DEV.
+  auto* rdma_flag = mount_cmd
+                        ->add_flag("--rdma{}", mount.rdma_device,
+                                   "file bytes over RDMA (hipobj-rc-v2): --rdma or --rdma=DEVICE "
+                                   "(default: first active port)")
+                        ->option_text("[=DEVICE]");
+  mount_cmd->add_option("--rdma-sessions", mount.rdma_sessions,
+                        "RC sessions (QPs) per gateway with --rdma (default 4)");
 
   // reelfs stage / status / wait (cli/tape_commands.h).
   reelfs::cli::TapeCommands tape;
@@ -140,6 +149,7 @@ int main(int argc, char** argv) {
   }
   cp.part_size = *part_size;
   if (*mount_cmd) {
+    mount.rdma = rdma_flag->count() > 0;
     return reelfs::cli::RunMount(
         mount, [&g]() -> reelfs::Result<std::unique_ptr<reelfs::s3::ObjectStore>> {
           REELFS_ASSIGN_OR_RETURN(auto client, MakeClient(g));

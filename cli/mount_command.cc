@@ -5,9 +5,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <string>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "common/clock.h"
@@ -23,6 +25,16 @@
 #include "hsm/restorer.h"
 #include "s3/await.h"
 #include "s3/client/s3_client.h"
+
+// REELFS_HAVE_RDMA: cli/CMakeLists.txt sets it where rdmaio/verbs (rdma-core) was built.
+#if REELFS_HAVE_RDMA
+#include <fmt/format.h>
+
+#include "rdmaio/s3bridge/s3_control_plane.h"
+#include "rdmaio/verbs/device.h"
+#include "rdmaio/verbs/rc_channel.h"
+#include "rdmaio/verbs/rc_session_qp.h"
+#endif
 
 namespace reelfs::cli {
 namespace {
@@ -115,6 +127,95 @@ void CapOfflineWait(fuse::TapeOptions& tape) {
   }
 }
 
+// The mount's RDMA data path (--rdma): the channel the prefetchers read through and its counters
+// for user.reelfs.metrics and the unmount log. Empty without --rdma, or when no RDMA port is
+// usable (reads then go over HTTP, as without the flag).
+struct RdmaPath {
+  std::shared_ptr<rdmaio::DataChannel> channel;
+  std::function<std::string()> metrics_json;  // a JSON array, one object per endpoint
+  std::function<std::string()> log_line;
+};
+
+// Registration pins pages: every prefetch buffer counts against RLIMIT_MEMLOCK unless we may
+// exceed it (root, CAP_IPC_LOCK). Over the limit a buffer stays unregistered and is read over
+// HTTP, which works but is not what --rdma asked for: say so once, up front.
+void WarnIfMemlockLow(uint64_t max_memory) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_MEMLOCK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  if (geteuid() == 0 || limit.rlim_cur >= max_memory) return;
+  REELFS_LOG_WARN(kSubject,
+                  "--rdma: RLIMIT_MEMLOCK is {} but --max-memory is {}: buffers past the limit "
+                  "cannot be registered and are read over HTTP (raise it with ulimit -l)",
+                  FormatByteSize(limit.rlim_cur), FormatByteSize(max_memory));
+}
+
+#if REELFS_HAVE_RDMA
+constexpr bool kBuiltWithRdma = true;
+
+std::string JsonQuote(std::string_view in) {
+  std::string out = "\"";
+  for (char ch : in) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) continue;  // never in an endpoint URL
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string RcCountersJson(const rdmaio::verbs::RcChannelCounters& c) {
+  return fmt::format(R"({{"endpoint":{},"transport":"rdma-rc","rdma_requests":{},"rdma_bytes":{},)"
+                     R"("http_requests":{},"http_bytes":{},"fallbacks":{},"sessions_opened":{},)"
+                     R"("sessions_fenced":{},"failed":{}}})",
+                     JsonQuote(c.endpoint), c.rdma_requests, c.rdma_bytes, c.http_requests,
+                     c.http_bytes, c.fallbacks, c.sessions_opened, c.sessions_fenced, c.failed);
+}
+
+// Builds the RC channel over the mount's own S3 client: data GETs share its connections,
+// signing and retries (s3bridge), control POSTs use the same endpoint and credentials.
+RdmaPath OpenRdmaPath(const RdmaConfig& rdma, const std::shared_ptr<s3::ObjectStore>& store) {
+  auto warn = [](const std::string& why) {
+    REELFS_LOG_WARN(kSubject, "--rdma: {}; reading over HTTP", why);
+    return RdmaPath{};
+  };
+  const auto* client = dynamic_cast<const s3::S3Client*>(store.get());
+  if (client == nullptr) return warn("the object store is not an S3 client");
+  Result<rdmaio::verbs::DevicePort> where = rdmaio::verbs::FindActivePort(rdma.device);
+  if (!where.ok()) return warn(where.status().ToString());
+  auto pd = rdmaio::verbs::ProtectionDomain::Open(*where);
+  if (!pd.ok()) return warn(pd.status().ToString());
+  auto qps = std::make_shared<rdmaio::verbs::VerbsQpProvider>(*pd, where->port);
+  auto control = rdmaio::s3bridge::S3ControlPlane::Create(store, client->options());
+  if (!control.ok()) return warn(control.status().ToString());
+  std::shared_ptr<rdmaio::verbs::RcChannel> channel = rdmaio::verbs::RcChannel::Create(
+      std::move(control).value(), std::move(qps), RealClock(), {.max_sessions = rdma.sessions});
+  REELFS_LOG_INFO(kSubject, "--rdma: {} port {}, up to {} RC sessions per gateway", where->device,
+                  where->port, rdma.sessions);
+  RdmaPath path;
+  path.channel = channel;
+  // Weak: the FileSystem holding these must not keep the channel (and its QPs) alive.
+  std::weak_ptr<rdmaio::verbs::RcChannel> weak = channel;
+  path.metrics_json = [weak]() -> std::string {
+    auto c = weak.lock();
+    return c == nullptr ? "null" : "[" + RcCountersJson(c->counters()) + "]";
+  };
+  path.log_line = [weak]() -> std::string {
+    auto c = weak.lock();
+    if (c == nullptr) return "";
+    const rdmaio::verbs::RcChannelCounters n = c->counters();
+    return fmt::format(
+        "endpoint={} rdma_requests={} rdma_bytes={} http_requests={} http_bytes={} fallbacks={} "
+        "sessions_opened={} sessions_fenced={} failed={}",
+        n.endpoint, n.rdma_requests, n.rdma_bytes, n.http_requests, n.http_bytes, n.fallbacks,
+        n.sessions_opened, n.sessions_fenced, n.failed);
+  };
+  return path;
+}
+#else
+constexpr bool kBuiltWithRdma = false;
+
+RdmaPath OpenRdmaPath(const RdmaConfig&, const std::shared_ptr<s3::ObjectStore>&) { return {}; }
+#endif
+
 void DetachStdio() {
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0) return;
@@ -134,7 +235,18 @@ int MountAndServe(const MountConfig& cfg, const StoreFactory& make_store, Notifi
   }
   std::shared_ptr<s3::ObjectStore> shared_store = std::move(*store);
   auto budget = std::make_shared<fuse::MemoryBudget>(cfg.mount.max_memory);
-  std::shared_ptr<fuse::BufferPool> pool = fuse::CreateHeapBufferPool(cfg.mount.max_memory);
+  RdmaPath rdma;
+  if (cfg.rdma.enabled) rdma = OpenRdmaPath(cfg.rdma, shared_store);
+  std::shared_ptr<fuse::BufferPool> pool;
+  if (rdma.channel != nullptr) {
+    WarnIfMemlockLow(cfg.mount.max_memory);
+    // The registrar lives as long as the channel it belongs to (an aliasing pointer keeps it).
+    pool = fuse::CreateRegisteredBufferPool(
+        std::shared_ptr<rdmaio::MemoryRegistrar>(rdma.channel, &rdma.channel->registrar()),
+        cfg.mount.max_memory);
+  } else {
+    pool = fuse::CreateHeapBufferPool(cfg.mount.max_memory);
+  }
 
   fuse::MountOptions mount = cfg.mount;
   mount.endpoint = ClientEndpoint(*shared_store);
@@ -148,13 +260,16 @@ int MountAndServe(const MountConfig& cfg, const StoreFactory& make_store, Notifi
   std::shared_ptr<hsm::Restorer> restorer =
       hsm::Restorer::Create(shared_store, ledger, *timer, std::move(restorer_options));
   std::unique_ptr<fuse::FileSystem> fs =
-      fuse::CreateFileSystem(shared_store, mount, pool, budget, RealClock(), restorer);
+      fuse::CreateFileSystem(shared_store, mount, pool, budget, RealClock(), restorer,
+                             fuse::DataPath{rdma.channel, rdma.metrics_json});
 
   auto daemon = fuse::Daemon::Mount(*fs, cfg.daemon);
   if (!daemon.ok()) {
     notify.Failed(daemon.status().ToString());
     fs.reset();
     restorer->Shutdown();
+    pool.reset();
+    rdma = RdmaPath{};
     return 1;
   }
   REELFS_LOG_INFO(kSubject,
@@ -193,11 +308,19 @@ int MountAndServe(const MountConfig& cfg, const StoreFactory& make_store, Notifi
                   "re_requests={} failures={}",
                   c.offline_reads, c.restore_waits, c.xattr_refreshes, rc.restore_requests,
                   rc.head_requests, rc.waiters, rc.completed, rc.re_requests, rc.failures);
+  if (rdma.log_line) {
+    REELFS_LOG_INFO(kSubject, "rdma: {} registration_failures={}", rdma.log_line(),
+                    pool->stats().registration_failures);
+  }
   // Teardown order: the session (unmount) first, then the FileSystem (cancels prefetches), the
   // Restorer (answers its waiters, stops polling) before the timer and the client it uses, then
-  // the client (completes whatever is left with kCancelled).
+  // the client (completes whatever is left with kCancelled). The RDMA channel goes after the
+  // FileSystem (no prefetcher left to fetch through it) and before the client it sends through;
+  // the pool first, as its registered buffers keep the channel's registrar.
   daemon->reset();
   fs.reset();
+  pool.reset();
+  rdma = RdmaPath{};
   restorer->Shutdown();
   restorer.reset();
   timer.reset();
@@ -237,6 +360,20 @@ int RunMount(const MountFlags& flags, const StoreFactory& make_store) {
     std::cerr << "reelfs mount: " << cfg.status().message() << "\n";
     return 2;
   }
+  if (cfg->rdma.enabled && !kBuiltWithRdma) {
+    std::cerr << "reelfs mount: --rdma: reelfs was built without rdma-core (libibverbs-dev, "
+                 "librdmacm-dev); mount without --rdma\n";
+    return 2;
+  }
+#if REELFS_HAVE_RDMA
+  if (cfg->rdma.enabled) {
+    // Said here, on the user's terminal, as well as in the daemon's log.
+    if (auto where = rdmaio::verbs::FindActivePort(cfg->rdma.device); !where.ok()) {
+      std::cerr << "reelfs mount: warning: --rdma: " << where.status().ToString()
+                << "; mounting with reads over HTTP\n";
+    }
+  }
+#endif
   if (!cfg->log_file.empty()) {
     if (Status s = LogToFile(cfg->log_file); !s.ok()) {
       std::cerr << "reelfs mount: --log-file: " << s.ToString() << "\n";

@@ -187,6 +187,16 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   // As typed ("" default path, "none" in memory); RunMount opens it and stores the path used.
   m.ledger_path = f.ledger;
 
+  // RDMA: whether this build can do it is RunMount's question (it knows how it was linked).
+  if (!f.rdma && (!f.rdma_device.empty() || f.rdma_sessions != 4)) {
+    return Status::InvalidArgument("--rdma-sessions and a device need --rdma");
+  }
+  if (f.rdma_sessions < 1 || f.rdma_sessions > 64) {
+    return Status::InvalidArgument("--rdma-sessions: 1..64");
+  }
+  c.rdma = RdmaConfig{
+      .enabled = f.rdma, .device = f.rdma_device, .sessions = static_cast<size_t>(f.rdma_sessions)};
+
   fuse::DaemonOptions& d = c.daemon;
   d.mountpoint = resolved;
   d.fsname = "reelfs:" + m.bucket + (m.prefix.empty() ? "" : "/" + m.prefix);

@@ -43,12 +43,25 @@ struct MountFlags {
   std::string restore_poll = "1s";         // first HEAD poll; doubles up to restore_poll_max
   std::string restore_poll_max = "60s";
   std::string ledger;  // empty: hsm::Ledger::DefaultPath(); "none": in memory
+  // RDMA data path (docs/protocols/rdma.md §7). `--rdma` alone: the first device with an active
+  // port; `--rdma=DEV`: that device.
+  bool rdma = false;
+  std::string rdma_device;
+  int rdma_sessions = 4;  // RC sessions (QPs) per gateway
+};
+
+// What --rdma asks for; RunMount builds the channel (only where rdma-core was found).
+struct RdmaConfig {
+  bool enabled = false;
+  std::string device;  // empty: the first device with an active port
+  size_t sessions = 4;
 };
 
 struct MountConfig {
   fuse::MountOptions mount;
   fuse::DaemonOptions daemon;
   hsm::RestorerOptions restorer;  // endpoint and bucket filled by RunMount
+  RdmaConfig rdma;
   bool foreground = false;
   std::string log_file;
   bool syslog = false;

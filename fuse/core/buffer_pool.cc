@@ -1,6 +1,7 @@
 #include "fuse/core/buffer_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <iterator>
 #include <map>
@@ -39,6 +40,14 @@ struct FreeDeleter {
 };
 using AlignedBytes = std::unique_ptr<std::byte, FreeDeleter>;
 
+// One allocation and, in a registered pool, its registration. Members are destroyed in reverse
+// order: the region is deregistered before the memory it pins is freed.
+struct Block {
+  AlignedBytes bytes;
+  std::shared_ptr<rdmaio::RegisteredRegion> region;  // null in a plain heap pool
+  explicit operator bool() const { return bytes != nullptr; }
+};
+
 size_t RoundToClass(size_t size) {
   const size_t rounded = (size + kSizeClassGranularity - 1) / kSizeClassGranularity;
   return (rounded == 0 ? 1 : rounded) * kSizeClassGranularity;
@@ -60,12 +69,12 @@ class FreeList {
       : max_bytes_(max_bytes), idle_ttl_(idle_ttl), clock_(clock) {}
 
   // An idle buffer of `size_class`, or null (then the caller allocates; Added accounts it).
-  AlignedBytes Take(size_t size_class, std::vector<AlignedBytes>* to_free) {
+  Block Take(size_t size_class, std::vector<Block>* to_free) {
     std::lock_guard lock(mutex_);
     TrimLocked(to_free);
     auto it = idle_.find(size_class);
     if (it != idle_.end() && !it->second.empty()) {
-      AlignedBytes bytes = std::move(it->second.back().bytes);
+      Block bytes = std::move(it->second.back().bytes);
       it->second.pop_back();
       idle_bytes_ -= size_class;
       in_use_bytes_ += size_class;
@@ -83,7 +92,7 @@ class FreeList {
     }
     in_use_bytes_ += size_class;
     ++fresh_allocations_;
-    return nullptr;
+    return {};
   }
 
   BufferPoolStats stats() const {
@@ -99,7 +108,7 @@ class FreeList {
 
   // Takes a buffer back; it is freed (by `to_free`'s destruction, after the lock) if keeping it
   // would exceed max_bytes.
-  void Return(size_t size_class, AlignedBytes bytes, std::vector<AlignedBytes>* to_free) {
+  void Return(size_t size_class, Block bytes, std::vector<Block>* to_free) {
     std::lock_guard lock(mutex_);
     in_use_bytes_ -= size_class;
     TrimLocked(to_free);
@@ -113,13 +122,13 @@ class FreeList {
 
  private:
   struct Idle {
-    AlignedBytes bytes;
+    Block bytes;
     Clock::TimePoint since;
   };
 
   // Frees (into `to_free`) what has been idle longer than idle_ttl. Each class's vector is in
   // return order, so the stale ones are at the front.
-  void TrimLocked(std::vector<AlignedBytes>* to_free) REQUIRES(mutex_) {
+  void TrimLocked(std::vector<Block>* to_free) REQUIRES(mutex_) {
     if (idle_bytes_ == 0) return;
     const Clock::TimePoint cutoff = clock_.Now() - idle_ttl_;
     for (auto i = idle_.begin(); i != idle_.end();) {
@@ -145,56 +154,78 @@ class FreeList {
 
 class HeapBuffer final : public Buffer {
  public:
-  HeapBuffer(std::shared_ptr<FreeList> free_list, size_t size_class, AlignedBytes bytes,
-             size_t size)
+  HeapBuffer(std::shared_ptr<FreeList> free_list, size_t size_class, Block bytes, size_t size)
       : free_list_(std::move(free_list)),
         size_class_(size_class),
         bytes_(std::move(bytes)),
         size_(size) {}
   ~HeapBuffer() override {
-    std::vector<AlignedBytes> to_free;  // freed after the free list's lock is released
+    std::vector<Block> to_free;  // freed after the free list's lock is released
     free_list_->Return(size_class_, std::move(bytes_), &to_free);
   }
 
-  std::span<std::byte> bytes() override { return {bytes_.get(), size_}; }
+  std::span<std::byte> bytes() override { return {bytes_.bytes.get(), size_}; }
+  rdmaio::RegisteredWindow registered_window() override {
+    return {.region = bytes_.region, .offset = 0, .length = size_};
+  }
 
  private:
   const std::shared_ptr<FreeList> free_list_;
   const size_t size_class_;
-  AlignedBytes bytes_;
+  Block bytes_;
   const size_t size_;  // what the caller asked for; the allocation is size_class_ bytes
 };
 
 class HeapBufferPool final : public BufferPool {
  public:
-  HeapBufferPool(size_t max_bytes, Clock::Duration idle_ttl, Clock& clock)
-      : free_list_(std::make_shared<FreeList>(max_bytes, idle_ttl, clock)) {}
+  HeapBufferPool(size_t max_bytes, Clock::Duration idle_ttl, Clock& clock,
+                 std::shared_ptr<rdmaio::MemoryRegistrar> registrar)
+      : free_list_(std::make_shared<FreeList>(max_bytes, idle_ttl, clock)),
+        registrar_(std::move(registrar)) {}
 
   Result<std::unique_ptr<Buffer>> Allocate(size_t size) override {
     const size_t size_class = RoundToClass(size);
-    std::vector<AlignedBytes> to_free;  // freed after the free list's lock is released
-    AlignedBytes bytes = free_list_->Take(size_class, &to_free);
-    if (!bytes) {
+    std::vector<Block> to_free;  // freed after the free list's lock is released
+    Block block = free_list_->Take(size_class, &to_free);
+    if (!block) {
       // size_class is a multiple of the alignment, as std::aligned_alloc requires.
       const bool huge = size_class % kHugePageSize == 0;
-      bytes.reset(static_cast<std::byte*>(
+      block.bytes.reset(static_cast<std::byte*>(
           std::aligned_alloc(huge ? kHugePageSize : kPageSize, size_class)));
-      if (!bytes) {
+      if (!block.bytes) {
         free_list_->Failed(size_class);
         return Status::ResourceExhausted("cannot allocate a read buffer of " +
                                          std::to_string(size_class) + " bytes");
       }
       // Advice only: failure (no THP support) leaves ordinary pages, which still work.
-      if (huge) (void)::madvise(bytes.get(), size_class, MADV_HUGEPAGE);
+      if (huge) (void)::madvise(block.bytes.get(), size_class, MADV_HUGEPAGE);
+      if (registrar_ != nullptr) Register(block, size_class);
     }
     return std::unique_ptr<Buffer>(
-        std::make_unique<HeapBuffer>(free_list_, size_class, std::move(bytes), size));
+        std::make_unique<HeapBuffer>(free_list_, size_class, std::move(block), size));
   }
 
-  BufferPoolStats stats() const override { return free_list_->stats(); }
+  BufferPoolStats stats() const override {
+    BufferPoolStats s = free_list_->stats();
+    s.registration_failures = registration_failures_.load(std::memory_order_relaxed);
+    return s;
+  }
 
  private:
+  // Once per fresh allocation: the block keeps its registration while it is recycled.
+  void Register(Block& block, size_t size_class) {
+    Result<std::shared_ptr<rdmaio::RegisteredRegion>> region = registrar_->Register(
+        rdmaio::HostMemory{.bytes = std::span<std::byte>(block.bytes.get(), size_class)});
+    if (region.ok()) {
+      block.region = std::move(*region);
+    } else {
+      registration_failures_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
   const std::shared_ptr<FreeList> free_list_;
+  const std::shared_ptr<rdmaio::MemoryRegistrar> registrar_;  // null: plain heap memory
+  std::atomic<uint64_t> registration_failures_{0};
 };
 
 static_assert(kSizeClassGranularity % kPageSize == 0, "size classes must be whole pages");
@@ -203,7 +234,13 @@ static_assert(kSizeClassGranularity % kPageSize == 0, "size classes must be whol
 
 std::shared_ptr<BufferPool> CreateHeapBufferPool(size_t max_bytes, Clock::Duration idle_ttl,
                                                  Clock& clock) {
-  return std::make_shared<HeapBufferPool>(max_bytes, idle_ttl, clock);
+  return std::make_shared<HeapBufferPool>(max_bytes, idle_ttl, clock, nullptr);
+}
+
+std::shared_ptr<BufferPool> CreateRegisteredBufferPool(
+    std::shared_ptr<rdmaio::MemoryRegistrar> registrar, size_t max_bytes, Clock::Duration idle_ttl,
+    Clock& clock) {
+  return std::make_shared<HeapBufferPool>(max_bytes, idle_ttl, clock, std::move(registrar));
 }
 
 }  // namespace reelfs::fuse

@@ -49,6 +49,7 @@ constexpr std::string_view kInvalidObjectState = "InvalidObjectState";
 constexpr std::string_view kXattrRequest = "user.hsm.request";
 constexpr std::string_view kXattrSummary = "user.hsm.summary";
 constexpr std::string_view kXattrMount = "user.reelfs.mount";
+constexpr std::string_view kXattrMetrics = "user.reelfs.metrics";
 constexpr std::string_view kXattrStorageClass = "user.s3.storage_class";
 constexpr std::string_view kXattrEtag = "user.s3.etag";
 constexpr std::string_view kXattrRestore = "user.s3.restore";
@@ -169,9 +170,10 @@ class Core : public std::enable_shared_from_this<Core> {
  public:
   Core(std::shared_ptr<s3::ObjectStore> store, MountOptions options,
        std::shared_ptr<BufferPool> pool, std::shared_ptr<MemoryBudget> budget, Clock& clock,
-       std::shared_ptr<hsm::Restorer> restorer)
+       std::shared_ptr<hsm::Restorer> restorer, DataPath data_path)
       : store_(std::move(store)),
         restorer_(std::move(restorer)),
+        data_path_(std::move(data_path)),
         options_(std::move(options)),
         pool_(std::move(pool)),
         budget_(std::move(budget)),
@@ -231,6 +233,7 @@ class Core : public std::enable_shared_from_this<Core> {
   void Summary(InodeId ino, std::string prefix, Callback<std::string> done);
   void StageTree(std::string prefix, std::function<void(Status)> done);
   std::string MountJson() const;
+  std::string MetricsJson() const;
   Clock::TimePoint Expiry() const { return clock_.Now() + options_.metadata_ttl; }
   std::string ChildKey(const InodeRecord& parent, std::string_view name, bool is_dir) const {
     return parent.key + std::string(name) + (is_dir ? "/" : "");
@@ -261,6 +264,7 @@ class Core : public std::enable_shared_from_this<Core> {
 
   const std::shared_ptr<s3::ObjectStore> store_;
   const std::shared_ptr<hsm::Restorer> restorer_;  // may be null
+  const DataPath data_path_;                       // channel null: reads over store_
   const MountOptions options_;
   const std::shared_ptr<BufferPool> pool_;
   const std::shared_ptr<MemoryBudget> budget_;
@@ -850,7 +854,7 @@ void Core::FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool 
   // Created outside the lock: the prefetcher is free to touch the store from its constructor.
   std::shared_ptr<Prefetcher> prefetcher =
       CreatePrefetcher(store_, ObjectRef{options_.bucket, std::move(key), size, etag},
-                       options_.prefetch, budget_, pool_);
+                       options_.prefetch, budget_, pool_, data_path_.channel);
   bool closed = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -1019,7 +1023,7 @@ void Core::ReplacePrefetcher(uint64_t fh) {
     ref = it->second.ref;
   }
   std::shared_ptr<Prefetcher> fresh =
-      CreatePrefetcher(store_, ref, options_.prefetch, budget_, pool_);
+      CreatePrefetcher(store_, ref, options_.prefetch, budget_, pool_, data_path_.channel);
   std::shared_ptr<Prefetcher> old;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -1040,6 +1044,18 @@ std::string Core::MountJson() const {
   return fmt::format(R"({{"version":1,"endpoint":{},"bucket":{},"prefix":{},"ledger":{}}})",
                      JsonString(options_.endpoint), JsonString(options_.bucket),
                      JsonString(options_.prefix), JsonString(options_.ledger_path));
+}
+
+std::string Core::MetricsJson() const {
+  const FsCounters c = counters();
+  std::string data_path = data_path_.metrics_json ? data_path_.metrics_json() : std::string();
+  if (data_path.empty()) data_path = "null";
+  return fmt::format(
+      R"({{"version":1,"fs":{{"lookups":{},"list_requests":{},"head_requests":{},)"
+      R"("open_handles":{},"inodes":{},"bytes_read":{},"offline_reads":{},"restore_waits":{},)"
+      R"("xattr_refreshes":{}}},"data_path":{}}})",
+      c.lookups, c.list_requests, c.head_requests, c.open_handles, c.inodes, c.bytes_read,
+      c.offline_reads, c.restore_waits, c.xattr_refreshes, data_path);
 }
 
 std::string Core::FileXattrValue(const FileXattrView& v, std::string_view name) {
@@ -1087,6 +1103,7 @@ void Core::GetXattr(InodeId ino, std::string_view name, Callback<std::string> do
       lock.unlock();
       if (n == kXattrSummary) return Summary(ino, std::move(prefix), std::move(done));
       if (n == kXattrMount && ino == kRootInode) return done(MountJson());
+      if (n == kXattrMetrics && ino == kRootInode) return done(MetricsJson());
       return done(NoData(ino, n));
     }
     const bool hsm_name =
@@ -1164,7 +1181,10 @@ void Core::ListXattr(InodeId ino, Callback<std::vector<std::string>> done) {
     InodeRecord* rec = *found;
     if (rec->is_dir) {
       names.emplace_back(kXattrSummary);
-      if (ino == kRootInode) names.emplace_back(kXattrMount);
+      if (ino == kRootInode) {
+        names.emplace_back(kXattrMount);
+        names.emplace_back(kXattrMetrics);
+      }
     } else {
       for (std::string_view n :
            {kXattrStorageClass, kXattrEtag, kXattrRestore, kXattrState, kXattrExpiry}) {
@@ -1469,9 +1489,11 @@ class FileSystemImpl final : public FileSystem {
 std::unique_ptr<FileSystem> CreateFileSystem(std::shared_ptr<s3::ObjectStore> store,
                                              MountOptions options, std::shared_ptr<BufferPool> pool,
                                              std::shared_ptr<MemoryBudget> budget, Clock& clock,
-                                             std::shared_ptr<hsm::Restorer> restorer) {
-  auto core = std::make_shared<Core>(std::move(store), std::move(options), std::move(pool),
-                                     std::move(budget), clock, std::move(restorer));
+                                             std::shared_ptr<hsm::Restorer> restorer,
+                                             DataPath data_path) {
+  auto core =
+      std::make_shared<Core>(std::move(store), std::move(options), std::move(pool),
+                             std::move(budget), clock, std::move(restorer), std::move(data_path));
   return std::make_unique<FileSystemImpl>(std::move(core));
 }
 

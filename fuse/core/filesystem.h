@@ -23,6 +23,10 @@
 // answers per tape.offline (wait: one restore through the Restorer and an asynchronous,
 // interruptible wait; eagain; eacces); O_NONBLOCK handles always get EAGAIN. Xattrs expose the
 // state (user.s3.*, user.hsm.*, user.reelfs.mount) and user.hsm.request=stage requests restores.
+// The root's user.reelfs.metrics is a JSON snapshot of FsCounters and the data path's counters.
+//
+// With a DataPath channel (`reelfs mount --rdma`) every prefetcher reads through it (prefetcher.h);
+// metadata, listings and HEADs stay on the ObjectStore.
 //
 // Every method replies through its callback exactly once, never blocking the calling thread on
 // the network (callbacks may run on the ObjectStore's thread). Errors are Status values; the one
@@ -31,6 +35,7 @@
 // Thread-safety: all methods may be called concurrently from any thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,6 +48,7 @@
 #include "fuse/core/options.h"
 #include "fuse/core/types.h"
 #include "hsm/restorer.h"
+#include "rdmaio/data_channel.h"
 #include "s3/object_store.h"
 
 namespace reelfs::fuse {
@@ -57,6 +63,17 @@ struct FsCounters {
   uint64_t offline_reads = 0;    // reads that found their object offline (GET or cached state)
   uint64_t restore_waits = 0;    // waits for a restore (--offline=wait) started
   uint64_t xattr_refreshes = 0;  // HEADs sent to refresh a stale state for a user.hsm.* xattr
+};
+
+// How file bytes travel besides the ObjectStore. Empty: every read is a GET through the store.
+struct DataPath {
+  // Reads fetch through this channel into registered buffers (give the FileSystem a BufferPool
+  // from CreateRegisteredBufferPool over channel->registrar()); null: through the store.
+  std::shared_ptr<rdmaio::DataChannel> channel;
+  // The channel's counters as a JSON value (per endpoint: requests and bytes over RDMA and over
+  // HTTP), the "data_path" member of user.reelfs.metrics; null or empty: `null`. Called from
+  // any thread.
+  std::function<std::string()> metrics_json;
 };
 
 class FileSystem {
@@ -112,6 +129,7 @@ class FileSystem {
 std::unique_ptr<FileSystem> CreateFileSystem(std::shared_ptr<s3::ObjectStore> store,
                                              MountOptions options, std::shared_ptr<BufferPool> pool,
                                              std::shared_ptr<MemoryBudget> budget, Clock& clock,
-                                             std::shared_ptr<hsm::Restorer> restorer = nullptr);
+                                             std::shared_ptr<hsm::Restorer> restorer = nullptr,
+                                             DataPath data_path = {});
 
 }  // namespace reelfs::fuse

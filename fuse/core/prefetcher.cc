@@ -99,9 +99,9 @@ struct Reply {
   Result<ReadData> result;
 };
 
-// The state the Prefetcher and its in-flight GET callbacks share. It does not hold the store:
-// only Read() issues GETs (with the Prefetcher's reference), so a completion can never end up
-// destroying the store on the store's own thread.
+// The state the Prefetcher and its in-flight GET callbacks share. It holds neither the store nor
+// the channel: only Read() issues GETs (with the Prefetcher's reference), so a completion can never
+// end up destroying the store on the store's own thread.
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
   Stream(ObjectRef object, const PrefetchOptions& options, std::shared_ptr<MemoryBudget> budget,
@@ -111,7 +111,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
         budget_(std::move(budget)),
         pool_(std::move(pool)) {}
 
-  void Read(s3::ObjectStore& store, uint64_t offset, size_t size, Callback<ReadData> done);
+  void Read(s3::ObjectStore& store, rdmaio::DataChannel* channel, uint64_t offset, size_t size,
+            Callback<ReadData> done);
   void Close();
   PrefetchCounters counters() const {
     std::lock_guard lock(mutex_);
@@ -141,8 +142,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void CollectReadyLocked(std::vector<Reply>* replies) REQUIRES(mutex_);
   std::optional<ReadData> TryBuildLocked(uint64_t offset, uint64_t end) REQUIRES(mutex_);
 
-  void Issue(s3::ObjectStore& store, const std::vector<PartPtr>& parts);
-  void OnGetDone(const PartPtr& part, Result<s3::GetObjectResult> result);
+  // Each part through `channel` when there is one and the part's buffer is registered, else
+  // through `store`.
+  void Issue(s3::ObjectStore& store, rdmaio::DataChannel* channel,
+             const std::vector<PartPtr>& parts);
+  // A part's fetch ended with `bytes` in its buffer (`rdma`: written by the server).
+  void OnPartDone(const PartPtr& part, Result<uint64_t> bytes, bool rdma);
   static void RunReplies(std::vector<Reply> replies);
 
   const ObjectRef object_;
@@ -166,7 +171,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   PrefetchCounters counters_ GUARDED_BY(mutex_);
 };
 
-void Stream::Read(s3::ObjectStore& store, uint64_t offset, size_t size, Callback<ReadData> done) {
+void Stream::Read(s3::ObjectStore& store, rdmaio::DataChannel* channel, uint64_t offset,
+                  size_t size, Callback<ReadData> done) {
   std::vector<PartPtr> issue;
   std::vector<Reply> replies;
   {
@@ -188,7 +194,7 @@ void Stream::Read(s3::ObjectStore& store, uint64_t offset, size_t size, Callback
       CollectReadyLocked(&replies);
     }
   }
-  Issue(store, issue);
+  Issue(store, channel, issue);
   RunReplies(std::move(replies));
 }
 
@@ -384,8 +390,33 @@ std::optional<ReadData> Stream::TryBuildLocked(uint64_t offset, uint64_t end) {
   return data;
 }
 
-void Stream::Issue(s3::ObjectStore& store, const std::vector<PartPtr>& parts) {
+void Stream::Issue(s3::ObjectStore& store, rdmaio::DataChannel* channel,
+                   const std::vector<PartPtr>& parts) {
   for (const PartPtr& part : parts) {
+    if (channel != nullptr) {
+      rdmaio::RegisteredWindow window = part->buffer->registered_window();
+      if (window.region != nullptr) {
+        window.length = part->length;
+        {
+          std::lock_guard lock(mutex_);
+          ++counters_.channel_requests;
+        }
+        rdmaio::FetchRequest req{.bucket = object_.bucket,
+                                 .key = object_.key,
+                                 .object_offset = part->offset,
+                                 .window = std::move(window),
+                                 .if_match = object_.etag,
+                                 .cancel = part->cancel};
+        // As below: the callback holds the part, whose window the server may write until the
+        // channel calls back (the channel fences it first after a failure), and the stream.
+        channel->Fetch(
+            std::move(req), [self = shared_from_this(), part](Result<rdmaio::FetchResult> result) {
+              if (!result.ok()) return self->OnPartDone(part, std::move(result).status(), false);
+              self->OnPartDone(part, result->bytes, result->via == rdmaio::DataPath::kRdma);
+            });
+        continue;
+      }
+    }
     s3::GetObjectRequest req;
     req.bucket = object_.bucket;
     req.key = object_.key;
@@ -396,29 +427,31 @@ void Stream::Issue(s3::ObjectStore& store, const std::vector<PartPtr>& parts) {
     // The callback holds the part (the store writes into its buffer until the callback runs) and
     // the stream (the Prefetcher may be gone by then).
     store.GetObject(req, [self = shared_from_this(), part](Result<s3::GetObjectResult> result) {
-      self->OnGetDone(part, std::move(result));
+      if (!result.ok()) return self->OnPartDone(part, std::move(result).status(), false);
+      self->OnPartDone(part, result->bytes, false);
     });
   }
 }
 
-void Stream::OnGetDone(const PartPtr& part, Result<s3::GetObjectResult> result) {
+void Stream::OnPartDone(const PartPtr& part, Result<uint64_t> bytes, bool rdma) {
   std::vector<Reply> replies;
   {
     std::lock_guard lock(mutex_);
     auto it = parts_.find(part->offset);
     if (it == parts_.end() || it->second != part) return;  // dropped (cancelled) or closed
     Status status;
-    if (!result.ok()) {
-      status = std::move(result).status();
+    if (!bytes.ok()) {
+      status = std::move(bytes).status();
     } else {
-      counters_.bytes_fetched += result->bytes;
-      if (result->bytes < part->length) {
+      counters_.bytes_fetched += *bytes;
+      if (rdma) counters_.rdma_bytes += *bytes;
+      if (*bytes < part->length) {
         // The size came from the listing and the ETag pins the object, so a short body is a
         // broken response, not a shorter object: fail rather than hand the kernel a silent
         // hole (docs/semantics.md "Reads").
-        status = Status::DataLoss(
-            "GetObject " + object_.key + " returned " + std::to_string(result->bytes) + " of " +
-            std::to_string(part->length) + " bytes at offset " + std::to_string(part->offset));
+        status = Status::DataLoss("GetObject " + object_.key + " returned " +
+                                  std::to_string(*bytes) + " of " + std::to_string(part->length) +
+                                  " bytes at offset " + std::to_string(part->offset));
       }
     }
     if (status.ok()) {
@@ -461,18 +494,20 @@ void Stream::RunReplies(std::vector<Reply> replies) {
 
 class PrefetcherImpl final : public Prefetcher {
  public:
-  PrefetcherImpl(std::shared_ptr<s3::ObjectStore> store, std::shared_ptr<Stream> stream)
-      : store_(std::move(store)), stream_(std::move(stream)) {}
+  PrefetcherImpl(std::shared_ptr<s3::ObjectStore> store,
+                 std::shared_ptr<rdmaio::DataChannel> channel, std::shared_ptr<Stream> stream)
+      : store_(std::move(store)), channel_(std::move(channel)), stream_(std::move(stream)) {}
   ~PrefetcherImpl() override { stream_->Close(); }
 
   void Read(uint64_t offset, size_t size, Callback<ReadData> done) override {
-    stream_->Read(*store_, offset, size, std::move(done));
+    stream_->Read(*store_, channel_.get(), offset, size, std::move(done));
   }
   void Close() override { stream_->Close(); }
   PrefetchCounters counters() const override { return stream_->counters(); }
 
  private:
   const std::shared_ptr<s3::ObjectStore> store_;
+  const std::shared_ptr<rdmaio::DataChannel> channel_;  // null: every part over the store
   const std::shared_ptr<Stream> stream_;
 };
 
@@ -481,10 +516,11 @@ class PrefetcherImpl final : public Prefetcher {
 std::unique_ptr<Prefetcher> CreatePrefetcher(std::shared_ptr<s3::ObjectStore> store,
                                              ObjectRef object, const PrefetchOptions& options,
                                              std::shared_ptr<MemoryBudget> budget,
-                                             std::shared_ptr<BufferPool> pool) {
+                                             std::shared_ptr<BufferPool> pool,
+                                             std::shared_ptr<rdmaio::DataChannel> channel) {
   auto stream =
       std::make_shared<Stream>(std::move(object), options, std::move(budget), std::move(pool));
-  return std::make_unique<PrefetcherImpl>(std::move(store), std::move(stream));
+  return std::make_unique<PrefetcherImpl>(std::move(store), std::move(channel), std::move(stream));
 }
 
 }  // namespace reelfs::fuse

@@ -12,6 +12,13 @@
 // MemoryBudget (prefetch may be refused and the window shrinks; demand reads always proceed).
 // The object's ETag pins the stream: a change mid-read fails reads with ESTALE-class errors.
 //
+// With a DataChannel (`reelfs mount --rdma`), each part whose buffer is registered
+// (Buffer::registered_window) is fetched through the channel into that buffer, so the server
+// writes the bytes there over RDMA (or the channel falls back to HTTP by itself); parts in
+// unregistered memory, and every part without a channel, are GETs through the ObjectStore. Both
+// paths give the same errors (data_channel.h keeps s3's codes and details) and fill the buffer in
+// place: no copy either way.
+//
 // Read never blocks: it replies through the callback, possibly on the ObjectStore's thread.
 // Thread-safety: all methods may be called from any thread; reads on one handle are ordered by
 // an internal mutex. Close() cancels requests in flight; callbacks of pending reads still run
@@ -27,6 +34,7 @@
 #include "fuse/core/memory_budget.h"
 #include "fuse/core/options.h"
 #include "fuse/core/types.h"
+#include "rdmaio/data_channel.h"
 #include "s3/object_store.h"
 
 namespace reelfs::fuse {
@@ -39,11 +47,13 @@ struct ObjectRef {
 };
 
 struct PrefetchCounters {
-  uint64_t requests = 0;          // ranged GETs issued
+  uint64_t requests = 0;          // ranged GETs issued (either path)
   uint64_t bytes_fetched = 0;     // bytes those GETs returned
   uint64_t bytes_served = 0;      // bytes handed to READ replies
   uint64_t resets = 0;            // random jumps that restarted the stream
   uint64_t prefetch_refused = 0;  // window reservations the MemoryBudget refused
+  uint64_t channel_requests = 0;  // of `requests`, fetches sent through the DataChannel
+  uint64_t rdma_bytes = 0;        // of `bytes_fetched`, bytes the server wrote over RDMA
 };
 
 class Prefetcher {
@@ -56,9 +66,9 @@ class Prefetcher {
   virtual PrefetchCounters counters() const = 0;
 };
 
-std::unique_ptr<Prefetcher> CreatePrefetcher(std::shared_ptr<s3::ObjectStore> store,
-                                             ObjectRef object, const PrefetchOptions& options,
-                                             std::shared_ptr<MemoryBudget> budget,
-                                             std::shared_ptr<BufferPool> pool);
+std::unique_ptr<Prefetcher> CreatePrefetcher(
+    std::shared_ptr<s3::ObjectStore> store, ObjectRef object, const PrefetchOptions& options,
+    std::shared_ptr<MemoryBudget> budget, std::shared_ptr<BufferPool> pool,
+    std::shared_ptr<rdmaio::DataChannel> channel = nullptr);
 
 }  // namespace reelfs::fuse

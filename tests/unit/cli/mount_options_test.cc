@@ -37,6 +37,31 @@ TEST_SUITE("cli") {
     CHECK_FALSE(c->daemon.allow_other);
     CHECK_FALSE(c->daemon.clone_fd);
     CHECK_FALSE(c->foreground);
+    CHECK_FALSE(c->rdma.enabled);
+  }
+
+  TEST_CASE("mount: --rdma, --rdma=DEV, --rdma-sessions") {
+    MountFlags f = Flags();
+    f.rdma = true;
+    auto c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->rdma.enabled);
+    CHECK(c->rdma.device.empty());
+    CHECK(c->rdma.sessions == 4);
+    f.rdma_device = "rxe0";
+    f.rdma_sessions = 8;
+    c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->rdma.device == "rxe0");
+    CHECK(c->rdma.sessions == 8);
+    f.rdma_sessions = 0;
+    CHECK_FALSE(ParseMountFlags(f).ok());
+    f.rdma_sessions = 65;
+    CHECK_FALSE(ParseMountFlags(f).ok());
+    // A session count or a device without --rdma is a mistake, not a silent no-op.
+    MountFlags g = Flags();
+    g.rdma_sessions = 2;
+    CHECK(ParseMountFlags(g).status().code() == StatusCode::kInvalidArgument);
   }
 
   TEST_CASE("mount: source and prefix") {

@@ -710,9 +710,21 @@ TEST_SUITE("fuse") {
     CHECK(*m == R"({"version":1,"endpoint":"http://127.0.0.1:7070","bucket":"bkt","prefix":"",)"
                 R"("ledger":"/tmp/ledger \"x\".sqlite"})");
     CHECK(f.XattrNames(kRootInode) ==
-          std::vector<std::string>{"user.hsm.summary", "user.reelfs.mount"});
+          std::vector<std::string>{"user.hsm.summary", "user.reelfs.mount", "user.reelfs.metrics"});
     Entry dir = f.Lookup(kRootInode, "dir");
     CHECK(ErrnoOf(f.Xattr(dir.attr.ino, "user.reelfs.mount").status()) == ENODATA);
+  }
+
+  TEST_CASE("tape: user.reelfs.metrics on the root only: FsCounters, no data path by default") {
+    Fixture f;
+    f.Put("dir/x", "x");
+    Entry dir = f.Lookup(kRootInode, "dir");
+    auto m = f.Xattr(kRootInode, "user.reelfs.metrics");
+    REQUIRE(m.ok());
+    CHECK(m->starts_with(R"({"version":1,"fs":{"lookups":1,)"));
+    CHECK(m->find(R"("bytes_read":0,)") != std::string::npos);
+    CHECK(m->ends_with(R"(},"data_path":null})"));
+    CHECK(ErrnoOf(f.Xattr(dir.attr.ino, "user.reelfs.metrics").status()) == ENODATA);
   }
 
   TEST_CASE("tape: setxattr user.hsm.request=stage on a file; other writes refused") {

@@ -1,0 +1,296 @@
+// Prefetcher over a DataChannel (`reelfs mount --rdma`) with a fake channel and a fake registrar:
+// parts in registered buffers go through the channel and land in place, the bytes are verified,
+// the path each part took is counted, a channel error reaches the reader as the very Status the
+// HTTP path gives, and unregistered buffers (no registrar, or a refused registration) stay on
+// the ObjectStore.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "fuse/core/buffer_pool.h"
+#include "fuse/core/memory_budget.h"
+#include "fuse/core/prefetcher.h"
+#include "rdmaio/data_channel.h"
+#include "rdmaio/registered_memory.h"
+#include "s3/fake/fake_object_store.h"
+
+namespace reelfs::fuse {
+namespace {
+
+using s3::FakeObjectStore;
+
+constexpr uint64_t kKiB = 1ull << 10;
+constexpr uint64_t kMiB = 1ull << 20;
+
+class HostRegion final : public rdmaio::RegisteredRegion {
+ public:
+  explicit HostRegion(std::span<std::byte> bytes) : bytes_(bytes) {}
+  rdmaio::MemoryKind kind() const override { return rdmaio::MemoryKind::kHost; }
+  uint64_t length() const override { return bytes_.size(); }
+  std::span<std::byte> host_bytes() const override { return bytes_; }
+
+ private:
+  std::span<std::byte> bytes_;
+};
+
+// Registers host memory (page-aligned, as the real one demands), or refuses everything.
+class FakeRegistrar final : public rdmaio::MemoryRegistrar {
+ public:
+  Result<std::shared_ptr<rdmaio::RegisteredRegion>> Register(
+      const rdmaio::MemorySource& source) override {
+    const auto* host = std::get_if<rdmaio::HostMemory>(&source);
+    if (host == nullptr) return Status::Unimplemented("host memory only");
+    if (refuse) return Status::ResourceExhausted("memlock limit (test)");
+    if (host->bytes.empty() || reinterpret_cast<uintptr_t>(host->bytes.data()) % 4096 != 0 ||
+        host->bytes.size() % 4096 != 0) {
+      return Status::InvalidArgument("misaligned");
+    }
+    ++registrations;
+    return std::shared_ptr<rdmaio::RegisteredRegion>(std::make_shared<HostRegion>(host->bytes));
+  }
+  std::atomic<bool> refuse{false};
+  std::atomic<int> registrations{0};
+};
+
+// A DataChannel that "writes the window" by reading the fake store straight into it, and says
+// the bytes came by `via`. Errors are the store's, unchanged: RcChannel keeps s3's codes and
+// details too (data_channel.h), which is what lets the prefetcher treat both paths alike.
+class FakeChannel final : public rdmaio::DataChannel {
+ public:
+  FakeChannel(std::shared_ptr<FakeObjectStore> store, std::shared_ptr<FakeRegistrar> registrar,
+              rdmaio::DataPath via)
+      : store_(std::move(store)), registrar_(std::move(registrar)), via_(via) {}
+
+  void Fetch(rdmaio::FetchRequest request, rdmaio::FetchCallback done) override {
+    ++fetches;
+    const rdmaio::RegisteredWindow& w = request.window;
+    if (w.region == nullptr || w.offset + w.length > w.region->length()) {
+      done(Status::InvalidArgument("window outside its region"));
+      return;
+    }
+    if (!fail.ok()) {
+      done(fail);
+      return;
+    }
+    s3::GetObjectRequest get;
+    get.bucket = request.bucket;
+    get.key = request.key;
+    get.range = s3::ByteRange{request.object_offset, w.length};
+    get.buffer = w.region->host_bytes().subspan(w.offset, w.length);
+    get.if_match = request.if_match;
+    get.cancel = request.cancel;
+    const rdmaio::DataPath via = via_;
+    store_->GetObject(get, [done = std::move(done), via](Result<s3::GetObjectResult> r) {
+      if (!r.ok()) return done(std::move(r).status());
+      done(rdmaio::FetchResult{
+          .bytes = r->bytes, .object_size = r->object_size, .etag = r->info.etag, .via = via});
+    });
+  }
+  rdmaio::MemoryRegistrar& registrar() override { return *registrar_; }
+
+  std::atomic<int> fetches{0};
+  Status fail;  // set before reads start: every fetch fails with it
+
+ private:
+  const std::shared_ptr<FakeObjectStore> store_;
+  const std::shared_ptr<FakeRegistrar> registrar_;
+  const rdmaio::DataPath via_;
+};
+
+Result<ReadData> ReadNow(Prefetcher& prefetcher, uint64_t offset, size_t size) {
+  std::promise<Result<ReadData>> promise;
+  auto future = promise.get_future();
+  prefetcher.Read(offset, size, [&](Result<ReadData> r) { promise.set_value(std::move(r)); });
+  return future.get();
+}
+
+bool MatchesGenerated(const std::string& key, uint64_t offset, const ReadData& data) {
+  std::vector<std::byte> expected;
+  for (auto piece : data.pieces) {
+    expected.resize(piece.size());
+    FakeObjectStore::GeneratedContent(key, offset, expected);
+    if (std::memcmp(expected.data(), piece.data(), piece.size()) != 0) return false;
+    offset += piece.size();
+  }
+  return true;
+}
+
+// Reads the whole object in 1 MiB reads, one at a time, verifying every byte.
+bool ReadAll(Prefetcher& p, const ObjectRef& obj) {
+  for (uint64_t offset = 0; offset < obj.size; offset += kMiB) {
+    Result<ReadData> r = ReadNow(p, offset, kMiB);
+    if (!r.ok() || r->size() != std::min<uint64_t>(kMiB, obj.size - offset) ||
+        !MatchesGenerated(obj.key, offset, *r)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct Setup {
+  explicit Setup(rdmaio::DataPath via = rdmaio::DataPath::kRdma)
+      : store(std::make_shared<FakeObjectStore>()),
+        registrar(std::make_shared<FakeRegistrar>()),
+        channel(std::make_shared<FakeChannel>(store, registrar, via)),
+        budget(std::make_shared<MemoryBudget>(1ull << 30)),
+        pool(CreateRegisteredBufferPool(registrar)) {}
+  ObjectRef Put(const std::string& key, uint64_t size) {
+    return ObjectRef{"b", key, size, store->PutGeneratedObjectForTest("b", key, size)};
+  }
+  std::unique_ptr<Prefetcher> Create(const ObjectRef& obj) {
+    return CreatePrefetcher(store, obj, PrefetchOptions{}, budget, pool, channel);
+  }
+  std::shared_ptr<FakeObjectStore> store;
+  std::shared_ptr<FakeRegistrar> registrar;
+  std::shared_ptr<FakeChannel> channel;
+  std::shared_ptr<MemoryBudget> budget;
+  std::shared_ptr<BufferPool> pool;
+};
+
+TEST_CASE("channel: 160 MiB read through registered buffers, verified, every byte over RDMA") {
+  Setup s;
+  // Not a multiple of a page or of a part: the tail part is short and odd-sized.
+  const ObjectRef obj = s.Put("rdma160", 160 * kMiB + 12345);
+  auto p = s.Create(obj);
+  REQUIRE(ReadAll(*p, obj));
+  const PrefetchCounters c = p->counters();
+  CHECK(c.requests > 1);
+  CHECK(c.channel_requests == c.requests);
+  CHECK(s.channel->fetches.load() == static_cast<int>(c.requests));
+  CHECK(c.bytes_fetched == obj.size);
+  CHECK(c.rdma_bytes == obj.size);
+  CHECK(s.store->CallCount(s3::Operation::kGetObject) == c.requests);  // the fake's own reads
+  // Registered once per fresh buffer, never per read: recycled parts keep theirs.
+  CHECK(s.registrar->registrations.load() == static_cast<int>(s.pool->stats().fresh_allocations));
+  CHECK(static_cast<uint64_t>(s.registrar->registrations.load()) < c.requests);
+  CHECK(s.pool->stats().registration_failures == 0);
+  p.reset();
+  s.store->WaitIdle();
+  CHECK(s.budget->used() == 0);
+}
+
+TEST_CASE("channel: bytes the channel got over HTTP are correct and not counted as RDMA") {
+  Setup s(rdmaio::DataPath::kHttp);
+  const ObjectRef obj = s.Put("http20", 20 * kMiB);
+  auto p = s.Create(obj);
+  REQUIRE(ReadAll(*p, obj));
+  const PrefetchCounters c = p->counters();
+  CHECK(c.channel_requests == c.requests);
+  CHECK(c.bytes_fetched == obj.size);
+  CHECK(c.rdma_bytes == 0);
+}
+
+TEST_CASE("channel: an object smaller than a page, and a random read, through the channel") {
+  Setup s;
+  const ObjectRef tiny = s.Put("tiny", 100);
+  auto p = s.Create(tiny);
+  Result<ReadData> r = ReadNow(*p, 0, 4096);
+  REQUIRE(r.ok());
+  CHECK(r->size() == 100);
+  CHECK(MatchesGenerated("tiny", 0, *r));
+  CHECK(p->counters().rdma_bytes == 100);
+
+  const ObjectRef big = s.Put("random", 64 * kMiB);
+  auto q = s.Create(big);
+  r = ReadNow(*q, 50 * kMiB + 7, 64 * kKiB);
+  REQUIRE(r.ok());
+  CHECK(r->size() == 64 * kKiB);
+  CHECK(MatchesGenerated("random", 50 * kMiB + 7, *r));
+}
+
+// The Status a reader gets from a prefetcher reading `key`, through the channel or not.
+Status FirstReadStatus(Setup& s, const ObjectRef& obj, bool channel) {
+  auto p = channel ? s.Create(obj)
+                   : CreatePrefetcher(s.store, obj, PrefetchOptions{}, s.budget,
+                                      CreateHeapBufferPool(), nullptr);
+  Result<ReadData> r = ReadNow(*p, 0, kMiB);
+  return r.status();
+}
+
+TEST_CASE("channel: errors reach the reader exactly as over HTTP (archived, changed, missing)") {
+  Setup s;
+  ObjectRef archived = s.Put("archived", 3 * kMiB);
+  REQUIRE(s.store->ArchiveObjectForTest("b", "archived").ok());
+  ObjectRef changed = s.Put("changed", 3 * kMiB);
+  changed.etag = "not-the-etag";
+  ObjectRef missing{"b", "missing", 3 * kMiB, "e"};
+  for (const ObjectRef& obj : {archived, changed, missing}) {
+    CAPTURE(obj.key);
+    const Status http = FirstReadStatus(s, obj, false);
+    const Status rdma = FirstReadStatus(s, obj, true);
+    REQUIRE_FALSE(http.ok());
+    CHECK(rdma.code() == http.code());
+    CHECK(rdma.detail().s3_code == http.detail().s3_code);
+    CHECK(rdma.detail().http_status == http.detail().http_status);
+  }
+  CHECK(s.channel->fetches.load() >= 3);
+  CHECK(FirstReadStatus(s, archived, true).detail().s3_code == "InvalidObjectState");
+}
+
+TEST_CASE(
+    "channel: a failed fetch fails the read with the channel's Status; the next read retries") {
+  Setup s;
+  const ObjectRef obj = s.Put("flaky", 4 * kMiB);
+  auto p = s.Create(obj);
+  s.channel->fail = Status(StatusCode::kUnavailable, "gateway went away (test)",
+                           StatusDetail{.http_status = 503, .s3_code = "SlowDown"});
+  Result<ReadData> r = ReadNow(*p, 0, kMiB);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kUnavailable);
+  CHECK(r.status().detail().http_status == 503);
+  s.channel->fail = Status::Ok();
+  r = ReadNow(*p, 0, kMiB);
+  REQUIRE(r.ok());
+  CHECK(MatchesGenerated("flaky", 0, *r));
+}
+
+TEST_CASE("channel: unregistered buffers are read over the ObjectStore, the channel unused") {
+  SUBCASE("a plain heap pool") {
+    Setup s;
+    const ObjectRef obj = s.Put("plain", 10 * kMiB);
+    auto p = CreatePrefetcher(s.store, obj, PrefetchOptions{}, s.budget, CreateHeapBufferPool(),
+                              s.channel);
+    REQUIRE(ReadAll(*p, obj));
+    CHECK(s.channel->fetches.load() == 0);
+    CHECK(p->counters().channel_requests == 0);
+    CHECK(p->counters().bytes_fetched == obj.size);
+  }
+  SUBCASE("a registrar that refuses (memlock limit)") {
+    Setup s;
+    s.registrar->refuse = true;
+    const ObjectRef obj = s.Put("refused", 10 * kMiB);
+    auto p = s.Create(obj);
+    REQUIRE(ReadAll(*p, obj));
+    CHECK(s.channel->fetches.load() == 0);
+    CHECK(p->counters().rdma_bytes == 0);
+    CHECK(s.pool->stats().registration_failures > 0);
+  }
+}
+
+TEST_CASE("registered pool: recycled buffers keep their registration, page-aligned windows") {
+  auto registrar = std::make_shared<FakeRegistrar>();
+  auto pool = CreateRegisteredBufferPool(registrar, 64 * kMiB);
+  for (int i = 0; i < 5; ++i) {
+    Result<std::unique_ptr<Buffer>> b = pool->Allocate(8 * kMiB);
+    REQUIRE(b.ok());
+    rdmaio::RegisteredWindow w = (*b)->registered_window();
+    REQUIRE(w.region != nullptr);
+    CHECK(w.offset == 0);
+    CHECK(w.length == 8 * kMiB);
+    CHECK(w.region->host_bytes().data() == (*b)->bytes().data());
+  }
+  CHECK(registrar->registrations.load() == 1);
+  // The plain pool hands out no window.
+  auto plain = CreateHeapBufferPool();
+  Result<std::unique_ptr<Buffer>> b = plain->Allocate(kMiB);
+  REQUIRE(b.ok());
+  CHECK((*b)->registered_window().region == nullptr);
+}
+
+}  // namespace
+}  // namespace reelfs::fuse
