@@ -24,5 +24,12 @@ else
   echo "in_vm: s3_over_rdma not run (REELFS_GATEWAY / REELFS_RDMA_GET not built)"
   fail=1
 fi
+# reelfs mount --rdma through FUSE against the same gateway (in_vm_mount.sh).
+if [ -n "${REELFS_IN_VM_MOUNT:-}" ] && [ -x "${REELFS_GATEWAY:-}" ] && [ -x "${REELFS_CLI:-}" ]; then
+  step mount_over_rdma sh "$REELFS_IN_VM_MOUNT"
+else
+  echo "in_vm: mount_over_rdma not run (REELFS_GATEWAY / REELFS_CLI not built)"
+  fail=1
+fi
 grep -E 'HugePages_(Total|Free)' /proc/meminfo
 exit "$fail"

@@ -1,0 +1,158 @@
+#!/bin/sh
+# `reelfs mount --rdma` end to end, inside the Soft-RoCE VM (run by in_vm.sh in the same boot,
+# after in_vm_gateway.sh): a real FUSE mount whose prefetcher reads through the hipobj-rc-v2
+# channel. For each case the files are read through the mount with cmp against their source
+# (every byte), then the root's user.reelfs.metrics and the unmount log say which path the bytes
+# took:
+#
+#   rdma        gateway --rdma, mount --rdma=DEV: every byte over RDMA, none over HTTP;
+#   vgwrdma     gateway --rdma --rdma-emulate vgwrdma (data GETs declined with 500): correct,
+#               fallbacks counted and bytes over HTTP (a new session's READY transfer is not a
+#               data GET and still comes over RDMA);
+#   no-rdma-gw  gateway without --rdma: correct, all HTTP;
+#   plain       mount without --rdma: correct, no data path counters at all.
+#
+# Needs /dev/fuse (rxe_vm.sh loads the fuse module). Exit 0 when every case holds.
+set -u
+gw=$REELFS_GATEWAY
+reelfs=$REELFS_CLI
+dev=${REELFS_RDMA_DEVICE:-rxe0}
+if [ ! -c /dev/fuse ]; then
+  echo "in_vm_mount: FAIL: no /dev/fuse in the VM (fuse module not loaded?)"
+  exit 1
+fi
+work=$(mktemp -d /tmp/rdma-mount.XXXXXX)
+root=$work/root
+mnt=$work/mnt
+mkdir -p "$root/bkt/dir" "$mnt"
+# 9 MiB + 123 B spans two 8 MiB parts (the second one short and odd-sized); 3000 B is fetched
+# whole; the nested 1 MiB file goes through a directory lookup.
+head -c $((9 * 1024 * 1024 + 123)) /dev/urandom >"$root/bkt/big"
+head -c 3000 /dev/urandom >"$root/bkt/small"
+head -c $((1024 * 1024)) /dev/urandom >"$root/bkt/dir/mid"
+files="big small dir/mid"
+total=$((9 * 1024 * 1024 + 123 + 3000 + 1024 * 1024))
+export AWS_ACCESS_KEY_ID=rdmatestkey AWS_SECRET_ACCESS_KEY=rdmatestsecret AWS_REGION=us-east-1
+fail=0
+gw_pid=
+
+stop_gateway() {
+  if [ -n "$gw_pid" ]; then
+    kill "$gw_pid" 2>/dev/null
+    wait "$gw_pid" 2>/dev/null
+    gw_pid=
+  fi
+}
+
+# start_gateway ARGS...: a gateway on an ephemeral loopback port; sets $endpoint.
+start_gateway() {
+  stop_gateway
+  rm -f "$work/port"
+  "$gw" --root "$root" --listen 127.0.0.1:0 --port-file "$work/port" \
+    --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
+    --log-level warn "$@" >>"$work/gateway.log" 2>&1 &
+  gw_pid=$!
+  i=0
+  while [ ! -s "$work/port" ] && [ $i -lt 600 ]; do
+    kill -0 "$gw_pid" 2>/dev/null || break
+    sleep 0.1
+    i=$((i + 1))
+  done
+  if [ ! -s "$work/port" ]; then
+    echo "in_vm_mount: gateway $* did not start"
+    tail -5 "$work/gateway.log"
+    gw_pid=
+    fail=1
+    return 1
+  fi
+  endpoint=http://127.0.0.1:$(cat "$work/port")
+}
+
+# field JSON NAME: the first number after "NAME": in JSON (0 when absent).
+field() {
+  v=$(printf '%s' "$1" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p")
+  echo "${v:-0}"
+}
+
+# run_case NAME EXPECT MOUNT-FLAGS...: mounts, reads every file through the mount, checks bytes,
+# metrics and the unmount log. EXPECT: rdma | fallback | http | none (no data path).
+run_case() {
+  name=$1 expect=$2
+  shift 2
+  log=$work/mount-$name.log
+  ok=1
+  if ! "$reelfs" --endpoint "$endpoint" mount "$@" --log-file "$log" --ledger none \
+    bkt "$mnt"; then
+    echo "in_vm_mount: $name: mount failed"
+    tail -20 "$log"
+    fail=1
+    return
+  fi
+  for f in $files; do
+    if ! cmp "$root/bkt/$f" "$mnt/$f"; then
+      echo "in_vm_mount: $name: $f differs from its source"
+      ok=0
+    fi
+  done
+  sums=$(cd "$mnt" && md5sum $files | md5sum | cut -c1-12)
+  want=$(cd "$root/bkt" && md5sum $files | md5sum | cut -c1-12)
+  [ "$sums" = "$want" ] || ok=0
+  metrics=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" 2>&1)
+  echo "in_vm_mount: $name: user.reelfs.metrics = $metrics"
+  umount "$mnt" || fusermount3 -u "$mnt"
+  # The daemon logs its counters as it exits.
+  i=0
+  while ! grep -q "unmounted" "$log" 2>/dev/null && [ $i -lt 300 ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  rdma_line=$(grep "rdma: endpoint=" "$log" | tail -1)
+  echo "in_vm_mount: $name: unmount log: ${rdma_line:-<no rdma line>}"
+  rdma_bytes=$(field "$metrics" rdma_bytes)
+  http_bytes=$(field "$metrics" http_bytes)
+  fallbacks=$(field "$metrics" fallbacks)
+  case $expect in
+    rdma)
+      [ "$rdma_bytes" -ge "$total" ] && [ "$http_bytes" -eq 0 ] || ok=0
+      case $rdma_line in *"rdma_bytes=$rdma_bytes "*) ;; *) ok=0 ;; esac
+      ;;
+    fallback)
+      # A new session's first transfer (READY) is not a data GET, so the emulation lets it through
+      # over RDMA; the data GETs after it are declined and fall back.
+      [ "$fallbacks" -gt 0 ] && [ "$http_bytes" -gt 0 ] &&
+        [ $((rdma_bytes + http_bytes)) -ge "$total" ] || ok=0
+      ;;
+    http)
+      [ "$rdma_bytes" -eq 0 ] && [ "$http_bytes" -ge "$total" ] || ok=0
+      ;;
+    none)
+      case $metrics in *'"data_path":null}'*) ;; *) ok=0 ;; esac
+      [ -z "$rdma_line" ] || ok=0
+      ;;
+  esac
+  if [ "$ok" -eq 1 ]; then
+    echo "in_vm_mount: $name: OK (expect $expect; $total bytes verified; md5 $sums)"
+  else
+    echo "in_vm_mount: $name: FAILED (expect $expect)"
+    tail -20 "$log"
+    fail=1
+  fi
+}
+
+if start_gateway --rdma "$dev"; then
+  run_case rdma rdma --rdma="$dev" --rdma-sessions 2
+  run_case plain none
+fi
+if start_gateway --rdma "$dev" --rdma-emulate vgwrdma; then
+  run_case vgwrdma fallback --rdma="$dev"
+fi
+if start_gateway; then
+  run_case no-rdma-gw http --rdma
+fi
+stop_gateway
+if [ "$fail" -ne 0 ]; then
+  echo "in_vm_mount: gateway log:"
+  tail -40 "$work/gateway.log"
+fi
+rm -rf "$work"
+exit "$fail"
