@@ -22,39 +22,8 @@ head -c 3000 /dev/urandom >"$root/bkt/small"
 head -c $((2 * 1024 * 1024)) /dev/urandom >"$root/bkt/two"
 export AWS_ACCESS_KEY_ID=rdmatestkey AWS_SECRET_ACCESS_KEY=rdmatestsecret
 fail=0
-gw_pid=
-
-stop_gateway() {
-  if [ -n "$gw_pid" ]; then
-    kill "$gw_pid" 2>/dev/null
-    wait "$gw_pid" 2>/dev/null
-    gw_pid=
-  fi
-}
-
-# start_gateway ARGS...: a gateway on an ephemeral loopback port; sets $endpoint.
-start_gateway() {
-  stop_gateway
-  rm -f "$work/port"
-  "$gw" --root "$root" --listen 127.0.0.1:0 --port-file "$work/port" \
-    --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
-    --log-level warn "$@" >>"$work/gateway.log" 2>&1 &
-  gw_pid=$!
-  i=0
-  while [ ! -s "$work/port" ] && [ $i -lt 600 ]; do
-    kill -0 "$gw_pid" 2>/dev/null || break
-    sleep 0.1
-    i=$((i + 1))
-  done
-  if [ ! -s "$work/port" ]; then
-    echo "in_vm_gateway: gateway $* did not start"
-    tail -5 "$work/gateway.log"
-    gw_pid=
-    fail=1
-    return 1
-  fi
-  endpoint=http://127.0.0.1:$(cat "$work/port")
-}
+# shellcheck source=vm_gateway_lib.sh
+. "$(dirname "$0")/vm_gateway_lib.sh"
 
 # check NAME EXPECT KEY [rdma-get args...]
 check() {

@@ -34,39 +34,8 @@ files="big small dir/mid"
 total=$((9 * 1024 * 1024 + 123 + 3000 + 1024 * 1024))
 export AWS_ACCESS_KEY_ID=rdmatestkey AWS_SECRET_ACCESS_KEY=rdmatestsecret AWS_REGION=us-east-1
 fail=0
-gw_pid=
-
-stop_gateway() {
-  if [ -n "$gw_pid" ]; then
-    kill "$gw_pid" 2>/dev/null
-    wait "$gw_pid" 2>/dev/null
-    gw_pid=
-  fi
-}
-
-# start_gateway ARGS...: a gateway on an ephemeral loopback port; sets $endpoint.
-start_gateway() {
-  stop_gateway
-  rm -f "$work/port"
-  "$gw" --root "$root" --listen 127.0.0.1:0 --port-file "$work/port" \
-    --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
-    --log-level warn "$@" >>"$work/gateway.log" 2>&1 &
-  gw_pid=$!
-  i=0
-  while [ ! -s "$work/port" ] && [ $i -lt 600 ]; do
-    kill -0 "$gw_pid" 2>/dev/null || break
-    sleep 0.1
-    i=$((i + 1))
-  done
-  if [ ! -s "$work/port" ]; then
-    echo "in_vm_mount: gateway $* did not start"
-    tail -5 "$work/gateway.log"
-    gw_pid=
-    fail=1
-    return 1
-  fi
-  endpoint=http://127.0.0.1:$(cat "$work/port")
-}
+# shellcheck source=vm_gateway_lib.sh
+. "$(dirname "$0")/vm_gateway_lib.sh"
 
 # field JSON NAME: the first number after "NAME": in JSON (0 when absent).
 field() {
