@@ -1232,8 +1232,11 @@ void Core::Summary(InodeId ino, std::string prefix, Callback<std::string> done) 
         }
       },
       [self, ino, tally](Status s) {
-        Result<std::string> out = s;
-        if (s.ok()) {
+        // A Result is built from an error Status only (an OK one carries no value).
+        Result<std::string> out = std::string();
+        if (!s.ok()) {
+          out = s;
+        } else {
           constexpr hsm::State kOrder[] = {hsm::State::kOnline, hsm::State::kOffline,
                                            hsm::State::kStaging, hsm::State::kRestored,
                                            hsm::State::kUnknown};

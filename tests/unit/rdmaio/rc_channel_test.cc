@@ -10,6 +10,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -37,12 +38,24 @@ class FakeRegion final : public RegisteredRegion {
   std::vector<std::byte> bytes_;
 };
 
+class FakeQp;
+// What the fake QPs did, kept by the provider: each QP is owned (and destroyed) by its session,
+// so a test asks the book, never a QP that may be gone.
+struct QpBook {
+  std::map<uint32_t, FakeQp*> live;  // by qpn, until the QP is destroyed
+  std::set<uint32_t> fenced;         // qpns that were ever fenced
+  int created = 0;
+};
+
 class FakeQp final : public RcSessionQp {
  public:
-  explicit FakeQp(uint32_t qpn) {
+  FakeQp(uint32_t qpn, QpBook& book) : book_(book) {
     local_.qpn = qpn;
     local_.psn = 0x123;
+    book_.live[qpn] = this;
+    ++book_.created;
   }
+  ~FakeQp() override { book_.live.erase(local_.qpn); }
   const RcEndpoint& local() const override { return local_; }
   Status Connect(const RcEndpoint& remote) override {
     remote_ = remote;
@@ -61,8 +74,11 @@ class FakeQp final : public RcSessionQp {
   }
   Status Fence() override {
     fenced = true;
+    book_.fenced.insert(local_.qpn);
     return Status::Ok();
   }
+
+  QpBook& book_;
 
   RcEndpoint local_;
   RcEndpoint remote_;
@@ -78,9 +94,7 @@ class FakeProvider final : public RcQpProvider {
  public:
   Result<std::unique_ptr<RcSessionQp>> CreateQp() override {
     if (fail_create) return Status::ResourceExhausted("no QPs left");
-    auto qp = std::make_unique<FakeQp>(next_qpn++);
-    qps[qp->local().qpn] = qp.get();
-    return std::unique_ptr<RcSessionQp>(std::move(qp));
+    return std::unique_ptr<RcSessionQp>(std::make_unique<FakeQp>(next_qpn++, book));
   }
   Result<WindowAddress> Locate(const RegisteredWindow& window) const override {
     if (dynamic_cast<const FakeRegion*>(window.region.get()) == nullptr ||
@@ -93,7 +107,8 @@ class FakeProvider final : public RcQpProvider {
   }
   MemoryRegistrar& registrar() override { throw std::logic_error("unused"); }
 
-  std::map<uint32_t, FakeQp*> qps;  // QPs are owned by sessions; the test never outlives them
+  QpBook book;
+  std::map<uint32_t, FakeQp*>& qps = book.live;  // the QPs alive now
   uint32_t next_qpn = 0x100;
   bool fail_create = false;
 };
@@ -413,9 +428,9 @@ TEST_CASE("READY without an answer: the QP is fenced before the HTTP fallback wr
   REQUIRE(r->ok());
   CHECK((*r)->via == DataPath::kHttp);
   CHECK(f.Matches(*region, 0, 0, 64 << 10));
-  REQUIRE(f.provider->qps.size() == 1);
-  CHECK(f.provider->qps.begin()->second->fenced);
-  CHECK(f.gateway->cancels == 1);  // the server's session is released
+  REQUIRE(f.provider->book.created == 1);
+  CHECK(f.provider->book.fenced.size() == 1);  // the fenced QP is gone with its session
+  CHECK(f.gateway->cancels == 1);              // the server's session is released
   const RcChannelCounters c = f.channel->counters();
   CHECK(c.sessions_fenced == 1);
   CHECK(c.fallbacks == 1);
@@ -430,12 +445,13 @@ TEST_CASE("session GET failures fence the session and fall back to HTTP with cor
     auto region = std::make_shared<FakeRegion>(64 << 10);
     REQUIRE(f.Fetch(region, 0, 64 << 10)->ok());  // opens the session over READY
     FakeQp* qp = f.provider->qps.begin()->second;
+    const uint32_t qpn = qp->local().qpn;  // the QP itself is gone once its session is fenced
     f.gateway->mode = mode;
     auto r = f.Fetch(region, 100, 64 << 10);
     REQUIRE(r->ok());
     CHECK((*r)->via == DataPath::kHttp);
     CHECK(f.Matches(*region, 0, 100, 64 << 10));
-    CHECK(qp->fenced);
+    CHECK(f.provider->book.fenced.count(qpn) == 1);
     CHECK(f.channel->live_sessions() == 0);
     const RcChannelCounters c = f.channel->counters();
     CHECK(c.rdma_bytes == (64u << 10));
@@ -464,6 +480,7 @@ TEST_CASE("cancelled while in flight: kCancelled after the fence, no HTTP retry"
   auto region = std::make_shared<FakeRegion>(8192);
   REQUIRE(f.Fetch(region, 0, 8192)->ok());
   FakeQp* qp = f.provider->qps.begin()->second;
+  const uint32_t qpn = qp->local().qpn;  // the QP itself is gone once its session is fenced
   f.gateway->defer = true;
   f.gateway->mode = Mode::kGetNoAnswer;  // stands in for the transport's answer to a cancel
   auto cancel = std::make_shared<CancellationToken>();
@@ -473,7 +490,7 @@ TEST_CASE("cancelled while in flight: kCancelled after the fence, no HTTP retry"
   f.gateway->RunAll();
   REQUIRE(r->has_value());
   CHECK((*r)->status().code() == StatusCode::kCancelled);
-  CHECK(qp->fenced);
+  CHECK(f.provider->book.fenced.count(qpn) == 1);
   CHECK(f.gateway->plain_gets == 0);
   // The window is usable again at once (fenced before `done`).
   f.gateway->defer = false;
@@ -520,12 +537,13 @@ TEST_CASE("a QP found in error before a request: fenced and dropped, the request
   auto region = std::make_shared<FakeRegion>(4096);
   REQUIRE(f.Fetch(region, 0, 4096)->ok());
   FakeQp* qp = f.provider->qps.begin()->second;
+  const uint32_t qpn = qp->local().qpn;  // the QP itself is gone once its session is fenced
   qp->fail_reap = true;
   auto r = f.Fetch(region, 4096, 4096);
   REQUIRE(r->ok());
   CHECK((*r)->via == DataPath::kHttp);
   CHECK(f.Matches(*region, 0, 4096, 4096));
-  CHECK(qp->fenced);
+  CHECK(f.provider->book.fenced.count(qpn) == 1);
   CHECK(f.channel->live_sessions() == 0);
   CHECK(f.gateway->rdma_gets == 0);
 }
