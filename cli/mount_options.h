@@ -36,11 +36,11 @@ struct MountFlags {
   std::string log_file;  // empty: stderr in the foreground, syslog in the background
   bool syslog = false;
   // Tape (docs/semantics.md "Offline objects").
-  std::string offline = "wait";       // wait | eagain | eacces
+  std::string offline = "wait";  // wait | eagain | eacces
   std::string offline_timeout = "30m";
   std::string restore_tier = "standard";  // standard | bulk | expedited
-  int restore_days = 7;                    // 0: send no Days (Intelligent-Tiering)
-  std::string restore_poll = "1s";         // first HEAD poll; doubles up to restore_poll_max
+  int restore_days = 7;                   // 0: send no Days (Intelligent-Tiering)
+  std::string restore_poll = "1s";        // first HEAD poll; doubles up to restore_poll_max
   std::string restore_poll_max = "60s";
   std::string ledger;  // empty: hsm::Ledger::DefaultPath(); "none": in memory
   // RDMA data path (docs/protocols/rdma.md §7). `--rdma` alone: the first device with an active
