@@ -162,12 +162,13 @@ std::string JsonQuote(std::string_view in) {
   return out + "\"";
 }
 
-std::string RcCountersJson(const rdmaio::verbs::RcChannelCounters& c) {
-  return fmt::format(R"({{"endpoint":{},"transport":"rdma-rc","rdma_requests":{},"rdma_bytes":{},)"
+std::string CountersJson(const rdmaio::ChannelCounters& c) {
+  return fmt::format(R"({{"endpoint":{},"transport":{},"rdma_requests":{},"rdma_bytes":{},)"
                      R"("http_requests":{},"http_bytes":{},"fallbacks":{},"sessions_opened":{},)"
                      R"("sessions_fenced":{},"failed":{}}})",
-                     JsonQuote(c.endpoint), c.rdma_requests, c.rdma_bytes, c.http_requests,
-                     c.http_bytes, c.fallbacks, c.sessions_opened, c.sessions_fenced, c.failed);
+                     JsonQuote(c.endpoint), JsonQuote(c.transport), c.rdma_requests, c.rdma_bytes,
+                     c.http_requests, c.http_bytes, c.fallbacks, c.sessions_opened,
+                     c.sessions_fenced, c.failed);
 }
 
 // Builds the RC channel over the mount's own S3 client: data GETs share its connections,
@@ -196,7 +197,7 @@ RdmaPath OpenRdmaPath(const RdmaConfig& rdma, const std::shared_ptr<s3::ObjectSt
   std::weak_ptr<rdmaio::verbs::RcChannel> weak = channel;
   path.metrics_json = [weak]() -> std::string {
     auto c = weak.lock();
-    return c == nullptr ? "null" : "[" + RcCountersJson(c->counters()) + "]";
+    return c == nullptr ? "null" : "[" + CountersJson(c->counters()) + "]";
   };
   path.log_line = [weak]() -> std::string {
     auto c = weak.lock();

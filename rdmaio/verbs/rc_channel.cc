@@ -115,6 +115,7 @@ RcChannel::RcChannel(std::shared_ptr<ControlPlane> control, std::shared_ptr<RcQp
       fence_(clock, {}),
       random_(std::random_device{}()) {
   counters_.endpoint = control_->endpoint();
+  counters_.transport = "rdma-rc";
 }
 
 RcChannel::~RcChannel() = default;

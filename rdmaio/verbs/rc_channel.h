@@ -42,6 +42,7 @@
 
 #include "common/clock.h"
 #include "common/thread_annotations.h"
+#include "rdmaio/channel_counters.h"
 #include "rdmaio/control_plane.h"
 #include "rdmaio/data_channel.h"
 #include "rdmaio/verbs/rc_session_qp.h"
@@ -60,17 +61,7 @@ struct RcChannelOptions {
   wire::EndpointPolicyOptions policy;
 };
 
-struct RcChannelCounters {
-  std::string endpoint;
-  uint64_t rdma_requests = 0;  // fetches whose bytes the server wrote over RDMA
-  uint64_t rdma_bytes = 0;
-  uint64_t http_requests = 0;  // fetches whose bytes came in an HTTP body
-  uint64_t http_bytes = 0;
-  uint64_t fallbacks = 0;        // of those, fetches that tried RDMA first
-  uint64_t sessions_opened = 0;  // PREPARE + READY completed
-  uint64_t sessions_fenced = 0;  // sessions dropped by a fence (failure, timeout, cancel)
-  uint64_t failed = 0;           // fetches that ended with an error
-};
+using RcChannelCounters = ChannelCounters;  // transport "rdma-rc"
 
 class RcChannel final : public DataChannel, public std::enable_shared_from_this<RcChannel> {
  public:
