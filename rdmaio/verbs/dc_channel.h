@@ -1,0 +1,115 @@
+// DcChannel: the cuObject DC v1 DataChannel (docs/protocols/rdma-dc.md; reference
+// s3-rdma-protocol.md §2.1, §2.2, §6).
+//
+// One channel talks to one S3 endpoint through a ControlPlane and lets the server write into our
+// windows through DC targets from a DcTargetProvider (mlx5dv DCTs, or fakes in unit tests). For
+// each Fetch:
+//
+//   1. The endpoint policy (wire/endpoint_policy.h) picks RDMA or HTTP for GETs to the endpoint.
+//   2. RDMA takes an idle target (up to `max_targets`; a fetch waits for one when all are busy;
+//      a target serves one request at a time so that fencing it touches no other request), mints
+//      the 81-character token (wire/dc_token.h: addr = the window's address, size = its length,
+//      rkey, lid, the target's DCTN and GID) and sends the ranged GET through ControlPlane::Get
+//      with x-amz-rdma-token and x-amz-content-sha256: UNSIGNED-PAYLOAD. No handshake: the
+//      server's DC initiator writes the window, then answers with an empty body and
+//      x-amz-rdma-reply; the HTTP answer is the completion.
+//   3. The reply classifier (wire/reply_classifier.h) decides: done, use the body, retry over
+//      HTTP, or fail; its endpoint signal feeds the policy (per endpoint fallback to HTTP).
+//   4. After any failure, timeout or cancellation, and whenever the verdict asks for a fence, the
+//      target is fenced (its DCT destroyed and recreated: new DCTN, dc_target.h) *before* anything
+//      else is written into the window and before `done` runs; WindowFence keeps the books, so a
+//      window still in flight or quarantined is refused (kFailedPrecondition).
+//
+// Counters as RcChannel's (rdmaio/channel_counters.h), transport "rdma-dc": sessions_opened
+// counts targets created, sessions_fenced targets fenced.
+//
+// Requests in flight hold the channel (shared_from_this), so it lives until the last `done`.
+// Thread-safety: Fetch, registrar and counters may be called from any thread. Callbacks run on
+// the control plane's threads.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/thread_annotations.h"
+#include "rdmaio/channel_counters.h"
+#include "rdmaio/control_plane.h"
+#include "rdmaio/data_channel.h"
+#include "rdmaio/verbs/dc_target.h"
+#include "rdmaio/wire/endpoint_policy.h"
+#include "rdmaio/wire/window_fence.h"
+
+namespace reelfs::rdmaio::verbs {
+
+struct DcChannelOptions {
+  // DC targets (DCTs) kept; one request uses one at a time. Default: 4 (vgwrdma's default
+  // staging pool serves 4 transfers at once).
+  size_t max_targets = 4;
+  // The longest single fetch: vgwrdma and cuObjServer take <= 1 GiB (the token could say 4 GiB
+  // - 1). Default 1 GiB.
+  uint64_t max_request_bytes = 1ull << 30;
+  // Bookkeeping deadline of a window in flight (the control plane's timeouts end requests).
+  Clock::Duration request_timeout = std::chrono::minutes(10);
+  wire::EndpointPolicyOptions policy;
+};
+
+class DcChannel final : public DataChannel, public std::enable_shared_from_this<DcChannel> {
+ public:
+  static std::shared_ptr<DcChannel> Create(std::shared_ptr<ControlPlane> control,
+                                           std::shared_ptr<DcTargetProvider> targets,
+                                           const Clock& clock, DcChannelOptions options = {});
+  ~DcChannel() override;
+
+  void Fetch(FetchRequest request, FetchCallback done) override;
+  MemoryRegistrar& registrar() override { return targets_->registrar(); }
+
+  ChannelCounters counters() const;
+  const wire::EndpointPolicy& policy() const { return policy_; }
+  const wire::WindowFence& fence() const { return fence_; }
+  // Targets alive now (idle or busy).
+  size_t live_targets() const;
+
+ private:
+  struct Work;
+  // Shared only so callbacks (std::function) can carry it; one request owns it at a time. Null: a
+  // slot reserved, the DCT not yet created.
+  using Target = std::shared_ptr<DcTarget>;
+
+  DcChannel(std::shared_ptr<ControlPlane> control, std::shared_ptr<DcTargetProvider> targets,
+            const Clock& clock, DcChannelOptions options);
+
+  // Takes an idle target or reserves a slot for a new one (true), or queues `work` (false).
+  bool AcquireTarget(const std::shared_ptr<Work>& work, Target* target);
+  void StartRdma(std::shared_ptr<Work> work, Target target);
+  void OnDataReply(std::shared_ptr<Work> work, Target target, Result<ControlReply> reply);
+  void FetchOverHttp(std::shared_ptr<Work> work);
+  // The RDMA attempt is over without the bytes: fence if asked, then retry over HTTP (or fail).
+  void AbandonRdma(std::shared_ptr<Work> work, Target target, bool fence, bool retry_over_http,
+                   Status failure);
+  // Fences the window's target (DCT recreated) and lifts the quarantine; non-OK when the fence
+  // failed (the window then stays quarantined and the target is dropped).
+  Status FenceWindow(Work& work, Target target);
+  void Report(Work& work, wire::EndpointSignal signal);
+  void ReleaseTarget(Target target);
+  void DropTarget();
+  void StartNextWaiting();
+  void Complete(const std::shared_ptr<Work>& work, Result<FetchResult> result);
+
+  const std::shared_ptr<ControlPlane> control_;
+  const std::shared_ptr<DcTargetProvider> targets_;
+  const DcChannelOptions options_;
+  wire::EndpointPolicy policy_;
+  wire::WindowFence fence_;
+
+  mutable std::mutex mutex_;  // leaf: no call out while held
+  std::vector<Target> idle_ GUARDED_BY(mutex_);
+  size_t live_targets_ GUARDED_BY(mutex_) = 0;  // idle + busy + being created
+  std::deque<std::shared_ptr<Work>> waiting_ GUARDED_BY(mutex_);
+  ChannelCounters counters_ GUARDED_BY(mutex_);
+};
+
+}  // namespace reelfs::rdmaio::verbs
