@@ -16,10 +16,18 @@ EndpointPolicy::Endpoint& EndpointPolicy::FindLocked(std::string_view endpoint) 
 
 Route EndpointPolicy::Choose(std::string_view endpoint, RdmaOp op) {
   std::lock_guard lock(mutex_);
+  return ChooseLocked(endpoint, op, /*write_guard=*/op != RdmaOp::kGet);
+}
+
+Route EndpointPolicy::ChooseTwoPhaseWrite(std::string_view endpoint, RdmaOp op) {
+  std::lock_guard lock(mutex_);
+  return ChooseLocked(endpoint, op, /*write_guard=*/false);
+}
+
+Route EndpointPolicy::ChooseLocked(std::string_view endpoint, RdmaOp op, bool write_guard) {
   Endpoint& ep = FindLocked(endpoint);
   OpEntry& entry = ep.ops[static_cast<int>(op)];
-  const bool write = op != RdmaOp::kGet;
-  if (write && !ep.speaks_rdma) return Route::kHttp;  // the 0-byte-object hazard
+  if (write_guard && !ep.speaks_rdma) return Route::kHttp;  // the 0-byte-object hazard
   if (entry.state != OpState::kDeclined) return Route::kRdma;
 
   const Clock::TimePoint now = clock_.Now();

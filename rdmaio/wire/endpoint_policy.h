@@ -11,7 +11,9 @@
 // PUT as a 0-byte object. So RDMA PUT/UploadPart is chosen only when the endpoint has *done* an
 // RDMA transfer (any op confirmed) and has not since been seen ignoring the token; otherwise
 // writes go over HTTP and are never used as probes. GETs are safe to try on an unknown endpoint:
-// every answer to them is usable or retryable.
+// every answer to them is usable or retryable. A write sent through a two-phase flow whose first
+// message stores nothing on a server that does not speak it (hipobj-rc-v2: PREPARE, then READY
+// runs the transfer) is just as safe, so ChooseTwoPhaseWrite skips that guard.
 //
 // Time comes from the injected Clock, so tests drive re-probing by hand.
 // Thread-safety: all methods may be called from any thread (one internal mutex).
@@ -54,6 +56,9 @@ class EndpointPolicy {
 
   // The route for the next `op` request to `endpoint` (e.g. "https://gw1:7070").
   Route Choose(std::string_view endpoint, RdmaOp op);
+  // As Choose for a write (kPut / kUploadPart) that will go through a two-phase flow: the
+  // endpoint-wide write guard does not apply; the op's own state (declined, re-probes) does.
+  Route ChooseTwoPhaseWrite(std::string_view endpoint, RdmaOp op);
 
   // The verdict of a request sent on `route` (kNone is fine: it releases a probe). Every
   // kRdma / kRdmaProbe route must be reported exactly once; kHttp reports are ignored.
@@ -78,6 +83,7 @@ class EndpointPolicy {
   };
 
   Endpoint& FindLocked(std::string_view endpoint) REQUIRES(mutex_);
+  Route ChooseLocked(std::string_view endpoint, RdmaOp op, bool write_guard) REQUIRES(mutex_);
   void DeclineLocked(OpEntry* entry, bool after_probe) REQUIRES(mutex_);
 
   const Clock& clock_;

@@ -71,6 +71,27 @@ TEST_SUITE("rdmaio") {
     CHECK(policy.Choose(kGw, RdmaOp::kPut) == Route::kRdma);
   }
 
+  TEST_CASE("endpoint policy: a two-phase write skips the write guard, not the op's decline") {
+    testing::FakeClock clock;
+    EndpointPolicy policy(clock, Options());
+    // Unknown endpoint: a plain write stays on HTTP, a PREPARE-first write may try RDMA.
+    CHECK(policy.Choose(kGw, RdmaOp::kPut) == Route::kHttp);
+    CHECK(policy.ChooseTwoPhaseWrite(kGw, RdmaOp::kPut) == Route::kRdma);
+    CHECK(policy.ChooseTwoPhaseWrite(kGw, RdmaOp::kUploadPart) == Route::kRdma);
+    // PREPARE declined: that op goes over HTTP until its re-probe, the other write op does not.
+    policy.Report(kGw, RdmaOp::kPut, Route::kRdma, EndpointSignal::kDeclined);
+    CHECK(policy.state(kGw, RdmaOp::kPut) == OpState::kDeclined);
+    CHECK(policy.ChooseTwoPhaseWrite(kGw, RdmaOp::kPut) == Route::kHttp);
+    CHECK(policy.ChooseTwoPhaseWrite(kGw, RdmaOp::kUploadPart) == Route::kRdma);
+    CHECK_FALSE(policy.WritesAllowed(kGw));
+    clock.Advance(seconds(61));
+    CHECK(policy.ChooseTwoPhaseWrite(kGw, RdmaOp::kPut) == Route::kRdmaProbe);
+    // A confirmed two-phase write confirms the endpoint for writes.
+    policy.Report(kGw, RdmaOp::kPut, Route::kRdmaProbe, EndpointSignal::kConfirmed);
+    CHECK(policy.WritesAllowed(kGw));
+    CHECK(policy.Choose(kGw, RdmaOp::kPut) == Route::kRdma);
+  }
+
   TEST_CASE("endpoint policy: operations are independent (vgwrdma refuses UploadPart only)") {
     testing::FakeClock clock;
     EndpointPolicy policy(clock, Options());
