@@ -114,13 +114,17 @@ int main(int argc, char** argv) {
                         "restore ledger file (default ~/.local/state/reelfs/ledger.sqlite; none)");
   // A flag, not an option: `--rdma` never takes the next word (the source) as its device; a
   // device is given as --rdma=DEV.
-  auto* rdma_flag = mount_cmd
-                        ->add_flag("--rdma{}", mount.rdma_device,
-                                   "file bytes over RDMA (hipobj-rc-v2): --rdma or --rdma=DEVICE "
-                                   "(default: first active port)")
-                        ->option_text("[=DEVICE]");
+  auto* rdma_flag =
+      mount_cmd
+          ->add_flag("--rdma{}", mount.rdma_device,
+                     "file bytes over RDMA (see --rdma-transport): --rdma or --rdma=DEVICE "
+                     "(default: first active port)")
+          ->option_text("[=DEVICE]");
   mount_cmd->add_option("--rdma-sessions", mount.rdma_sessions,
-                        "RC sessions (QPs) per gateway with --rdma (default 4)");
+                        "RC sessions (QPs), or DC targets, per gateway with --rdma (default 4)");
+  mount_cmd->add_option("--rdma-transport", mount.rdma_transport,
+                        "with --rdma: auto (default: RC, then cuObject DC for an endpoint that "
+                        "declines RC), rc (hipobj-rc-v2) or dc (cuObject DC, ConnectX-5+)");
 
   // reelfs stage / status / wait (cli/tape_commands.h).
   reelfs::cli::TapeCommands tape;

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -31,9 +33,12 @@
 #include <fmt/format.h>
 
 #include "rdmaio/s3bridge/s3_control_plane.h"
+#include "rdmaio/verbs/dc_channel.h"
+#include "rdmaio/verbs/dc_target.h"
 #include "rdmaio/verbs/device.h"
 #include "rdmaio/verbs/rc_channel.h"
 #include "rdmaio/verbs/rc_session_qp.h"
+#include "rdmaio/verbs/transport_router.h"
 #endif
 
 namespace reelfs::cli {
@@ -171,43 +176,131 @@ std::string CountersJson(const rdmaio::ChannelCounters& c) {
                      c.sessions_fenced, c.failed);
 }
 
-// Builds the RC channel over the mount's own S3 client: data GETs share its connections,
-// signing and retries (s3bridge), control POSTs use the same endpoint and credentials.
+std::string CountersLine(const rdmaio::ChannelCounters& n) {
+  return fmt::format(
+      "endpoint={} transport={} rdma_requests={} rdma_bytes={} http_requests={} http_bytes={} "
+      "fallbacks={} sessions_opened={} sessions_fenced={} failed={}",
+      n.endpoint, n.transport, n.rdma_requests, n.rdma_bytes, n.http_requests, n.http_bytes,
+      n.fallbacks, n.sessions_opened, n.sessions_fenced, n.failed);
+}
+
+// The DC target provider for `where` on `pd`, or why there is none ("rxe0 cannot do DC: not an
+// mlx5 (ConnectX) device; ...", "built without mlx5dv").
+Result<std::shared_ptr<rdmaio::verbs::MlxDcTargetProvider>> OpenDc(
+    const std::shared_ptr<rdmaio::verbs::ProtectionDomain>& pd,
+    const rdmaio::verbs::DevicePort& where) {
+  return rdmaio::verbs::MlxDcTargetProvider::Create(pd, where);
+}
+
+// Whether `--rdma-transport=dc` can have DC on the configured device: probed on the user's
+// terminal before the daemon starts (the daemon probes again and logs it).
+Status ProbeDc(const RdmaConfig& rdma) {
+  REELFS_ASSIGN_OR_RETURN(rdmaio::verbs::DevicePort where,
+                          rdmaio::verbs::FindActivePort(rdma.device));
+  REELFS_ASSIGN_OR_RETURN(auto pd, rdmaio::verbs::ProtectionDomain::Open(where));
+  return OpenDc(pd, where).status();
+}
+
+// Builds the mount's RDMA channel over its own S3 client: data GETs share its connections,
+// signing and retries (s3bridge), control POSTs use the same endpoint and credentials. Which
+// transport (docs/protocols/rdma-dc.md "Choosing the transport"):
+//   rc    RcChannel (hipobj-rc-v2);
+//   dc    DcChannel (cuObject DC v1); when the device cannot do DC, a warning and RcChannel;
+//   auto  RcChannel, plus a DcChannel when the device can do DC, behind a TransportRouter that
+//         sends fetches to DC once the endpoint has declined hipobj-rc-v2 (a cuObject server
+//         answers the PREPARE POST as plain S3). Both channels share one protection domain, so
+//         every buffer registered through RC's registrar can be named in a DC token.
 RdmaPath OpenRdmaPath(const RdmaConfig& rdma, const std::shared_ptr<s3::ObjectStore>& store) {
+  namespace verbs = rdmaio::verbs;
   auto warn = [](const std::string& why) {
     REELFS_LOG_WARN(kSubject, "--rdma: {}; reading over HTTP", why);
     return RdmaPath{};
   };
   const auto* client = dynamic_cast<const s3::S3Client*>(store.get());
   if (client == nullptr) return warn("the object store is not an S3 client");
-  Result<rdmaio::verbs::DevicePort> where = rdmaio::verbs::FindActivePort(rdma.device);
+  Result<verbs::DevicePort> where = verbs::FindActivePort(rdma.device);
   if (!where.ok()) return warn(where.status().ToString());
-  auto pd = rdmaio::verbs::ProtectionDomain::Open(*where);
+  auto pd = verbs::ProtectionDomain::Open(*where);
   if (!pd.ok()) return warn(pd.status().ToString());
-  auto qps = std::make_shared<rdmaio::verbs::VerbsQpProvider>(*pd, where->port);
   auto control = rdmaio::s3bridge::S3ControlPlane::Create(store, client->options());
   if (!control.ok()) return warn(control.status().ToString());
-  std::shared_ptr<rdmaio::verbs::RcChannel> channel = rdmaio::verbs::RcChannel::Create(
-      std::move(control).value(), std::move(qps), RealClock(), {.max_sessions = rdma.sessions});
-  REELFS_LOG_INFO(kSubject, "--rdma: {} port {}, up to {} RC sessions per gateway", where->device,
-                  where->port, rdma.sessions);
+  std::shared_ptr<rdmaio::ControlPlane> plane = std::move(control).value();
+
+  std::shared_ptr<verbs::DcChannel> dc;
+  if (rdma.transport != RdmaTransport::kRc) {
+    auto provider = OpenDc(*pd, *where);
+    if (provider.ok()) {
+      dc = verbs::DcChannel::Create(plane, std::move(provider).value(), RealClock(),
+                                    {.max_targets = rdma.sessions});
+    } else if (rdma.transport == RdmaTransport::kDc) {
+      REELFS_LOG_WARN(kSubject, "--rdma-transport=dc: {}; using RC", provider.status().message());
+    } else {
+      REELFS_LOG_INFO(kSubject, "--rdma-transport=auto: no DC ({}); RC only",
+                      provider.status().message());
+    }
+  }
+  std::shared_ptr<verbs::RcChannel> rc;
+  if (rdma.transport != RdmaTransport::kDc || dc == nullptr) {
+    auto qps = std::make_shared<verbs::VerbsQpProvider>(*pd, where->port);
+    rc = verbs::RcChannel::Create(plane, std::move(qps), RealClock(),
+                                  {.max_sessions = rdma.sessions});
+  }
+
   RdmaPath path;
-  path.channel = channel;
-  // Weak: the FileSystem holding these must not keep the channel (and its QPs) alive.
-  std::weak_ptr<rdmaio::verbs::RcChannel> weak = channel;
-  path.metrics_json = [weak]() -> std::string {
-    auto c = weak.lock();
-    return c == nullptr ? "null" : "[" + CountersJson(c->counters()) + "]";
+  // Weak: the FileSystem holding these must not keep the channels (and their QPs) alive.
+  std::vector<std::function<std::optional<rdmaio::ChannelCounters>()>> counters;
+  if (rc != nullptr && dc != nullptr) {
+    const std::string endpoint = plane->endpoint();
+    path.channel = std::make_shared<verbs::TransportRouter>(
+        rc, dc,
+        [rc_channel = rc.get(), endpoint] {
+          return rc_channel->policy().state(endpoint, rdmaio::wire::RdmaOp::kGet) ==
+                 rdmaio::wire::OpState::kDeclined;
+        },
+        fmt::format("{} declined hipobj-rc-v2 (RC): cuObject DC", endpoint));
+    REELFS_LOG_INFO(kSubject,
+                    "--rdma: {} port {}, transport auto: RC (up to {} sessions) until the "
+                    "endpoint declines it, then DC (up to {} targets)",
+                    where->device, where->port, rdma.sessions, rdma.sessions);
+  } else if (dc != nullptr) {
+    path.channel = dc;
+    REELFS_LOG_INFO(kSubject, "--rdma: {} port {}, cuObject DC, up to {} targets", where->device,
+                    where->port, rdma.sessions);
+  } else {
+    path.channel = rc;
+    REELFS_LOG_INFO(kSubject, "--rdma: {} port {}, up to {} RC sessions per gateway", where->device,
+                    where->port, rdma.sessions);
+  }
+  if (rc != nullptr) {
+    counters.push_back([weak = std::weak_ptr<verbs::RcChannel>(rc)] {
+      auto c = weak.lock();
+      return c ? std::optional(c->counters()) : std::nullopt;
+    });
+  }
+  if (dc != nullptr) {
+    counters.push_back([weak = std::weak_ptr<verbs::DcChannel>(dc)] {
+      auto c = weak.lock();
+      return c ? std::optional(c->counters()) : std::nullopt;
+    });
+  }
+  // One entry per channel, each with its transport.
+  path.metrics_json = [counters]() -> std::string {
+    std::string out;
+    for (const auto& get : counters) {
+      std::optional<rdmaio::ChannelCounters> c = get();
+      if (!c) continue;
+      out += (out.empty() ? "[" : ",") + CountersJson(*c);
+    }
+    return out.empty() ? "null" : out + "]";
   };
-  path.log_line = [weak]() -> std::string {
-    auto c = weak.lock();
-    if (c == nullptr) return "";
-    const rdmaio::verbs::RcChannelCounters n = c->counters();
-    return fmt::format(
-        "endpoint={} rdma_requests={} rdma_bytes={} http_requests={} http_bytes={} fallbacks={} "
-        "sessions_opened={} sessions_fenced={} failed={}",
-        n.endpoint, n.rdma_requests, n.rdma_bytes, n.http_requests, n.http_bytes, n.fallbacks,
-        n.sessions_opened, n.sessions_fenced, n.failed);
+  path.log_line = [counters]() -> std::string {
+    std::string out;
+    for (const auto& get : counters) {
+      std::optional<rdmaio::ChannelCounters> c = get();
+      if (!c) continue;
+      out += (out.empty() ? "" : "; ") + CountersLine(*c);
+    }
+    return out;
   };
   return path;
 }
@@ -368,10 +461,17 @@ int RunMount(const MountFlags& flags, const StoreFactory& make_store) {
   }
 #if REELFS_HAVE_RDMA
   if (cfg->rdma.enabled) {
-    // Said here, on the user's terminal, as well as in the daemon's log.
+    // Said here, on the user's terminal, as well as in the daemon's log (unless that log is this
+    // terminal already).
     if (auto where = rdmaio::verbs::FindActivePort(cfg->rdma.device); !where.ok()) {
       std::cerr << "reelfs mount: warning: --rdma: " << where.status().ToString()
                 << "; mounting with reads over HTTP\n";
+    } else if (cfg->rdma.transport == RdmaTransport::kDc &&
+               !(cfg->foreground && cfg->log_file.empty() && !cfg->syslog)) {
+      if (Status dc = ProbeDc(cfg->rdma); !dc.ok()) {
+        std::cerr << "reelfs mount: warning: --rdma-transport=dc: " << dc.message()
+                  << "; using RC\n";
+      }
     }
   }
 #endif

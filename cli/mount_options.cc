@@ -188,14 +188,24 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   m.ledger_path = f.ledger;
 
   // RDMA: whether this build can do it is RunMount's question (it knows how it was linked).
-  if (!f.rdma && (!f.rdma_device.empty() || f.rdma_sessions != 4)) {
-    return Status::InvalidArgument("--rdma-sessions and a device need --rdma");
+  if (!f.rdma && (!f.rdma_device.empty() || f.rdma_sessions != 4 || f.rdma_transport != "auto")) {
+    return Status::InvalidArgument("--rdma-sessions, --rdma-transport and a device need --rdma");
+  }
+  RdmaTransport transport = RdmaTransport::kAuto;
+  if (f.rdma_transport == "rc") {
+    transport = RdmaTransport::kRc;
+  } else if (f.rdma_transport == "dc") {
+    transport = RdmaTransport::kDc;
+  } else if (f.rdma_transport != "auto") {
+    return Status::InvalidArgument("--rdma-transport: auto, rc or dc");
   }
   if (f.rdma_sessions < 1 || f.rdma_sessions > 64) {
     return Status::InvalidArgument("--rdma-sessions: 1..64");
   }
-  c.rdma = RdmaConfig{
-      .enabled = f.rdma, .device = f.rdma_device, .sessions = static_cast<size_t>(f.rdma_sessions)};
+  c.rdma = RdmaConfig{.enabled = f.rdma,
+                      .device = f.rdma_device,
+                      .sessions = static_cast<size_t>(f.rdma_sessions),
+                      .transport = transport};
 
   fuse::DaemonOptions& d = c.daemon;
   d.mountpoint = resolved;
