@@ -1,14 +1,16 @@
 // ControlPlane: the signed S3 requests an RDMA data channel sends, without rdmaio knowing S3.
 //
 // S3 over RDMA keeps control in S3 (docs/protocols/rdma.md): a ranged GET carrying x-amz-rdma-*
-// headers, and for hipobj-rc-v2 the POSTs to /.hipobj-rc/{prepare,ready,cancel}. rdmaio may not
+// headers, a PUT / UploadPart carrying them (empty body: the server RDMA-reads the payload;
+// docs/protocols/rdma-put.md) or carrying the payload itself (the HTTP fallback), and for
+// hipobj-rc-v2 the POSTs to /.hipobj-rc/{prepare,ready,cancel}. rdmaio may not
 // include s3/ or libcurl (style.md §B), so the channel sends them through this interface, and an
 // adapter at the composition level implements it over reelfs::s3 (rdmaio/s3bridge/).
 //
 // What the channel needs back is what the reply classifier reads: the HTTP status (of *any*
 // answer, errors included: a 501 or 503 is a verdict, not a failure), the x-amz-rdma-* response
 // headers, the S3 error code, the ETag, and for a GET the body (the HTTP fallback) placed in the
-// caller's destination.
+// caller's destination; for a PUT the ETag.
 //
 // Contract: each call returns at once and calls `done` exactly once, possibly on an internal
 // thread; `done` must not block. A Status instead of a ControlReply means no HTTP answer came
@@ -55,6 +57,21 @@ struct ControlGet {
   std::shared_ptr<CancellationToken> cancel;  // optional
 };
 
+// PutObject, or UploadPart when part_number > 0.
+struct ControlPut {
+  std::string bucket;
+  std::string key;
+  int part_number = 0;    // 1..10000 for UploadPart, 0 for PutObject
+  std::string upload_id;  // UploadPart only
+  // Extra headers, signed with the rest. A PUT carrying any is sent exactly once (no retry): the
+  // server may be reading the caller's window for a timed-out attempt, and a silent resend of a
+  // session PUT would run a second transfer. A PUT without them (a plain body) may be retried.
+  ControlHeaders headers;
+  std::span<const std::byte> body;  // the payload; empty for an RDMA PUT (must outlive `done`)
+  std::string content_type;         // PutObject only; empty: none
+  std::shared_ptr<CancellationToken> cancel;  // optional
+};
+
 struct ControlPost {
   std::string path;        // e.g. wire::kRcPreparePath ("/.hipobj-rc/prepare")
   ControlHeaders headers;  // signed
@@ -70,6 +87,13 @@ class ControlPlane {
   virtual const std::string& endpoint() const = 0;
 
   virtual void Get(ControlGet request, ControlCallback done) = 0;
+  // Answers of any status come back as a ControlReply (etag set on success). A plane for a
+  // channel that only reads may keep this default (kUnimplemented), so test fakes of read-only
+  // channels need not grow a PUT.
+  virtual void Put(ControlPut request, ControlCallback done) {
+    (void)request;
+    done(Status::Unimplemented("ControlPlane::Put: this control plane does not upload"));
+  }
   // An empty-bodied POST; the answer's body is not needed.
   virtual void Post(ControlPost request, ControlCallback done) = 0;
 };

@@ -21,6 +21,17 @@ Result<ControlReply> ReplyFromStatus(const Status& status) {
   return reply;
 }
 
+// A 2xx answer of the control transport: its status, x-amz-rdma-* headers and ETag.
+ControlReply ReplyFromResponse(const s3::HttpResponse& resp) {
+  ControlReply reply;
+  reply.http_status = resp.status;
+  for (const auto& [name, value] : resp.headers) {
+    if (name.starts_with(kRdmaHeaderPrefix)) reply.rdma_headers.emplace_back(name, value);
+  }
+  if (const std::string* etag = resp.Header("etag")) reply.etag = s3::StripEtag(*etag);
+  return reply;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<S3ControlPlane>> S3ControlPlane::Create(
@@ -75,6 +86,62 @@ void S3ControlPlane::Get(ControlGet request, ControlCallback done) {
   });
 }
 
+void S3ControlPlane::Put(ControlPut request, ControlCallback done) {
+  if (request.part_number < 0 || request.part_number > 10000) {
+    done(Status::InvalidArgument("ControlPlane::Put: part number must be 1..10000"));
+    return;
+  }
+  const bool part = request.part_number > 0;
+  if (request.headers.empty()) {
+    // A plain upload (the HTTP fallback): the store's PUT, with its retries, connections and
+    // signing. Its answer carries nothing the channel needs beyond the ETag.
+    auto reply_etag = [done = std::move(done)](Result<std::string> etag) {
+      if (!etag.ok()) return done(ReplyFromStatus(etag.status()));
+      done(ControlReply{.http_status = 200, .etag = std::move(*etag)});
+    };
+    if (part) {
+      s3::UploadPartRequest req;
+      req.bucket = std::move(request.bucket);
+      req.key = std::move(request.key);
+      req.upload_id = std::move(request.upload_id);
+      req.part_number = request.part_number;
+      req.body = request.body;
+      store_->UploadPart(req, std::move(reply_etag));
+    } else {
+      s3::PutObjectRequest req;
+      req.bucket = std::move(request.bucket);
+      req.key = std::move(request.key);
+      req.body = request.body;
+      req.content_type = std::move(request.content_type);
+      store_->PutObject(req, std::move(reply_etag));
+    }
+    return;
+  }
+  // An RDMA PUT: sent once, and its x-amz-rdma-* answer headers are the verdict (reply, byte
+  // count, cookie echo), which the store's PUT does not hand back; so it goes through the control
+  // transport like the POSTs.
+  s3::HttpRequest r;
+  r.method = "PUT";
+  r.bucket = std::move(request.bucket);
+  r.key = std::move(request.key);
+  if (part) {
+    r.query.emplace_back("partNumber", std::to_string(request.part_number));
+    r.query.emplace_back("uploadId", std::move(request.upload_id));
+  }
+  r.headers = std::move(request.headers);
+  if (!request.content_type.empty() && !part) {
+    r.headers.emplace_back("content-type", std::move(request.content_type));
+  }
+  r.body = request.body;
+  r.cancel = std::move(request.cancel);
+  r.single_attempt = true;
+  r.what = std::string(part ? "UploadPart " : "PutObject ") + r.bucket + "/" + r.key;
+  control_->Submit(std::move(r), [done = std::move(done)](Result<s3::HttpResponse> resp) {
+    if (!resp.ok()) return done(ReplyFromStatus(resp.status()));
+    done(ReplyFromResponse(*resp));
+  });
+}
+
 void S3ControlPlane::Post(ControlPost request, ControlCallback done) {
   // "/.hipobj-rc/prepare" is sent path-style as bucket ".hipobj-rc", key "prepare", which signs
   // and encodes to exactly that path.
@@ -92,13 +159,7 @@ void S3ControlPlane::Post(ControlPost request, ControlCallback done) {
   r.what = "POST " + request.path;
   control_->Submit(std::move(r), [done = std::move(done)](Result<s3::HttpResponse> resp) {
     if (!resp.ok()) return done(ReplyFromStatus(resp.status()));
-    ControlReply reply;
-    reply.http_status = resp->status;
-    for (const auto& [name, value] : resp->headers) {
-      if (name.starts_with(kRdmaHeaderPrefix)) reply.rdma_headers.emplace_back(name, value);
-    }
-    if (const std::string* etag = resp->Header("etag")) reply.etag = s3::StripEtag(*etag);
-    done(std::move(reply));
+    done(ReplyFromResponse(*resp));
   });
 }
 

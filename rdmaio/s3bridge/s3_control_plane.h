@@ -10,6 +10,11 @@
 //   * Post (hipobj-rc-v2 PREPARE / READY / CANCEL, which are not S3 operations) goes through a
 //     Transport of its own with retries off: a retried PREPARE would leave a second server
 //     session behind, and a retried READY would run a transfer twice.
+//   * Put with headers (an RDMA PUT / UploadPart: empty body, token) goes through that same
+//     Transport, once: a resend would run a second transfer from a window whose first attempt
+//     was fenced, and its verdict is in x-amz-rdma-* answer headers that the ObjectStore's
+//     PutObject / UploadPart (which return the ETag only) do not keep. Put without headers (the
+//     HTTP fallback, the payload as the body) goes through the ObjectStore and may be retried.
 //   * An HTTP error answer is a ControlReply (status, S3 code), not a failure: for the reply
 //     classifier a 501 or a 503 is a verdict. Only "no answer" is a Status. The s3 layer keeps
 //     no headers of an error answer, so an x-amz-rdma-reply next to a 4xx/5xx is not seen; the
@@ -38,6 +43,7 @@ class S3ControlPlane final : public ControlPlane {
 
   const std::string& endpoint() const override { return endpoint_; }
   void Get(ControlGet request, ControlCallback done) override;
+  void Put(ControlPut request, ControlCallback done) override;
   void Post(ControlPost request, ControlCallback done) override;
 
  private:

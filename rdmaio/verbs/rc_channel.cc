@@ -1,6 +1,8 @@
 #include "rdmaio/verbs/rc_channel.h"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -15,11 +17,16 @@ namespace {
 
 constexpr std::string_view kLog = "rdma";
 constexpr wire::RdmaOp kGet = wire::RdmaOp::kGet;
+// Our extension on GET READY replies (docs/protocols/rdma-put.md, item 4): the object's size, so
+// a fetch knows it after a READY as it does after a session GET (Content-Range).
+constexpr std::string_view kObjectSizeHeader = "x-amz-rdma-object-size";
 // Zero-length receives kept posted on a session QP (see SendDataGet).
 constexpr int kReceivesPosted = 2;
 
-// x-amz-rdma-target: "/bucket/key", URI-encoded as S3 encodes a path (unreserved and '/' kept).
-std::string Target(std::string_view bucket, std::string_view key) {
+// x-amz-rdma-target: "/bucket/key", URI-encoded as S3 encodes a path (unreserved and '/' kept),
+// plus "?partNumber=N&uploadId=U" for an UploadPart.
+std::string Target(std::string_view bucket, std::string_view key, int part_number = 0,
+                   std::string_view upload_id = {}) {
   std::string out = "/";
   auto append = [&out](std::string_view text, bool keep_slash) {
     for (unsigned char c : text) {
@@ -34,7 +41,35 @@ std::string Target(std::string_view bucket, std::string_view key) {
   append(bucket, false);
   out += '/';
   append(key, true);
+  if (part_number > 0) {
+    out += fmt::format("?partNumber={}&uploadId=", part_number);
+    append(upload_id, false);
+  }
   return out;
+}
+
+std::string StripQuotes(std::string_view etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return std::string(etag);
+}
+
+// A decimal or (with "0x") hex header value; nullopt when absent or malformed.
+std::optional<uint64_t> NumberHeader(const ControlHeaders& headers, std::string_view name,
+                                     int base) {
+  std::optional<std::string_view> value = wire::FindHeader(headers, name);
+  if (!value) return std::nullopt;
+  std::string_view text = *value;
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  if (base == 16 && (text.starts_with("0x") || text.starts_with("0X"))) text.remove_prefix(2);
+  uint64_t n = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n, base);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return n;
 }
 
 bool IsSuccess(int status) { return status >= 200 && status < 300; }
@@ -46,7 +81,10 @@ bool IsSuccess(int status) { return status >= 200 && status < 300; }
 wire::EndpointSignal ControlSignal(const ControlReply& reply) {
   const int status = reply.http_status;
   if (status == 503 || status == 413) return wire::EndpointSignal::kNone;  // busy, over a limit
-  if (status == 404 && reply.s3_error_code == "NoSuchKey") return wire::EndpointSignal::kNone;
+  if (status == 404 &&
+      (reply.s3_error_code == "NoSuchKey" || reply.s3_error_code == "NoSuchUpload")) {
+    return wire::EndpointSignal::kNone;
+  }
   if (status == 403 && reply.s3_error_code == "InvalidObjectState") {
     return wire::EndpointSignal::kNone;
   }
@@ -79,8 +117,14 @@ Status ErrorFromReply(const ControlReply& reply, std::string_view what) {
 }  // namespace
 
 struct RcChannel::Work {
+  // A fetch, or a put whose bucket, key, window and cancel token are mirrored here (object_offset
+  // 0), so the session, fence and fallback code reads one place.
   FetchRequest request;
   FetchCallback done;
+  bool is_put = false;
+  PutRequest put;  // is_put: part number, upload id, content type
+  PutCallback put_done;
+  wire::RdmaOp op = kGet;
   WindowAddress where;
   wire::WindowFence::Ticket ticket;
   bool ticket_open = false;
@@ -130,6 +174,11 @@ size_t RcChannel::live_sessions() const {
   return live_sessions_;
 }
 
+bool RcChannel::session_extension_confirmed() const {
+  std::lock_guard lock(mutex_);
+  return session_extension_;
+}
+
 uint64_t RcChannel::NewCookie() {
   std::lock_guard lock(mutex_);
   uint64_t cookie = 0;
@@ -170,6 +219,64 @@ void RcChannel::Fetch(FetchRequest request, FetchCallback done) {
   work->route = policy_.Choose(control_->endpoint(), kGet);
   if (work->route == wire::Route::kHttp) {
     FetchOverHttp(std::move(work));
+    return;
+  }
+  std::shared_ptr<Session> session;
+  if (!AcquireSession(work, &session)) return;  // queued: a session's release starts it
+  StartRdma(std::move(work), std::move(session));
+}
+
+void RcChannel::Put(PutRequest request, PutCallback done) {
+  const RegisteredWindow& window = request.window;
+  if (!window.region || window.length == 0) {
+    done(Status::InvalidArgument("RcChannel::Put: empty window"));
+    return;
+  }
+  if (window.length > kMaxPutBytes) {
+    done(Status::InvalidArgument(fmt::format("RcChannel::Put: {} bytes is over the {}-byte limit",
+                                             window.length, kMaxPutBytes)));
+    return;
+  }
+  if (request.part_number < 0 || request.part_number > 10000 ||
+      (request.part_number > 0) == request.upload_id.empty()) {
+    done(
+        Status::InvalidArgument("RcChannel::Put: an UploadPart needs part number 1..10000 and an "
+                                "upload id, a PUT neither"));
+    return;
+  }
+  Result<WindowAddress> where = qps_->Locate(window);
+  if (!where.ok()) {
+    done(where.status());
+    return;
+  }
+  auto work = std::make_shared<Work>();
+  work->is_put = true;
+  work->op = request.part_number > 0 ? wire::RdmaOp::kUploadPart : wire::RdmaOp::kPut;
+  work->what =
+      request.part_number > 0
+          ? fmt::format("UploadPart {}/{} #{} ({} bytes)", request.bucket, request.key,
+                        request.part_number, window.length)
+          : fmt::format("PUT {}/{} ({} bytes)", request.bucket, request.key, window.length);
+  work->request.bucket = request.bucket;
+  work->request.key = request.key;
+  work->request.window = request.window;
+  work->request.cancel = request.cancel;
+  work->put = std::move(request);
+  work->put_done = std::move(done);
+  work->where = *where;
+  Result<wire::WindowFence::Ticket> ticket =
+      fence_.Begin(work->where.addr, options_.request_timeout);
+  if (!ticket.ok()) {
+    work->put_done(ticket.status().WithContext(work->what));
+    return;
+  }
+  work->ticket = *ticket;
+  work->ticket_open = true;
+  // PREPARE stores nothing on a server that does not speak hipobj-rc-v2, so a PUT may try RDMA
+  // on an endpoint nothing is known about; StartRdma sends a session PUT only once that is safe.
+  work->route = policy_.ChooseTwoPhaseWrite(control_->endpoint(), work->op);
+  if (work->route == wire::Route::kHttp) {
+    PutOverHttp(std::move(work));
     return;
   }
   std::shared_ptr<Session> session;
@@ -224,17 +331,52 @@ void RcChannel::StartRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> s
     return;
   }
   work->rdma_tried = true;
+  if (work->is_put && session->qp != nullptr) {
+    bool extension;
+    {
+      std::lock_guard lock(mutex_);
+      extension = session_extension_;
+    }
+    // The 0-byte-object hazard: an empty-bodied PUT goes only to an endpoint that has answered a
+    // session request correctly and has not been seen ignoring a token since.
+    if (!extension || !policy_.WritesAllowed(control_->endpoint())) ResetSession(*session);
+  }
   if (session->qp == nullptr) {
     OpenSession(std::move(work), std::move(session));
+  } else if (work->is_put) {
+    SendSessionPut(std::move(work), std::move(session));
   } else {
     SendDataGet(std::move(work), std::move(session));
   }
 }
 
+void RcChannel::ResetSession(Session& session) {
+  if (!session.id.empty()) {
+    // Best effort, as in DropSession: the server's side goes sooner than its idle timeout.
+    Result<wire::HeaderList> cancel =
+        wire::EncodeRcCancel({.session = session.id, .cookie = session.cookie});
+    if (cancel.ok()) {
+      control_->Post({.path = std::string(wire::kRcCancelPath), .headers = std::move(*cancel)},
+                     [](Result<ControlReply>) {});
+    }
+  }
+  // Idle: nothing is in flight on it, so destroying the QP is enough.
+  session.qp.reset();
+  session.id.clear();
+  session.receives_posted = 0;
+  session.cookie = 0;
+}
+
 void RcChannel::Report(Work& work, wire::EndpointSignal signal) {
   if (work.reported || work.route == wire::Route::kHttp) return;
   work.reported = true;
-  policy_.Report(control_->endpoint(), kGet, work.route, signal);
+  if (signal == wire::EndpointSignal::kTokenIgnored) {
+    // Whatever the endpoint confirmed before, it now ignores tokens: session PUTs wait for a new
+    // session request answered correctly.
+    std::lock_guard lock(mutex_);
+    session_extension_ = false;
+  }
+  policy_.Report(control_->endpoint(), work.op, work.route, signal);
 }
 
 void RcChannel::OpenSession(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
@@ -260,10 +402,11 @@ void RcChannel::OpenSession(std::shared_ptr<Work> work, std::shared_ptr<Session>
                                 .lid = local.lid};
   prepare.psn = local.psn;
   prepare.cookie = session->cookie;
-  prepare.op = wire::RcOp::kGet;
-  prepare.target = Target(work->request.bucket, work->request.key);
+  prepare.op = work->is_put ? wire::RcOp::kPut : wire::RcOp::kGet;
+  prepare.target =
+      Target(work->request.bucket, work->request.key, work->put.part_number, work->put.upload_id);
   prepare.size = work->request.window.length;
-  prepare.offset = work->request.object_offset;
+  prepare.offset = work->request.object_offset;  // 0 for a put
   Result<wire::HeaderList> headers = wire::EncodeRcPrepare(prepare);
   Status posted = headers.ok() ? session->qp->PostRecv(0) : headers.status();
   if (!posted.ok()) {
@@ -328,12 +471,25 @@ void RcChannel::SendReady(std::shared_ptr<Work> work, std::shared_ptr<Session> s
     return;
   }
   ControlPost post{.path = std::string(wire::kRcReadyPath), .headers = std::move(*headers)};
-  control_->Post(std::move(post), [self = shared_from_this(), work,
-                                   session](Result<ControlReply> reply) mutable {
-    if (self->AbandonIfControlFailed(work, session, reply, "READY")) return;
-    const uint64_t asked = work->request.window.length;
-    Result<wire::RcReadyReply> done = wire::DecodeRcReadyReply(reply->rdma_headers);
-    Status checked = done.ok() ? Status::Ok() : done.status();
+  control_->Post(std::move(post),
+                 [self = shared_from_this(), work, session](Result<ControlReply> reply) mutable {
+                   if (self->AbandonIfControlFailed(work, session, reply, "READY")) return;
+                   self->OnReadyReply(std::move(work), std::move(session), *reply);
+                 });
+}
+
+void RcChannel::OnReadyReply(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
+                             const ControlReply& reply) {
+  const uint64_t asked = work->request.window.length;
+  Result<wire::RcReadyReply> done = wire::DecodeRcReadyReply(reply.rdma_headers);
+  Status checked = done.ok() ? Status::Ok() : done.status();
+  if (work->is_put) {
+    // A payload is stored whole or not at all: the count must be exact, and an ETag must name it.
+    if (checked.ok()) checked = wire::CheckRcReadyReply(*done, session->cookie, asked);
+    if (checked.ok() && reply.etag.empty() && StripQuotes(done->etag).empty()) {
+      checked = Status::DataLoss("READY answered a PUT without an ETag");
+    }
+  } else {
     // A transfer shorter than asked ends at the end of the object (as a short HTTP range does);
     // CheckRcReadyReply wants the exact count, so it is checked against what was moved, after
     // the bounds.
@@ -344,36 +500,59 @@ void RcChannel::SendReady(std::shared_ptr<Work> work, std::shared_ptr<Session> s
     if (checked.ok()) {
       checked = wire::CheckRcReadyReply(*done, session->cookie, done->bytes_transferred);
     }
-    if (!checked.ok()) {
-      self->Report(*work, wire::EndpointSignal::kFailed);
-      self->AbandonRdma(std::move(work), std::move(session), true, true,
-                        checked.WithContext("READY reply"));
-      return;
+  }
+  if (!checked.ok()) {
+    Report(*work, wire::EndpointSignal::kFailed);
+    AbandonRdma(std::move(work), std::move(session), true, true,
+                checked.WithContext("READY reply"));
+    return;
+  }
+  Report(*work, wire::EndpointSignal::kConfirmed);
+  uint64_t object_size = 0;
+  if (!work->is_put) {
+    const std::optional<uint64_t> total = NumberHeader(reply.rdma_headers, kObjectSizeHeader, 10);
+    if (total) {
+      object_size = *total;
+    } else if (done->bytes_transferred < asked) {
+      // A server without the extension: a short transfer still tells where the object ends.
+      object_size = work->request.object_offset + done->bytes_transferred;
     }
-    self->Report(*work, wire::EndpointSignal::kConfirmed);
-    FetchResult result{.bytes = done->bytes_transferred,
-                       .object_size = done->bytes_transferred < asked
-                                          ? work->request.object_offset + done->bytes_transferred
-                                          : 0,
-                       .etag = done->etag,
-                       .via = DataPath::kRdma};
-    {
-      std::lock_guard lock(self->mutex_);
-      ++self->counters_.sessions_opened;
-      ++self->counters_.rdma_requests;
-      self->counters_.rdma_bytes += result.bytes;
-    }
-    Result<int> reaped = session->qp->ReapReceives();
-    self->fence_.Finish(work->ticket, /*fence_needed=*/false);
-    work->ticket_open = false;
-    if (reaped.ok()) {
-      session->receives_posted -= *reaped;
-      self->ReleaseSession(std::move(session));
+  }
+  std::string etag = !reply.etag.empty() ? reply.etag : StripQuotes(done->etag);
+  FinishRdma(std::move(work), std::move(session), /*opened=*/true, done->bytes_transferred,
+             object_size, std::move(etag));
+}
+
+void RcChannel::FinishRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
+                           bool opened, uint64_t bytes, uint64_t object_size, std::string etag) {
+  {
+    std::lock_guard lock(mutex_);
+    if (opened) ++counters_.sessions_opened;
+    if (work->is_put) {
+      ++counters_.rdma_put_requests;
+      counters_.rdma_put_bytes += bytes;
     } else {
-      self->DropSession(std::move(session)).IgnoreError();  // the bytes are in; the QP is not
+      ++counters_.rdma_requests;
+      counters_.rdma_bytes += bytes;
     }
-    self->Complete(work, std::move(result));
-  });
+  }
+  Result<int> reaped = session->qp->ReapReceives();
+  fence_.Finish(work->ticket, /*fence_needed=*/false);
+  work->ticket_open = false;
+  if (reaped.ok()) {
+    session->receives_posted -= *reaped;
+    ReleaseSession(std::move(session));
+  } else {
+    DropSession(std::move(session)).IgnoreError();  // the bytes moved; the QP is not healthy
+  }
+  if (work->is_put) {
+    Complete(work, PutResult{.etag = std::move(etag), .bytes = bytes, .via = DataPath::kRdma});
+  } else {
+    Complete(work, FetchResult{.bytes = bytes,
+                               .object_size = object_size,
+                               .etag = std::move(etag),
+                               .via = DataPath::kRdma});
+  }
 }
 
 void RcChannel::SendDataGet(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
@@ -452,25 +631,13 @@ void RcChannel::OnDataReply(std::shared_ptr<Work> work, std::shared_ptr<Session>
                    verdict.reason);
   switch (verdict.next) {
     case wire::NextStep::kDone: {
-      FetchResult result{.bytes = verdict.bytes_transferred,
-                         .object_size = reply->object_size,
-                         .etag = reply->etag,
-                         .via = DataPath::kRdma};
       {
+        // The server knows the session extension: session PUTs are safe from now on.
         std::lock_guard lock(mutex_);
-        ++counters_.rdma_requests;
-        counters_.rdma_bytes += result.bytes;
+        session_extension_ = true;
       }
-      Result<int> reaped = session->qp->ReapReceives();
-      fence_.Finish(work->ticket, /*fence_needed=*/false);
-      work->ticket_open = false;
-      if (reaped.ok()) {
-        session->receives_posted -= *reaped;
-        ReleaseSession(std::move(session));
-      } else {
-        DropSession(std::move(session)).IgnoreError();
-      }
-      Complete(work, std::move(result));
+      FinishRdma(std::move(work), std::move(session), /*opened=*/false, verdict.bytes_transferred,
+                 reply->object_size, reply->etag);
       return;
     }
     case wire::NextStep::kUseBody: {
@@ -485,7 +652,7 @@ void RcChannel::OnDataReply(std::shared_ptr<Work> work, std::shared_ptr<Session>
         fence_.Abandon(work->ticket);
         Status fenced = DropSession(std::move(session));
         if (!fenced.ok()) {
-          Complete(work, fenced.WithContext(work->what + ": fencing the window"));
+          Fail(work, fenced.WithContext(work->what + ": fencing the window"));
           return;
         }
         fence_.MarkFenced(work->where.addr).IgnoreError();
@@ -516,6 +683,156 @@ void RcChannel::OnDataReply(std::shared_ptr<Work> work, std::shared_ptr<Session>
   }
 }
 
+void RcChannel::SendSessionPut(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
+  session->cookie = NewCookie();
+  // The server only reads: no receive is consumed. Reaping still finds a QP that went to ERR
+  // while idle, before a PUT is sent through it.
+  Result<int> reaped = session->qp->ReapReceives();
+  Status ready = reaped.ok() ? Status::Ok() : reaped.status();
+  if (reaped.ok()) session->receives_posted -= *reaped;
+  const RcEndpoint& local = session->qp->local();
+  const uint64_t size = work->request.window.length;
+  Result<std::string> token = wire::EncodeRcToken(wire::RcToken{.transport = wire::RcTransport::kRc,
+                                                                .qpn = local.qpn,
+                                                                .gid = local.gid,
+                                                                .rkey = work->where.rkey,
+                                                                .addr = work->where.addr,
+                                                                .length = size,
+                                                                .port = local.port,
+                                                                .lid = local.lid});
+  if (ready.ok() && !token.ok()) ready = token.status();
+  if (!ready.ok()) {
+    Report(*work, wire::EndpointSignal::kNone);
+    AbandonRdma(std::move(work), std::move(session), true, true, ready);
+    return;
+  }
+  ControlPut put;
+  put.bucket = work->request.bucket;
+  put.key = work->request.key;
+  put.part_number = work->put.part_number;
+  put.upload_id = work->put.upload_id;
+  put.headers = {{std::string(wire::header::kToken), std::move(*token)},
+                 {std::string(wire::header::kSession), session->id},
+                 {std::string(wire::header::kCookie), fmt::format("{:016x}", session->cookie)},
+                 {std::string(wire::header::kSize), std::to_string(size)}};
+  put.content_type = work->put.content_type;
+  put.cancel = work->request.cancel;
+  control_->Put(std::move(put),
+                [self = shared_from_this(), work, session](Result<ControlReply> reply) mutable {
+                  self->OnPutReply(std::move(work), std::move(session), std::move(reply));
+                });
+}
+
+void RcChannel::OnPutReply(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
+                           Result<ControlReply> reply) {
+  if (!reply.ok()) {
+    // The server may still be reading the window: fenced before the retry or `done`.
+    const bool cancelled = reply.status().code() == StatusCode::kCancelled;
+    const wire::ReplyVerdict verdict = wire::ClassifyNoResponse(cancelled);
+    Report(*work, verdict.endpoint);
+    AbandonRdma(std::move(work), std::move(session), verdict.fence_window,
+                verdict.next == wire::NextStep::kRetryOverHttp, reply.status());
+    return;
+  }
+  const uint64_t size = work->request.window.length;
+  wire::ReplyInput input;
+  input.op = work->op;
+  input.http_status = reply->http_status;
+  wire::FillReplyHeaders(reply->rdma_headers, &input);
+  input.s3_error_code = reply->s3_error_code;
+  input.etag = reply->etag;
+  input.expected_bytes = size;
+  wire::ReplyVerdict verdict = wire::ClassifyReply(input);
+  std::string etag = reply->etag;
+  if (etag.empty()) {
+    if (auto rdma_etag = wire::FindHeader(reply->rdma_headers, wire::header::kEtag)) {
+      etag = StripQuotes(*rdma_etag);
+    }
+  }
+  if (verdict.kind == wire::ReplyKind::kRdmaDone) {
+    // hipobj-rc-v2 answers a session PUT as READY does: our cookie back, and an ETag.
+    const std::optional<uint64_t> echo =
+        NumberHeader(reply->rdma_headers, wire::header::kCookie, 16);
+    if (!echo || *echo != session->cookie || etag.empty()) {
+      verdict.kind = wire::ReplyKind::kProtocolViolation;
+      verdict.next = wire::NextStep::kRetryOverHttp;
+      verdict.endpoint = wire::EndpointSignal::kFailed;
+      verdict.fence_window = true;
+      verdict.reason = !echo || *echo != session->cookie
+                           ? "session PUT answer does not echo our cookie"
+                           : "session PUT answer without an ETag";
+    }
+  } else if (verdict.kind == wire::ReplyKind::kPutDoneUnmarked) {
+    // Fine for AIStor's DC PUT, never for ours: a server that knows the session extension marks
+    // its answer, so one that did not stored an empty body. The HTTP retry overwrites it.
+    verdict.next = wire::NextStep::kRetryOverHttp;
+    verdict.endpoint = wire::EndpointSignal::kTokenIgnored;
+    verdict.fence_window = true;
+    verdict.reason = "session PUT answered without x-amz-rdma-reply: token ignored";
+  }
+  Report(*work, verdict.endpoint);
+  REELFS_LOG_DEBUG(kLog, "{}: {} ({})", work->what, wire::ReplyKindName(verdict.kind),
+                   verdict.reason);
+  switch (verdict.next) {
+    case wire::NextStep::kDone: {
+      {
+        std::lock_guard lock(mutex_);
+        session_extension_ = true;
+      }
+      FinishRdma(std::move(work), std::move(session), /*opened=*/false, size, 0, std::move(etag));
+      return;
+    }
+    case wire::NextStep::kUseBody:  // GET only; a PUT answer has no payload to use
+    case wire::NextStep::kRetryOverHttp:
+      AbandonRdma(std::move(work), std::move(session), verdict.fence_window, true,
+                  Status::Unavailable(verdict.reason));
+      return;
+    case wire::NextStep::kFail: {
+      Status failure = ErrorFromReply(*reply, work->what);
+      AbandonRdma(std::move(work), std::move(session), verdict.fence_window, false,
+                  std::move(failure));
+      return;
+    }
+  }
+}
+
+void RcChannel::PutOverHttp(std::shared_ptr<Work> work) {
+  const RegisteredWindow& window = work->request.window;
+  const std::span<std::byte> host = window.region->host_bytes();
+  if (host.empty()) {
+    fence_.Finish(work->ticket, false);
+    work->ticket_open = false;
+    Fail(work,
+         Status::Unimplemented(work->what + ": HTTP fallback from device memory is not supported"));
+    return;
+  }
+  ControlPut put;
+  put.bucket = work->request.bucket;
+  put.key = work->request.key;
+  put.part_number = work->put.part_number;
+  put.upload_id = work->put.upload_id;
+  put.body = host.subspan(window.offset, window.length);
+  put.content_type = work->put.content_type;
+  put.cancel = work->request.cancel;
+  control_->Put(std::move(put), [self = shared_from_this(), work](Result<ControlReply> reply) {
+    // Only our own HTTP client read the window, and it is done: no fence needed.
+    self->fence_.Finish(work->ticket, false);
+    work->ticket_open = false;
+    if (!reply.ok()) return self->Fail(work, reply.status().WithContext(work->what));
+    if (!IsSuccess(reply->http_status)) {
+      return self->Fail(work, ErrorFromReply(*reply, work->what));
+    }
+    const uint64_t bytes = work->request.window.length;
+    {
+      std::lock_guard lock(self->mutex_);
+      ++self->counters_.http_put_requests;
+      self->counters_.http_put_bytes += bytes;
+      if (work->rdma_tried) ++self->counters_.fallbacks;
+    }
+    self->Complete(work, PutResult{.etag = reply->etag, .bytes = bytes, .via = DataPath::kHttp});
+  });
+}
+
 void RcChannel::AbandonRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
                             bool fence, bool retry_over_http, Status failure) {
   REELFS_LOG_DEBUG(kLog, "{}: RDMA attempt over ({}){}", work->what, failure.ToString(),
@@ -527,7 +844,7 @@ void RcChannel::AbandonRdma(std::shared_ptr<Work> work, std::shared_ptr<Session>
     Status fenced = session ? DropSession(std::move(session)) : Status::Ok();
     if (!fenced.ok()) {
       // The window stays quarantined: nobody may use it again (WindowFence refuses it).
-      Complete(work, fenced.WithContext(work->what + ": fencing the window"));
+      Fail(work, fenced.WithContext(work->what + ": fencing the window"));
       return;
     }
     fence_.MarkFenced(work->where.addr).IgnoreError();
@@ -544,18 +861,22 @@ void RcChannel::AbandonRdma(std::shared_ptr<Work> work, std::shared_ptr<Session>
   }
   if (!retry_over_http || work->cancelled()) {
     if (work->cancelled()) failure = Status::Cancelled(work->what + ": cancelled");
-    Complete(work, std::move(failure));
+    Fail(work, std::move(failure));
     return;
   }
   Result<wire::WindowFence::Ticket> ticket =
       fence_.Begin(work->where.addr, options_.request_timeout);
   if (!ticket.ok()) {
-    Complete(work, ticket.status().WithContext(work->what));
+    Fail(work, ticket.status().WithContext(work->what));
     return;
   }
   work->ticket = *ticket;
   work->ticket_open = true;
-  FetchOverHttp(std::move(work));
+  if (work->is_put) {
+    PutOverHttp(std::move(work));
+  } else {
+    FetchOverHttp(std::move(work));
+  }
 }
 
 void RcChannel::FetchOverHttp(std::shared_ptr<Work> work) {
@@ -564,8 +885,8 @@ void RcChannel::FetchOverHttp(std::shared_ptr<Work> work) {
   if (host.empty()) {
     fence_.Finish(work->ticket, false);
     work->ticket_open = false;
-    Complete(work, Status::Unimplemented(work->what +
-                                         ": HTTP fallback into device memory is not supported"));
+    Fail(work,
+         Status::Unimplemented(work->what + ": HTTP fallback into device memory is not supported"));
     return;
   }
   ControlGet get;
@@ -580,9 +901,9 @@ void RcChannel::FetchOverHttp(std::shared_ptr<Work> work) {
     // Only our own HTTP client wrote into the window, and it is done: no fence needed.
     self->fence_.Finish(work->ticket, false);
     work->ticket_open = false;
-    if (!reply.ok()) return self->Complete(work, reply.status().WithContext(work->what));
+    if (!reply.ok()) return self->Fail(work, reply.status().WithContext(work->what));
     if (!IsSuccess(reply->http_status)) {
-      return self->Complete(work, ErrorFromReply(*reply, work->what));
+      return self->Fail(work, ErrorFromReply(*reply, work->what));
     }
     {
       std::lock_guard lock(self->mutex_);
@@ -637,6 +958,23 @@ void RcChannel::Complete(const std::shared_ptr<Work>& work, Result<FetchResult> 
   }
   FetchCallback done = std::move(work->done);
   done(std::move(result));
+}
+
+void RcChannel::Complete(const std::shared_ptr<Work>& work, Result<PutResult> result) {
+  if (!result.ok()) {
+    std::lock_guard lock(mutex_);
+    ++counters_.failed;
+  }
+  PutCallback done = std::move(work->put_done);
+  done(std::move(result));
+}
+
+void RcChannel::Fail(const std::shared_ptr<Work>& work, Status failure) {
+  if (work->is_put) {
+    Complete(work, Result<PutResult>(std::move(failure)));
+  } else {
+    Complete(work, Result<FetchResult>(std::move(failure)));
+  }
 }
 
 }  // namespace reelfs::rdmaio::verbs

@@ -21,8 +21,24 @@
 //      and before `done` runs. WindowFence keeps the bookkeeping: a window still in flight or
 //      quarantined is refused (kFailedPrecondition) rather than shared.
 //
-// Bytes are counted per path: RDMA (the server wrote the window) and HTTP (bodies, whether the
-// policy chose HTTP or a reply fell back to it).
+// Put uploads a registered window as an object or as one part (docs/protocols/rdma-put.md): the
+// server RDMA-READs the payload out of the window. The hazard it must avoid is a server that does
+// not speak the protocol storing a body-less PUT as a 0-byte object, so:
+//   * Until the endpoint has answered a session request correctly (a session GET or a session
+//     PUT: "the session extension is confirmed"), every PUT sets up its own session with
+//     PREPARE (op PUT) + READY. A server without hipobj-rc-v2 refuses PREPARE and stores nothing;
+//     the refusal declines RDMA for that op on the endpoint, and the PUT goes over HTTP with the
+//     window's bytes as the body. An idle session taken from the pool is closed and reopened.
+//   * Afterwards PUTs run on an idle session: one empty-bodied PUT carrying the window's token,
+//     x-amz-rdma-session, a fresh cookie and x-amz-rdma-size; the answer is checked (reply 200,
+//     bytes == size, our cookie, an ETag). An answer without the reply header means the token
+//     was ignored: the endpoint loses RDMA writes and the PUT is re-sent over HTTP, which
+//     overwrites whatever was stored.
+//   * Failures, timeouts and cancellation fence the session exactly as for a fetch: the server
+//     must not go on reading a window the caller may refill once `done` has run.
+//
+// Bytes are counted per path: RDMA (the server wrote or read the window) and HTTP (bodies,
+// whether the policy chose HTTP or a reply fell back to it), for fetches and puts separately.
 //
 // Timeouts are the control plane's (its HTTP timeouts end a request whose server never answers:
 // the HTTP answer is the completion). Requests in flight hold the channel (shared_from_this), so
@@ -34,6 +50,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -63,6 +80,30 @@ struct RcChannelOptions {
 
 using RcChannelCounters = ChannelCounters;  // transport "rdma-rc"
 
+// One PutObject, or one UploadPart when part_number > 0.
+struct PutRequest {
+  std::string bucket;
+  std::string key;
+  int part_number = 0;    // 1..10000 for UploadPart; 0 for PutObject
+  std::string upload_id;  // UploadPart only
+  // The payload: `window.length` bytes (1 .. 5 GiB) read by the server out of the window, or
+  // copied from it as the HTTP body (host memory only).
+  RegisteredWindow window;
+  std::string content_type;                   // PutObject only; empty: none
+  std::shared_ptr<CancellationToken> cancel;  // optional
+};
+
+struct PutResult {
+  std::string etag;  // of the object or the part, quotes stripped
+  uint64_t bytes = 0;
+  DataPath via = DataPath::kRdma;
+};
+
+using PutCallback = std::function<void(Result<PutResult>)>;
+
+// The most one PUT or part may carry (S3's limit; the gateway answers 413 above it).
+inline constexpr uint64_t kMaxPutBytes = 5ull << 30;
+
 class RcChannel final : public DataChannel, public std::enable_shared_from_this<RcChannel> {
  public:
   static std::shared_ptr<RcChannel> Create(std::shared_ptr<ControlPlane> control,
@@ -71,6 +112,8 @@ class RcChannel final : public DataChannel, public std::enable_shared_from_this<
   ~RcChannel() override;
 
   void Fetch(FetchRequest request, FetchCallback done) override;
+  // Uploads the window (see above). `done` runs exactly once; the window may be reused after it.
+  void Put(PutRequest request, PutCallback done);
   MemoryRegistrar& registrar() override { return qps_->registrar(); }
 
   RcChannelCounters counters() const;
@@ -78,6 +121,8 @@ class RcChannel final : public DataChannel, public std::enable_shared_from_this<
   const wire::WindowFence& fence() const { return fence_; }
   // Sessions alive now (idle or busy).
   size_t live_sessions() const;
+  // Whether the endpoint answered a session GET or session PUT correctly (session PUTs allowed).
+  bool session_extension_confirmed() const;
 
  private:
   struct Session;
@@ -93,6 +138,17 @@ class RcChannel final : public DataChannel, public std::enable_shared_from_this<
   void OpenSession(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
   void SendReady(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
   void SendDataGet(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
+  void SendSessionPut(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
+  void OnReadyReply(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
+                    const ControlReply& reply);
+  void OnPutReply(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
+                  Result<ControlReply> reply);
+  // Closes an idle session's QP and server session but keeps its slot, for a PREPARE.
+  void ResetSession(Session& session);
+  void PutOverHttp(std::shared_ptr<Work> work);
+  // The request's RDMA transfer is done: bookkeeping, session back to the pool, `done`.
+  void FinishRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session, bool opened,
+                  uint64_t bytes, uint64_t object_size, std::string etag);
   void OnDataReply(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
                    Result<ControlReply> reply);
   void FetchOverHttp(std::shared_ptr<Work> work);
@@ -114,6 +170,9 @@ class RcChannel final : public DataChannel, public std::enable_shared_from_this<
   Status DropSession(std::shared_ptr<Session> session);
   void StartNextWaiting();
   void Complete(const std::shared_ptr<Work>& work, Result<FetchResult> result);
+  void Complete(const std::shared_ptr<Work>& work, Result<PutResult> result);
+  // An error, to whichever callback the request has.
+  void Fail(const std::shared_ptr<Work>& work, Status failure);
   uint64_t NewCookie();
 
   const std::shared_ptr<ControlPlane> control_;
@@ -127,6 +186,7 @@ class RcChannel final : public DataChannel, public std::enable_shared_from_this<
   size_t live_sessions_ GUARDED_BY(mutex_) = 0;  // idle + busy + being opened
   std::deque<std::shared_ptr<Work>> waiting_ GUARDED_BY(mutex_);
   RcChannelCounters counters_ GUARDED_BY(mutex_);
+  bool session_extension_ GUARDED_BY(mutex_) = false;
   std::mt19937_64 random_ GUARDED_BY(mutex_);
 };
 

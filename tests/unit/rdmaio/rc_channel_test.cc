@@ -1,9 +1,11 @@
 // RcChannel's protocol logic against fakes: a control plane that plays a hipobj-rc-v2 gateway (or
 // a server that declines, fails, ignores the token or never answers) and fake queue pairs whose
-// "RDMA writes" are memcpy into the window, allowed only while the client QP is connected and
-// not fenced. No device needed; the same logic runs over real verbs in tests/rdma.
+// "RDMA writes" (GET) and "RDMA reads" (PUT) are memcpy into / out of the window, allowed only
+// while the client QP is connected and not fenced. No device needed; the same logic runs over
+// real verbs in tests/rdma.
 #include "rdmaio/verbs/rc_channel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -121,7 +123,23 @@ enum class Mode {
   kGet500,        // data GETs with a token: 500 (vgwrdma's answer to any RDMA problem)
   kGet501Body,    // data GETs with a token: reply 501 and the object in the body (draft spec)
   kGetNoAnswer,   // data GETs with a token: no answer (timeout)
+  kPutNoAnswer,   // session PUTs: no answer (timeout)
+  kPutUnmarked,   // session PUTs: stored as sent (0 bytes), 200 + ETag, no x-amz-rdma-reply
 };
+
+// What one PUT / UploadPart the server received looked like.
+struct SeenPut {
+  std::string target;  // "/bucket/key" [+ "?partNumber=N&uploadId=U"]
+  bool token = false;  // carried x-amz-rdma-token
+  uint64_t body_bytes = 0;
+};
+
+std::string StoreKey(std::string_view bucket, std::string_view key, int part,
+                     std::string_view upload_id) {
+  std::string out = fmt::format("/{}/{}", bucket, key);
+  if (part > 0) out += fmt::format("?partNumber={}&uploadId={}", part, upload_id);
+  return out;
+}
 
 class FakeGateway final : public ControlPlane {
  public:
@@ -139,6 +157,11 @@ class FakeGateway final : public ControlPlane {
       done(ServePost(request));
     });
   }
+  void Put(ControlPut request, ControlCallback done) override {
+    Defer([this, request = std::move(request), done = std::move(done)]() mutable {
+      done(ServePut(request));
+    });
+  }
 
   // Runs deferred answers until none is left.
   void RunAll() {
@@ -152,6 +175,10 @@ class FakeGateway final : public ControlPlane {
   Mode mode = Mode::kRc;
   bool defer = false;
   int prepares = 0, readies = 0, cancels = 0, rdma_gets = 0, plain_gets = 0;
+  int refused_posts = 0;  // PREPARE / READY answered as a server without hipobj-rc-v2
+  std::vector<wire::RcPrepareRequest> prepared_requests;
+  std::vector<SeenPut> puts;                             // every PUT request received
+  std::map<std::string, std::vector<std::byte>> stored;  // by StoreKey
 
  private:
   struct Prepared {
@@ -186,13 +213,19 @@ class FakeGateway final : public ControlPlane {
       reply.http_status = 204;
       return reply;
     }
-    if (mode == Mode::kPlainS3)
+    if (mode == Mode::kPlainS3) {
+      ++refused_posts;
       return ControlReply{.http_status = 400, .s3_error_code = "InvalidBucketName"};
-    if (mode == Mode::kPrepare501) return ControlReply{.http_status = 501};
+    }
+    if (mode == Mode::kPrepare501) {
+      ++refused_posts;
+      return ControlReply{.http_status = 501};
+    }
     if (post.path == wire::kRcPreparePath) {
       ++prepares;
       auto request = wire::DecodeRcPrepare(post.headers);
       REQUIRE(request.ok());
+      prepared_requests.push_back(*request);
       const std::string session = fmt::format("s{}", prepares);
       sessions_[session] = Prepared{.request = *request};
       wire::RcToken server{.qpn = 0x900, .rkey = 0x77, .addr = 0x10000, .length = 1 << 20};
@@ -215,13 +248,90 @@ class FakeGateway final : public ControlPlane {
     Prepared& prepared = sessions_.at(ready->session);
     REQUIRE(ready->cookie == prepared.request.cookie);
     prepared.ready = true;
+    if (prepared.request.op == wire::RcOp::kPut) {
+      // Stored under the target, whole or not at all.
+      auto read = Read(prepared.request.token, prepared.request.size);
+      if (!read.ok()) return ControlReply{.http_status = 500};
+      const std::string etag = Store(prepared.request.target, std::move(*read));
+      auto headers = wire::EncodeRcReadyReply({.bytes_transferred = prepared.request.size,
+                                               .cookie = ready->cookie,
+                                               .etag = "\"" + etag + "\""});
+      REQUIRE(headers.ok());
+      reply.http_status = 200;
+      reply.rdma_headers = *headers;
+      reply.etag = etag;
+      return reply;
+    }
     auto moved = Write(prepared.request.token, prepared.request.offset, prepared.request.size);
     if (!moved.ok()) return ControlReply{.http_status = 500};
     auto headers = wire::EncodeRcReadyReply(
         {.bytes_transferred = *moved, .cookie = ready->cookie, .etag = "e1"});
     REQUIRE(headers.ok());
+    if (send_object_size)
+      headers->emplace_back("x-amz-rdma-object-size", std::to_string(object_.size()));
     reply.http_status = 200;
     reply.rdma_headers = *headers;
+    return reply;
+  }
+
+ public:
+  bool send_object_size = true;  // GET READY answers carry x-amz-rdma-object-size
+
+ private:
+  // What the server's RDMA READ does: only through a connected, unfenced client QP.
+  Result<std::vector<std::byte>> Read(const wire::RcToken& token, uint64_t size) {
+    auto it = qps_.qps.find(token.qpn);
+    if (it == qps_.qps.end() || !it->second->connected || it->second->fenced) {
+      return Status::Unavailable("client QP not reachable");
+    }
+    REQUIRE(size <= token.length);
+    const auto* from = reinterpret_cast<const std::byte*>(token.addr);
+    return std::vector<std::byte>(from, from + size);
+  }
+
+  std::string Store(const std::string& key, std::vector<std::byte> bytes) {
+    const std::string etag = fmt::format("etag-{}-{}", stored.size(), bytes.size());
+    stored[key] = std::move(bytes);
+    return etag;
+  }
+
+  Result<ControlReply> ServePut(const ControlPut& put) {
+    const std::string key = StoreKey(put.bucket, put.key, put.part_number, put.upload_id);
+    const auto token_text = wire::FindHeader(put.headers, wire::header::kToken);
+    puts.push_back({.target = key, .token = token_text.has_value(), .body_bytes = put.body.size()});
+    ControlReply reply;
+    if (!token_text || mode == Mode::kPlainS3) {
+      // A plain PUT: the body is the object (an empty one too: the 0-byte-object hazard).
+      reply.http_status = 200;
+      reply.etag = Store(key, std::vector<std::byte>(put.body.begin(), put.body.end()));
+      return reply;
+    }
+    if (mode == Mode::kPutNoAnswer) return Status::DeadlineExceeded("PUT: no answer");
+    if (mode == Mode::kPutUnmarked) {
+      reply.http_status = 200;
+      reply.etag = Store(key, {});
+      return reply;
+    }
+    REQUIRE(put.body.empty());
+    auto token = wire::DecodeRcToken(*token_text);
+    REQUIRE(token.ok());
+    const auto session = wire::FindHeader(put.headers, wire::header::kSession);
+    REQUIRE(session.has_value());
+    REQUIRE(sessions_.count(std::string(*session)) == 1);
+    const auto size = wire::FindHeader(put.headers, wire::header::kSize);
+    REQUIRE(size.has_value());
+    REQUIRE(std::string(*size) == std::to_string(token->length));
+    const auto cookie = wire::FindHeader(put.headers, wire::header::kCookie);
+    REQUIRE(cookie.has_value());
+    auto read = Read(*token, token->length);
+    if (!read.ok()) return ControlReply{.http_status = 500};
+    const std::string etag = Store(key, std::move(*read));
+    reply.http_status = 200;
+    reply.etag = etag;
+    reply.rdma_headers = {{"x-amz-rdma-reply", "200"},
+                          {"x-amz-rdma-bytes-transferred", std::to_string(token->length)},
+                          {"x-amz-rdma-cookie", std::string(*cookie)},
+                          {"x-amz-rdma-etag", "\"" + etag + "\""}};
     return reply;
   }
 
@@ -302,6 +412,41 @@ struct Fixture {
     return *FetchAsync(std::move(region), object_offset, length, window_offset);
   }
 
+  // A PUT (part 0) or UploadPart of region[window_offset, +length) as object "b/dir/obj".
+  std::shared_ptr<std::optional<Result<PutResult>>> PutAsync(
+      std::shared_ptr<RegisteredRegion> region, uint64_t window_offset, uint64_t length,
+      int part = 0, std::string upload_id = {},
+      std::shared_ptr<CancellationToken> cancel = nullptr) {
+    auto out = std::make_shared<std::optional<Result<PutResult>>>();
+    PutRequest request{
+        .bucket = "b",
+        .key = "dir/obj",
+        .part_number = part,
+        .upload_id = std::move(upload_id),
+        .window = {.region = std::move(region), .offset = window_offset, .length = length},
+        .content_type = "application/octet-stream",
+        .cancel = std::move(cancel)};
+    channel->Put(std::move(request), [out](Result<PutResult> r) { *out = std::move(r); });
+    return out;
+  }
+  std::optional<Result<PutResult>> Put(std::shared_ptr<RegisteredRegion> region,
+                                       uint64_t window_offset, uint64_t length, int part = 0,
+                                       std::string upload_id = {}) {
+    return *PutAsync(std::move(region), window_offset, length, part, std::move(upload_id));
+  }
+  // Whether the gateway stored exactly region[window_offset, +n) under `key`.
+  bool Stored(const std::string& key, const RegisteredRegion& region, uint64_t window_offset,
+              uint64_t n) const {
+    auto it = gateway->stored.find(key);
+    return it != gateway->stored.end() && it->second.size() == n &&
+           std::memcmp(it->second.data(), region.host_bytes().data() + window_offset, n) == 0;
+  }
+  // No PUT without a payload ever reached a server that was not known to read it over RDMA.
+  bool NoEmptyPlainPut() const {
+    return std::none_of(gateway->puts.begin(), gateway->puts.end(),
+                        [](const SeenPut& p) { return !p.token && p.body_bytes == 0; });
+  }
+
   bool Matches(const RegisteredRegion& region, uint64_t window_offset, uint64_t object_offset,
                uint64_t n) const {
     return std::memcmp(region.host_bytes().data() + window_offset, object.data() + object_offset,
@@ -323,6 +468,7 @@ TEST_CASE("first fetch sets up a session (PREPARE, READY), later ones reuse it w
   REQUIRE(first->ok());
   CHECK((*first)->via == DataPath::kRdma);
   CHECK((*first)->bytes == (128u << 10));
+  CHECK((*first)->object_size == f.object.size());  // x-amz-rdma-object-size
   CHECK(f.Matches(*region, 0, 4096, 128 << 10));
   CHECK(f.gateway->prepares == 1);
   CHECK(f.gateway->readies == 1);
@@ -546,6 +692,272 @@ TEST_CASE("a QP found in error before a request: fenced and dropped, the request
   CHECK(f.provider->book.fenced.count(qpn) == 1);
   CHECK(f.channel->live_sessions() == 0);
   CHECK(f.gateway->rdma_gets == 0);
+}
+
+// A source region filled with bytes unlike the object's, so a PUT cannot pass by echoing them.
+std::shared_ptr<FakeRegion> Source(size_t n, int seed) {
+  auto region = std::make_shared<FakeRegion>(n);
+  std::span<std::byte> bytes = region->host_bytes();
+  for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<std::byte>((i * 7 + seed * 13 + 1) % 253);
+  return region;
+}
+
+TEST_CASE("GET READY: the object size comes from x-amz-rdma-object-size") {
+  Fixture f(100'000);
+  auto region = std::make_shared<FakeRegion>(8192);
+  auto r = f.Fetch(region, 0, 8192);
+  REQUIRE(r->ok());
+  CHECK((*r)->object_size == 100'000);
+  // A server without the extension: unknown (0) for a full window, as before.
+  Fixture g(100'000);
+  g.gateway->send_object_size = false;
+  auto s = g.Fetch(region, 0, 8192);
+  REQUIRE(s->ok());
+  CHECK((*s)->object_size == 0);
+}
+
+TEST_CASE("PUT on a fresh endpoint: PREPARE (op PUT) + READY, the server reads the window") {
+  Fixture f;
+  auto region = Source(256 << 10, 1);
+  auto r = f.Put(region, 4096, 100'000);
+  REQUIRE(r.has_value());
+  REQUIRE_MESSAGE(r->ok(), r->status().ToString());
+  CHECK((*r)->via == DataPath::kRdma);
+  CHECK((*r)->bytes == 100'000);
+  CHECK((*r)->etag == "etag-0-100000");
+  CHECK(f.Stored("/b/dir/obj", *region, 4096, 100'000));
+  REQUIRE(f.gateway->prepared_requests.size() == 1);
+  const wire::RcPrepareRequest& prepare = f.gateway->prepared_requests[0];
+  CHECK(prepare.op == wire::RcOp::kPut);
+  CHECK(prepare.target == "/b/dir/obj");
+  CHECK(prepare.size == 100'000);
+  CHECK(prepare.offset == 0);
+  CHECK(prepare.token.length == 100'000);
+  CHECK(prepare.token.addr == reinterpret_cast<uint64_t>(region->host_bytes().data()) + 4096);
+  CHECK(f.gateway->readies == 1);
+  CHECK(f.gateway->puts.empty());  // no S3 PUT at all: READY ran the transfer
+  const RcChannelCounters c = f.channel->counters();
+  CHECK(c.rdma_put_requests == 1);
+  CHECK(c.rdma_put_bytes == 100'000);
+  CHECK(c.http_put_requests == 0);
+  CHECK(c.rdma_bytes == 0);
+  CHECK(c.sessions_opened == 1);
+  CHECK(f.channel->live_sessions() == 1);  // kept for reuse
+  CHECK(f.channel->policy().state(c.endpoint, wire::RdmaOp::kPut) == wire::OpState::kConfirmed);
+  CHECK_FALSE(f.channel->session_extension_confirmed());
+}
+
+TEST_CASE("session PUTs only once a session GET has confirmed the extension") {
+  Fixture f;
+  auto region = Source(64 << 10, 2);
+  // Two PUTs before any session request: each sets up its own session (the idle one is closed).
+  REQUIRE(f.Put(region, 0, 1000)->ok());
+  REQUIRE(f.Put(region, 1000, 2000)->ok());
+  CHECK(f.gateway->prepares == 2);
+  CHECK(f.gateway->cancels == 1);
+  CHECK(f.gateway->puts.empty());
+  CHECK(f.channel->live_sessions() == 1);
+  CHECK(f.Stored("/b/dir/obj", *region, 1000, 2000));
+  // A session GET on the idle session confirms the extension.
+  auto window = std::make_shared<FakeRegion>(8192);
+  auto got = f.Fetch(window, 0, 8192);
+  REQUIRE(got->ok());
+  CHECK((*got)->via == DataPath::kRdma);
+  CHECK(f.gateway->rdma_gets == 1);
+  CHECK(f.channel->session_extension_confirmed());
+  // Now a PUT is one empty-bodied request on the session: token, session, size.
+  auto r = f.Put(region, 3000, 40'000);
+  REQUIRE(r->ok());
+  CHECK((*r)->via == DataPath::kRdma);
+  CHECK(f.gateway->prepares == 2);
+  REQUIRE(f.gateway->puts.size() == 1);
+  CHECK(f.gateway->puts[0].token);
+  CHECK(f.gateway->puts[0].body_bytes == 0);
+  CHECK(f.Stored("/b/dir/obj", *region, 3000, 40'000));
+  // ... and it confirms again: a second session PUT.
+  REQUIRE(f.Put(region, 0, 64 << 10)->ok());
+  CHECK(f.gateway->puts.size() == 2);
+  CHECK(f.Stored("/b/dir/obj", *region, 0, 64 << 10));
+  const RcChannelCounters c = f.channel->counters();
+  CHECK(c.rdma_put_requests == 4);
+  CHECK(c.rdma_put_bytes == 1000 + 2000 + 40'000 + (64u << 10));
+  CHECK(c.rdma_requests == 1);
+  CHECK(c.rdma_bytes == 8192);
+  CHECK(c.http_put_requests == 0);
+  CHECK(c.sessions_fenced == 0);
+}
+
+TEST_CASE("multipart: UploadParts carry the part's target, over PREPARE then on the session") {
+  Fixture f;
+  auto region = Source(3 * 10'000, 3);
+  REQUIRE(f.Put(region, 0, 10'000, 1, "up1")->ok());
+  CHECK(f.gateway->prepared_requests.back().target == "/b/dir/obj?partNumber=1&uploadId=up1");
+  CHECK(f.channel->policy().state(f.gateway->endpoint(), wire::RdmaOp::kUploadPart) ==
+        wire::OpState::kConfirmed);
+  auto window = std::make_shared<FakeRegion>(4096);
+  REQUIRE(f.Fetch(window, 0, 4096)->ok());  // confirms the extension
+  auto two = f.Put(region, 10'000, 10'000, 2, "up1");
+  auto three = f.Put(region, 20'000, 10'000, 3, "up1");
+  REQUIRE(two->ok());
+  REQUIRE(three->ok());
+  CHECK((*three)->via == DataPath::kRdma);
+  CHECK_FALSE((*three)->etag.empty());
+  for (int part = 1; part <= 3; ++part) {
+    CAPTURE(part);
+    CHECK(f.Stored(StoreKey("b", "dir/obj", part, "up1"), *region, (part - 1) * 10'000, 10'000));
+  }
+  REQUIRE(f.gateway->puts.size() == 2);
+  CHECK(f.gateway->puts[1].target == "/b/dir/obj?partNumber=3&uploadId=up1");
+  CHECK(f.channel->counters().rdma_put_bytes == 30'000);
+}
+
+TEST_CASE("PREPARE declined: the PUT goes over HTTP with the window's bytes, never empty") {
+  for (Mode mode : {Mode::kPlainS3, Mode::kPrepare501}) {
+    CAPTURE(static_cast<int>(mode));
+    Fixture f;
+    f.gateway->mode = mode;
+    auto region = Source(64 << 10, 4);
+    auto r = f.Put(region, 100, 50'000);
+    REQUIRE(r->ok());
+    CHECK((*r)->via == DataPath::kHttp);
+    CHECK((*r)->bytes == 50'000);
+    CHECK(f.Stored("/b/dir/obj", *region, 100, 50'000));
+    const std::string endpoint = f.gateway->endpoint();
+    CHECK(f.channel->policy().state(endpoint, wire::RdmaOp::kPut) == wire::OpState::kDeclined);
+    // Per operation: UploadPart has its own PREPARE; GET is untouched by a PUT decline.
+    CHECK(f.channel->policy().state(endpoint, wire::RdmaOp::kGet) == wire::OpState::kUnknown);
+    // The next PUT goes over HTTP straight away.
+    const int posts = f.gateway->refused_posts;
+    auto again = f.Put(region, 0, 1000);
+    REQUIRE(again->ok());
+    CHECK((*again)->via == DataPath::kHttp);
+    CHECK(f.gateway->refused_posts == posts);
+    CHECK(f.Stored("/b/dir/obj", *region, 0, 1000));
+    // A part goes through its own PREPARE, is refused too, and is uploaded with its body.
+    auto part = f.Put(region, 0, 2000, 7, "u9");
+    REQUIRE(part->ok());
+    CHECK((*part)->via == DataPath::kHttp);
+    CHECK(f.gateway->refused_posts == posts + 1);
+    CHECK(f.Stored(StoreKey("b", "dir/obj", 7, "u9"), *region, 0, 2000));
+    CHECK(f.NoEmptyPlainPut());
+    for (const SeenPut& p : f.gateway->puts) CHECK_FALSE(p.token);
+    const RcChannelCounters c = f.channel->counters();
+    CHECK(c.http_put_requests == 3);
+    CHECK(c.http_put_bytes == 50'000 + 1000 + 2000);
+    CHECK(c.rdma_put_requests == 0);
+    CHECK(c.fallbacks == 2);
+    CHECK(f.channel->live_sessions() == 0);
+  }
+}
+
+TEST_CASE("a PUT whose READY gets no answer: the QP is fenced, then the HTTP PUT") {
+  Fixture f;
+  f.gateway->mode = Mode::kReadyTimeout;
+  auto region = Source(8192, 5);
+  auto r = f.Put(region, 0, 8192);
+  REQUIRE(r->ok());
+  CHECK((*r)->via == DataPath::kHttp);
+  CHECK(f.Stored("/b/dir/obj", *region, 0, 8192));
+  CHECK(f.provider->book.fenced.size() == 1);
+  CHECK(f.gateway->cancels == 1);
+  CHECK(f.NoEmptyPlainPut());
+  const RcChannelCounters c = f.channel->counters();
+  CHECK(c.sessions_fenced == 1);
+  CHECK(c.fallbacks == 1);
+  CHECK(c.http_put_bytes == 8192);
+  const uint64_t addr = reinterpret_cast<uint64_t>(region->host_bytes().data());
+  CHECK(f.channel->fence().state(addr) == wire::WindowState::kIdle);
+}
+
+TEST_CASE("a session PUT without an answer: fenced before the HTTP retry") {
+  Fixture f;
+  auto region = Source(8192, 6);
+  auto window = std::make_shared<FakeRegion>(4096);
+  REQUIRE(f.Fetch(window, 0, 4096)->ok());  // session opened over READY
+  REQUIRE(f.Fetch(window, 0, 4096)->ok());  // session GET: extension confirmed
+  const uint32_t qpn = f.provider->qps.begin()->second->local().qpn;
+  f.gateway->mode = Mode::kPutNoAnswer;
+  auto r = f.Put(region, 0, 8192);
+  REQUIRE(r->ok());
+  CHECK((*r)->via == DataPath::kHttp);
+  CHECK(f.Stored("/b/dir/obj", *region, 0, 8192));
+  CHECK(f.provider->book.fenced.count(qpn) == 1);
+  CHECK(f.channel->live_sessions() == 0);
+  REQUIRE(f.gateway->puts.size() == 2);
+  CHECK(f.gateway->puts[0].token);
+  CHECK_FALSE(f.gateway->puts[1].token);
+  CHECK(f.gateway->puts[1].body_bytes == 8192);
+}
+
+TEST_CASE(
+    "a session PUT answered without x-amz-rdma-reply: overwritten over HTTP, no more RDMA writes") {
+  Fixture f;
+  auto region = Source(8192, 7);
+  auto window = std::make_shared<FakeRegion>(4096);
+  REQUIRE(f.Fetch(window, 0, 4096)->ok());
+  REQUIRE(f.Fetch(window, 0, 4096)->ok());
+  f.gateway->mode = Mode::kPutUnmarked;  // as if the server forgot the extension: 0 bytes stored
+  auto r = f.Put(region, 0, 8192);
+  REQUIRE(r->ok());
+  CHECK((*r)->via == DataPath::kHttp);
+  CHECK(f.Stored("/b/dir/obj", *region, 0, 8192));  // the HTTP retry replaced the empty object
+  CHECK_FALSE(f.channel->policy().WritesAllowed(f.gateway->endpoint()));
+  // RDMA PUT is declined for the endpoint: the next PUT carries its body.
+  f.gateway->mode = Mode::kRc;
+  const int prepares = f.gateway->prepares;
+  auto next = f.Put(region, 0, 4096);
+  REQUIRE(next->ok());
+  CHECK((*next)->via == DataPath::kHttp);
+  REQUIRE(f.gateway->puts.size() == 3);
+  CHECK_FALSE(f.gateway->puts[2].token);
+  CHECK(f.gateway->puts[2].body_bytes == 4096);
+  // The re-probe goes through PREPARE, never an empty-bodied session PUT.
+  f.clock.Advance(std::chrono::minutes(2));
+  auto probe = f.Put(region, 0, 2048);
+  REQUIRE(probe->ok());
+  CHECK((*probe)->via == DataPath::kRdma);
+  CHECK(f.gateway->prepares == prepares + 1);
+  CHECK(f.gateway->puts.size() == 3);
+  CHECK(f.Stored("/b/dir/obj", *region, 0, 2048));
+  // The extension must be confirmed afresh: still PREPARE.
+  CHECK_FALSE(f.channel->session_extension_confirmed());
+  REQUIRE(f.Put(region, 0, 1024)->ok());
+  CHECK(f.gateway->prepares == prepares + 2);
+  CHECK(f.gateway->puts.size() == 3);
+  CHECK(f.NoEmptyPlainPut());
+}
+
+TEST_CASE("a PUT cancelled in flight: kCancelled after the fence, no HTTP PUT") {
+  Fixture f;
+  auto region = Source(8192, 8);
+  auto window = std::make_shared<FakeRegion>(4096);
+  REQUIRE(f.Fetch(window, 0, 4096)->ok());
+  REQUIRE(f.Fetch(window, 0, 4096)->ok());
+  const uint32_t qpn = f.provider->qps.begin()->second->local().qpn;
+  f.gateway->defer = true;
+  f.gateway->mode = Mode::kPutNoAnswer;  // stands in for the transport's answer to a cancel
+  auto cancel = std::make_shared<CancellationToken>();
+  auto r = f.PutAsync(region, 0, 8192, 0, {}, cancel);
+  CHECK_FALSE(r->has_value());
+  cancel->Cancel();
+  f.gateway->RunAll();
+  REQUIRE(r->has_value());
+  CHECK((*r)->status().code() == StatusCode::kCancelled);
+  CHECK(f.provider->book.fenced.count(qpn) == 1);
+  CHECK(f.gateway->puts.size() == 1);
+  CHECK(f.channel->counters().failed == 1);
+}
+
+TEST_CASE("invalid PUTs") {
+  Fixture f;
+  auto region = Source(4096, 9);
+  CHECK(f.Put(nullptr, 0, 4096)->status().code() == StatusCode::kInvalidArgument);
+  CHECK(f.Put(region, 0, 0)->status().code() == StatusCode::kInvalidArgument);
+  CHECK(f.Put(region, 0, 4096, 1, "")->status().code() == StatusCode::kInvalidArgument);
+  CHECK(f.Put(region, 0, 4096, 0, "u")->status().code() == StatusCode::kInvalidArgument);
+  CHECK(f.Put(region, 0, 4096, 10'001, "u")->status().code() == StatusCode::kInvalidArgument);
+  CHECK(f.gateway->puts.empty());
+  CHECK(f.gateway->prepares == 0);
 }
 
 TEST_CASE("invalid windows") {

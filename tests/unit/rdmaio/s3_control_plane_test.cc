@@ -1,7 +1,8 @@
 // S3ControlPlane (rdmaio/s3bridge) against a scripted HTTP server on loopback: what the RC channel
 // sends (extra signed headers on a ranged GET, POSTs to /.hipobj-rc/*) and what it gets back
 // (x-amz-rdma-* headers of an empty-bodied answer, a body placed in the destination, an error
-// answer as a status rather than a failure, no answer as a failure).
+// answer as a status rather than a failure, no answer as a failure), and the PUTs: an RDMA PUT
+// (signed token headers, empty body, sent once) and the HTTP fallback PUT (the payload).
 #include "rdmaio/s3bridge/s3_control_plane.h"
 
 #include <unistd.h>
@@ -25,7 +26,7 @@ namespace reelfs::rdmaio::s3bridge {
 namespace {
 
 // Answers each connection's first request with the next canned response and closes it; keeps the
-// request heads it saw.
+// request heads it saw and their bodies (Content-Length bytes).
 class ScriptedServer {
  public:
   explicit ScriptedServer(std::vector<std::string> responses) : responses_(std::move(responses)) {
@@ -49,6 +50,10 @@ class ScriptedServer {
     std::lock_guard lock(mu_);
     return heads_;
   }
+  std::vector<std::string> bodies() {
+    std::lock_guard lock(mu_);
+    return bodies_;
+  }
 
  private:
   void Serve() {
@@ -62,9 +67,22 @@ class ScriptedServer {
         if (n <= 0) break;
         head.append(buf, static_cast<size_t>(n));
       }
+      const size_t end = head.find("\r\n\r\n");
+      std::string body = end == std::string::npos ? std::string() : head.substr(end + 4);
+      std::string lower = head.substr(0, end);
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const size_t at = lower.find("content-length:");
+      const size_t length =
+          at == std::string::npos ? 0 : std::stoul(lower.substr(at + 15, lower.find('\r', at)));
+      while (body.size() < length) {
+        ssize_t n = ::read(conn.get(), buf, sizeof(buf));
+        if (n <= 0) break;
+        body.append(buf, static_cast<size_t>(n));
+      }
       {
         std::lock_guard lock(mu_);
-        heads_.push_back(head);
+        heads_.push_back(head.substr(0, end == std::string::npos ? head.size() : end + 4));
+        bodies_.push_back(body);
       }
       if (response.empty()) continue;  // close without answering
       (void)!::write(conn.get(), response.data(), response.size());
@@ -77,6 +95,7 @@ class ScriptedServer {
   std::thread thread_;
   std::mutex mu_;
   std::vector<std::string> heads_;
+  std::vector<std::string> bodies_;
 };
 
 std::unique_ptr<S3ControlPlane> MakePlane(uint16_t port, int attempts = 1) {
@@ -226,6 +245,104 @@ TEST_CASE("POST /.hipobj-rc/prepare: the path, the signed control headers, the r
   CHECK(head.starts_with("POST /.hipobj-rc/prepare "));
   CHECK(HasLine(head, "x-amz-rdma-op: GET"));
   CHECK(head.find("x-amz-rdma-op;x-amz-rdma-protocol") != std::string::npos);
+}
+
+TEST_CASE("an RDMA UploadPart: signed token headers, empty body, the answer's rdma headers") {
+  ScriptedServer server({
+      "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nETag: \"p2\"\r\nx-amz-rdma-reply: 200\r\n"
+      "x-amz-rdma-bytes-transferred: 4096\r\nx-amz-rdma-cookie: 00000000000000aa\r\n"
+      "Connection: close\r\n\r\n",
+  });
+  auto plane = MakePlane(server.port());
+  auto reply = Wait([&](ControlCallback cb) {
+    plane->Put({.bucket = "b",
+                .key = "dir/k",
+                .part_number = 2,
+                .upload_id = "u1",
+                .headers = {{"x-amz-rdma-token", "t0k3n"},
+                            {"x-amz-rdma-session", "s1"},
+                            {"x-amz-rdma-size", "4096"}}},
+               cb);
+  });
+  REQUIRE_MESSAGE(reply.ok(), reply.status().ToString());
+  CHECK(reply->http_status == 200);
+  CHECK(reply->etag == "p2");
+  REQUIRE(reply->rdma_headers.size() == 3);
+  CHECK(reply->rdma_headers[1].second == "4096");
+  const std::string head = server.heads().at(0);
+  CHECK(head.starts_with("PUT /b/dir/k?"));
+  CHECK(head.find("partNumber=2") != std::string::npos);
+  CHECK(head.find("uploadId=u1") != std::string::npos);
+  CHECK(HasLine(head, "x-amz-rdma-size: 4096"));
+  CHECK(HasLine(head, "Content-Length: 0"));
+  CHECK(head.find("x-amz-rdma-session;x-amz-rdma-size;x-amz-rdma-token") != std::string::npos);
+  CHECK(server.bodies().at(0).empty());
+}
+
+TEST_CASE("an RDMA PUT is sent once; its error answer keeps status and code") {
+  const std::string busy =
+      "HTTP/1.1 503 Slow Down\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+  const std::string error =
+      "<?xml version=\"1.0\"?><Error><Code>InvalidArgument</Code><Message>x</Message></Error>";
+  ScriptedServer server({
+      busy,
+      "HTTP/1.1 400 Bad Request\r\nContent-Type: application/xml\r\nContent-Length: " +
+          std::to_string(error.size()) + "\r\nConnection: close\r\n\r\n" + error,
+  });
+  auto plane = MakePlane(server.port(), /*attempts=*/3);
+  auto put = [&] {
+    return Wait([&](ControlCallback cb) {
+      plane->Put({.bucket = "b", .key = "k", .headers = {{"x-amz-rdma-token", "t"}}}, cb);
+    });
+  };
+  auto first = put();
+  REQUIRE(first.ok());
+  CHECK(first->http_status == 503);
+  CHECK(server.heads().size() == 1);  // not retried
+  auto second = put();
+  REQUIRE(second.ok());
+  CHECK(second->http_status == 400);
+  CHECK(second->s3_error_code == "InvalidArgument");
+}
+
+TEST_CASE("the HTTP fallback PUT sends the payload through the store and returns the ETag") {
+  ScriptedServer server({
+      "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nETag: \"obj1\"\r\nConnection: close\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nETag: \"part3\"\r\nConnection: close\r\n\r\n",
+  });
+  auto plane = MakePlane(server.port());
+  std::string payload(5000, '\0');
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 31 % 251);
+  const auto body = std::as_bytes(std::span<const char>(payload));
+  auto object = Wait([&](ControlCallback cb) {
+    plane->Put({.bucket = "b", .key = "k", .body = body, .content_type = "text/plain"}, cb);
+  });
+  REQUIRE_MESSAGE(object.ok(), object.status().ToString());
+  CHECK(object->http_status == 200);
+  CHECK(object->etag == "obj1");
+  auto part = Wait([&](ControlCallback cb) {
+    plane->Put({.bucket = "b", .key = "k", .part_number = 3, .upload_id = "u7", .body = body}, cb);
+  });
+  REQUIRE(part.ok());
+  CHECK(part->etag == "part3");
+  const auto heads = server.heads();
+  const auto bodies = server.bodies();
+  REQUIRE(heads.size() == 2);
+  CHECK(heads[0].starts_with("PUT /b/k "));
+  CHECK(HasLine(heads[0], "content-type: text/plain"));
+  CHECK(heads[0].find("x-amz-rdma-") == std::string::npos);
+  CHECK(heads[1].find("partNumber=3") != std::string::npos);
+  CHECK(bodies[0] == payload);
+  CHECK(bodies[1] == payload);
+}
+
+TEST_CASE("an UploadPart with a part number out of range is refused before sending") {
+  ScriptedServer server({});
+  auto plane = MakePlane(server.port());
+  auto reply = Wait([&](ControlCallback cb) {
+    plane->Put({.bucket = "b", .key = "k", .part_number = 10'001, .upload_id = "u"}, cb);
+  });
+  CHECK(reply.status().code() == StatusCode::kInvalidArgument);
 }
 
 }  // namespace
