@@ -1,20 +1,32 @@
 // reelfs-rdma-get: reads an object through rdmaio's hipobj-rc-v2 channel (RcChannel over the
 // S3 client and real verbs) and checks every byte against the source file and the path the bytes
-// took. The VM test (in_vm_gateway.sh) runs it against reelfs-gateway --rdma over rxe0.
+// took; or (--put) uploads a file through the channel and reads it back over plain HTTP. The VM
+// test (in_vm_gateway.sh) runs it against reelfs-gateway --rdma over rxe0.
 //
 //   reelfs-rdma-get --endpoint http://127.0.0.1:PORT --bucket B --key K --source FILE
 //                   [--device rxe0] [--window BYTES] [--parallel N] [--rounds R]
 //                   [--timeout-ms MS] --expect rdma|http|fallback
+//   reelfs-rdma-get --endpoint URL --bucket B --key K --put FILE [--put-parts N]
+//                   [--device rxe0] [--parallel N] [--rounds R] --expect rdma|http|fallback
+//
+// --put uploads FILE as object K (RcChannel::Put from one registered window), then reads it back
+// with a plain S3 GET and compares; --put-parts N uploads it as a multipart upload of N parts
+// (CreateMultipartUpload and CompleteMultipartUpload over HTTP, the parts through the channel, up
+// to --parallel at once). With --rounds R > 1 each round after the first also reads the first
+// window of the object back through the channel (a session GET, which confirms the session
+// extension), so the next round's PUTs are session PUTs. Its counters line starts "rdma_put:".
 //
 // Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. Prints one line of counters:
 // "rdma_get: endpoint=... rdma_bytes=... http_bytes=... fallbacks=... sessions_opened=...".
 // --expect rdma: every byte over RDMA; http: none over RDMA; fallback: at least one fetch tried
 // RDMA and fell back to HTTP. Exit 0 when the bytes match and the expectation holds, 1 otherwise,
 // 77 when there is no active RDMA port.
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <iterator>
 #include <mutex>
@@ -28,6 +40,7 @@
 #include "rdmaio/verbs/device.h"
 #include "rdmaio/verbs/rc_channel.h"
 #include "rdmaio/verbs/rc_session_qp.h"
+#include "s3/await.h"
 #include "s3/client/s3_client.h"
 
 namespace reelfs {
@@ -39,19 +52,30 @@ struct Args {
   int parallel = 2;
   int rounds = 1;
   int timeout_ms = 0;
+  std::string put;    // --put FILE
+  int put_parts = 0;  // --put-parts N (0: one PutObject)
 };
+
+std::vector<char> ReadFile(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  *ok = static_cast<bool>(in);
+  return std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 int Usage(const std::string& why) {
   std::cerr << "reelfs-rdma-get: " << why << "\n";
   return 2;
 }
 
-int Run(const Args& args) {
-  std::ifstream in(args.source, std::ios::binary);
-  if (!in) return Usage("cannot read --source " + args.source);
-  const std::vector<char> expected((std::istreambuf_iterator<char>(in)),
-                                   std::istreambuf_iterator<char>());
+struct Channel {
+  std::shared_ptr<s3::ObjectStore> store;
+  std::shared_ptr<rdmaio::verbs::VerbsQpProvider> provider;
+  std::shared_ptr<rdmaio::verbs::RcChannel> channel;
+};
 
+// The S3 client, and the RC channel over it on the first active port of args.device. 77 when
+// there is no active port, 2 on other errors, 0 on success.
+int OpenChannel(const Args& args, Channel* out) {
   auto where = rdmaio::verbs::FindActivePort(args.device);
   if (!where.ok()) {
     std::cerr << "skip: " << where.status().ToString() << "\n";
@@ -59,10 +83,7 @@ int Run(const Args& args) {
   }
   auto pd = rdmaio::verbs::ProtectionDomain::Open(*where);
   if (!pd.ok()) return Usage(pd.status().ToString());
-  auto provider = std::make_shared<rdmaio::verbs::VerbsQpProvider>(*pd, where->port);
-  auto arena = provider->verbs_registrar().AllocateArena(args.window * args.parallel);
-  if (!arena.ok()) return Usage(arena.status().ToString());
-
+  out->provider = std::make_shared<rdmaio::verbs::VerbsQpProvider>(*pd, where->port);
   s3::ClientOptions options;
   options.endpoint = args.endpoint;
   const char* ak = std::getenv("AWS_ACCESS_KEY_ID");
@@ -72,12 +93,153 @@ int Run(const Args& args) {
   options.retry.max_attempts = 2;
   auto client = s3::S3Client::Create(options);
   if (!client.ok()) return Usage(client.status().ToString());
-  std::shared_ptr<s3::ObjectStore> store = std::move(client).value();
-  auto control = rdmaio::s3bridge::S3ControlPlane::Create(store, options);
+  out->store = std::move(client).value();
+  auto control = rdmaio::s3bridge::S3ControlPlane::Create(out->store, options);
   if (!control.ok()) return Usage(control.status().ToString());
-  auto channel =
-      rdmaio::verbs::RcChannel::Create(std::move(control).value(), provider, RealClock(),
+  out->channel =
+      rdmaio::verbs::RcChannel::Create(std::move(control).value(), out->provider, RealClock(),
                                        {.max_sessions = static_cast<size_t>(args.parallel)});
+  return 0;
+}
+
+// Uploads args.put (args.rounds times) and reads it back over plain HTTP after each round.
+int RunPut(const Args& args) {
+  bool readable = false;
+  const std::vector<char> source = ReadFile(args.put, &readable);
+  if (!readable) return Usage("cannot read --put " + args.put);
+  if (source.empty()) return Usage("--put: the file is empty (nothing to send over RDMA)");
+  const uint64_t size = source.size();
+  Channel ch;
+  if (int rc = OpenChannel(args, &ch); rc != 0) return rc;
+  auto arena = ch.provider->verbs_registrar().AllocateArena(size);
+  if (!arena.ok()) return Usage(arena.status().ToString());
+  std::memcpy((*arena)->host_bytes().data(), source.data(), size);
+  auto probe_window = ch.provider->verbs_registrar().AllocateArena(args.window);
+  if (!probe_window.ok()) return Usage(probe_window.status().ToString());
+
+  std::atomic<int> bad = 0;
+  std::atomic<uint64_t> puts = 0;
+  // One PUT or part of the arena; blocks until `done`.
+  auto put_window = [&](uint64_t offset, uint64_t length, int part,
+                        const std::string& upload_id) -> Result<rdmaio::verbs::PutResult> {
+    auto promise = std::make_shared<std::promise<Result<rdmaio::verbs::PutResult>>>();
+    auto future = promise->get_future();
+    ++puts;
+    ch.channel->Put(
+        {.bucket = args.bucket,
+         .key = args.key,
+         .part_number = part,
+         .upload_id = upload_id,
+         .window = {.region = *arena, .offset = offset, .length = length},
+         .content_type = "application/octet-stream"},
+        [promise](Result<rdmaio::verbs::PutResult> r) { promise->set_value(std::move(r)); });
+    return future.get();
+  };
+  for (int round = 0; round < args.rounds; ++round) {
+    if (round > 0) {
+      // A session GET through the channel: confirms the session extension (and checks the start
+      // of the object over RDMA).
+      const uint64_t want = std::min<uint64_t>(args.window, size);
+      auto promise = std::make_shared<std::promise<Result<rdmaio::FetchResult>>>();
+      auto future = promise->get_future();
+      ch.channel->Fetch(
+          {.bucket = args.bucket,
+           .key = args.key,
+           .window = {.region = *probe_window, .length = want}},
+          [promise](Result<rdmaio::FetchResult> r) { promise->set_value(std::move(r)); });
+      Result<rdmaio::FetchResult> got = future.get();
+      if (!got.ok() || got->bytes != want ||
+          std::memcmp((*probe_window)->host_bytes().data(), source.data(), want) != 0) {
+        std::cerr << "rdma_put: the RDMA read-back of round " << round
+                  << " differs or failed: " << (got.ok() ? "bytes" : got.status().ToString())
+                  << "\n";
+        ++bad;
+      }
+    }
+    if (args.put_parts == 0) {
+      Result<rdmaio::verbs::PutResult> r = put_window(0, size, 0, {});
+      if (!r.ok()) {
+        std::cerr << "rdma_put: PUT failed: " << r.status().ToString() << "\n";
+        ++bad;
+      }
+    } else {
+      Result<std::string> upload = s3::Await<std::string>([&](s3::Callback<std::string> cb) {
+        ch.store->CreateMultipartUpload({.bucket = args.bucket, .key = args.key}, cb);
+      });
+      if (!upload.ok()) return Usage("CreateMultipartUpload: " + upload.status().ToString());
+      const uint64_t part_size = (size + args.put_parts - 1) / args.put_parts;
+      std::vector<std::future<Result<rdmaio::verbs::PutResult>>> parts;
+      std::vector<s3::CompletedPart> completed;
+      // Up to --parallel parts in flight (the channel queues the rest on its sessions).
+      for (int i = 0; i < args.put_parts && static_cast<uint64_t>(i) * part_size < size; ++i) {
+        const uint64_t offset = i * part_size;
+        const uint64_t length = std::min(part_size, size - offset);
+        parts.push_back(std::async(std::launch::async, put_window, offset, length, i + 1, *upload));
+        if (parts.size() % args.parallel == 0) {
+          for (auto& f : parts) f.wait();
+        }
+      }
+      for (size_t i = 0; i < parts.size(); ++i) {
+        Result<rdmaio::verbs::PutResult> r = parts[i].get();
+        if (!r.ok()) {
+          std::cerr << "rdma_put: part " << i + 1 << " failed: " << r.status().ToString() << "\n";
+          ++bad;
+          continue;
+        }
+        completed.push_back({.part_number = static_cast<int>(i) + 1, .etag = r->etag});
+      }
+      Result<std::string> etag = s3::Await<std::string>([&](s3::Callback<std::string> cb) {
+        ch.store->CompleteMultipartUpload(
+            {.bucket = args.bucket, .key = args.key, .upload_id = *upload, .parts = completed}, cb);
+      });
+      if (!etag.ok()) {
+        std::cerr << "rdma_put: CompleteMultipartUpload: " << etag.status().ToString() << "\n";
+        ++bad;
+      }
+    }
+    // Read back over plain HTTP (no token): the object must be the file, never 0 bytes.
+    std::vector<std::byte> back(size + 1);
+    Result<s3::GetObjectResult> got =
+        s3::Await<s3::GetObjectResult>([&](s3::Callback<s3::GetObjectResult> cb) {
+          ch.store->GetObject({.bucket = args.bucket, .key = args.key, .buffer = back}, cb);
+        });
+    if (!got.ok() || got->bytes != size || std::memcmp(back.data(), source.data(), size) != 0) {
+      std::cerr << "rdma_put: read-back over HTTP differs: "
+                << (got.ok() ? fmt::format("{} bytes of {}", got->bytes, size)
+                             : got.status().ToString())
+                << "\n";
+      ++bad;
+    }
+  }
+  const rdmaio::verbs::RcChannelCounters c = ch.channel->counters();
+  std::cout << fmt::format(
+                   "rdma_put: endpoint={} puts={} rdma_put_requests={} rdma_put_bytes={} "
+                   "http_put_requests={} http_put_bytes={} fallbacks={} sessions_opened={} "
+                   "sessions_fenced={} failed={} session_extension={} mismatches={}",
+                   c.endpoint, puts.load(), c.rdma_put_requests, c.rdma_put_bytes,
+                   c.http_put_requests, c.http_put_bytes, c.fallbacks, c.sessions_opened,
+                   c.sessions_fenced, c.failed, ch.channel->session_extension_confirmed() ? 1 : 0,
+                   bad.load())
+            << std::endl;
+  const uint64_t total = size * args.rounds;
+  bool ok = bad == 0 && c.rdma_put_bytes + c.http_put_bytes == total;
+  if (args.expect == "rdma") ok = ok && c.rdma_put_bytes == total && c.http_put_bytes == 0;
+  if (args.expect == "http") ok = ok && c.rdma_put_bytes == 0;
+  if (args.expect == "fallback") ok = ok && c.fallbacks > 0;
+  std::cout << "rdma_put: " << (ok ? "OK" : "FAILED") << " (expect " << args.expect << ")"
+            << std::endl;
+  return ok ? 0 : 1;
+}
+
+int Run(const Args& args) {
+  bool readable = false;
+  const std::vector<char> expected = ReadFile(args.source, &readable);
+  if (!readable) return Usage("cannot read --source " + args.source);
+  Channel ch;
+  if (int rc = OpenChannel(args, &ch); rc != 0) return rc;
+  auto arena = ch.provider->verbs_registrar().AllocateArena(args.window * args.parallel);
+  if (!arena.ok()) return Usage(arena.status().ToString());
+  const std::shared_ptr<rdmaio::verbs::RcChannel>& channel = ch.channel;
 
   std::mutex mu;
   std::condition_variable cv;
@@ -174,15 +336,21 @@ int main(int argc, char** argv) {
       args.rounds = std::atoi(value.c_str());
     else if (flag == "--timeout-ms")
       args.timeout_ms = std::atoi(value.c_str());
+    else if (flag == "--put")
+      args.put = value;
+    else if (flag == "--put-parts")
+      args.put_parts = std::atoi(value.c_str());
     else
       return reelfs::Usage("unknown flag " + flag);
   }
-  if (args.endpoint.empty() || args.bucket.empty() || args.key.empty() || args.source.empty() ||
-      args.window == 0 || args.parallel < 1 || args.rounds < 1 ||
+  if (args.endpoint.empty() || args.bucket.empty() || args.key.empty() ||
+      (args.source.empty() == args.put.empty()) || args.window == 0 || args.parallel < 1 ||
+      args.rounds < 1 || args.put_parts < 0 || args.put_parts > 10000 ||
       (args.expect != "rdma" && args.expect != "http" && args.expect != "fallback")) {
     return reelfs::Usage(
-        "usage: --endpoint URL --bucket B --key K --source FILE --expect rdma|http|fallback "
-        "[--device D] [--window BYTES] [--parallel N] [--rounds R] [--timeout-ms MS]");
+        "usage: --endpoint URL --bucket B --key K (--source FILE | --put FILE [--put-parts N]) "
+        "--expect rdma|http|fallback [--device D] [--window BYTES] [--parallel N] [--rounds R] "
+        "[--timeout-ms MS]");
   }
-  return reelfs::Run(args);
+  return args.put.empty() ? reelfs::Run(args) : reelfs::RunPut(args);
 }
