@@ -106,7 +106,8 @@ int Main(int argc, char** argv) {
   app.add_option("--virtual-host-domain", cli.virtual_host_domain,
                  "serve Host <bucket>.<domain> as virtual-host addressing");
   app.add_option("--idle-timeout", idle_timeout, "close idle connections after, e.g. 60s");
-  std::string rdma_device, rdma_emulate = "none", rdma_fault = "none", rdma_fault_delay = "30s";
+  std::string rdma_device, rdma_emulate = "none", rdma_fault = "none", rdma_fault_delay = "30s",
+                           rdma_session_idle = "10m";
   CLI::Option* rdma_flag =
       app.add_option("--rdma", rdma_device,
                      "serve S3 over RDMA (hipobj-rc-v2) on DEVICE (no value: first active port)")
@@ -114,7 +115,10 @@ int Main(int argc, char** argv) {
   app.add_option("--rdma-emulate", rdma_emulate,
                  "answer RDMA GETs like another server: none, vgwrdma, noobaa, aistor, ceph-rgw, "
                  "draft-spec, hipobj-unsupported");
-  app.add_option("--rdma-fault", rdma_fault, "inject into RDMA GETs: none, qp-error, timeout");
+  app.add_option("--rdma-fault", rdma_fault,
+                 "inject into RDMA GETs and PUTs: none, qp-error, timeout");
+  app.add_option("--rdma-session-idle", rdma_session_idle,
+                 "drop RDMA sessions idle for longer than this (0: never)");
   app.add_option("--rdma-fault-delay", rdma_fault_delay, "how long 'timeout' holds an answer");
   try {
     app.parse(argc, argv);
@@ -213,6 +217,9 @@ int Main(int argc, char** argv) {
     rdma_options.emulate = *emulate;
     rdma_options.fault = *fault;
     rdma_options.fault_delay = std::chrono::duration_cast<std::chrono::milliseconds>(*delay);
+    auto idle = ParseDuration(rdma_session_idle);
+    if (!idle.ok()) return Fail(idle.status().WithContext("--rdma-session-idle"));
+    rdma_options.session_idle = std::chrono::duration_cast<std::chrono::milliseconds>(*idle);
     auto created = RcServer::Create(rdma_options, **store);
     if (!created.ok()) return Fail(created.status().WithContext("--rdma"));
     rdma = std::move(created).value();

@@ -10,11 +10,10 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
-#include "gateway/store/key_validation.h"
 #include "gateway/store/store.h"
 #include "rdmaio/verbs/verbs_status.h"
 #include "rdmaio/wire/rdma_headers.h"
-#include "s3/protocol/uri.h"
+#include "s3/protocol/crypto.h"
 
 namespace reelfs::gateway {
 namespace {
@@ -23,6 +22,12 @@ namespace wire = rdmaio::wire;
 namespace verbs = rdmaio::verbs;
 
 constexpr std::string_view kLog = "gateway.rdma";
+// Our extension to GET READY replies (rdma-put.md, protocol item 4): the whole object's size, so
+// the client knows it without a HEAD.
+constexpr std::string_view kObjectSizeHeader = "x-amz-rdma-object-size";
+// How often the reaper looks for idle sessions: a fraction of the idle limit (a session lives at
+// most 1.25 x session_idle), and at least once a minute so a long limit still reaps in time.
+constexpr std::chrono::milliseconds kMaxReapInterval{60'000};
 
 http::Response ErrorAnswer(int status, std::string_view code, std::string_view message) {
   http::Response r;
@@ -96,14 +101,18 @@ struct RcServer::Session {
   std::string id;
   std::unique_ptr<verbs::RcQueuePair> qp;
   wire::RcPrepareRequest prepared;
-  std::string bucket;
-  std::string key;
-  bool busy = false;
+  RdmaTarget target;
+  // A prepared PUT's store step, taken by its READY (one READY per prepared PUT).
+  RdmaPutCommit put_commit;
 };
 
 struct RcServer::Job {
   std::shared_ptr<Session> session;
   bool ready = false;  // READY (answer: RcReadyReply) or a session GET (answer: `plain`)
+  // A PUT (READY or session PUT): `length` bytes are RDMA-READ from the client's window into a
+  // temp file and handed to `commit`.
+  RdmaPutCommit commit;
+  uint64_t object_size = 0;  // GET READY: the whole object's size (x-amz-rdma-object-size)
   // The bytes: READY reads `fd` from `file_offset`; a GET reads its answer's body source.
   UniqueFd fd;
   uint64_t file_offset = 0;
@@ -114,7 +123,8 @@ struct RcServer::Job {
   uint32_t rkey = 0;
   uint64_t cookie = 0;
   std::string etag;
-  http::Response plain;  // a GET's answer, body removed
+  http::Response plain;    // a GET's answer, body removed
+  TmpFile* tmp = nullptr;  // a PUT's temp file, while RunPut transfers into it
   RdmaFault fault = RdmaFault::kNone;
   http::ResponseSink sink;
 };
@@ -133,6 +143,9 @@ Result<std::unique_ptr<RcServer>> RcServer::Create(RcServerOptions options, Stor
   for (int i = 0; i < self->options_.workers; ++i) {
     self->workers_.emplace_back([raw = self.get(), i] { raw->RunWorker(static_cast<size_t>(i)); });
   }
+  if (self->options_.session_idle.count() > 0) {
+    self->reaper_ = std::thread([raw = self.get()] { raw->RunReaper(); });
+  }
   return self;
 }
 
@@ -144,7 +157,9 @@ RcServer::~RcServer() {
     left.swap(jobs_);
   }
   wake_.notify_all();
+  reaper_wake_.notify_all();
   for (auto& t : workers_) t.join();
+  if (reaper_.joinable()) reaper_.join();
   for (auto& job : left) job->sink(ErrorAnswer(503, "SlowDown", "gateway stopping"));
 }
 
@@ -152,17 +167,34 @@ std::string RcServer::Describe() const {
   return fmt::format("{} port {}", where_.device, where_.port);
 }
 
-http::Response RcServer::Control(const http::Request& request, std::string_view op) {
+void RcServer::RunReaper() {
+  const auto interval = std::min(
+      kMaxReapInterval, std::max(options_.session_idle / 4, std::chrono::milliseconds(100)));
+  std::unique_lock lock(mutex_);
+  while (!reaper_wake_.wait_for(lock, interval, [this] { return stopping_; })) {
+    lock.unlock();
+    // Destroyed here, outside every lock: ibv_destroy_qp is a system call.
+    const size_t dropped = sessions_.ReapIdle().size();
+    if (dropped > 0) {
+      REELFS_LOG_INFO(kLog, "dropped {} RDMA session(s) idle for over {} ms", dropped,
+                      options_.session_idle.count());
+    }
+    lock.lock();
+  }
+}
+
+http::Response RcServer::Control(const http::Request& request, std::string_view op,
+                                 const RdmaPutPlanner& plan_put) {
   if (request.method != "POST") {
     return ErrorAnswer(405, "MethodNotAllowed", "hipobj-rc-v2 control requests are POSTs");
   }
-  if (op == "prepare") return Prepare(request);
+  if (op == "prepare") return Prepare(request, plan_put);
   if (op == "ready") return Ready(request);
   if (op == "cancel") return Cancel(request);
   return ErrorAnswer(404, "NoSuchKey", "unknown hipobj-rc-v2 control request");
 }
 
-http::Response RcServer::Prepare(const http::Request& request) {
+http::Response RcServer::Prepare(const http::Request& request, const RdmaPutPlanner& plan_put) {
   if (options_.emulate == RdmaEmulation::kHipobjUnsupported) {
     http::Response r = ErrorAnswer(501, "NotImplemented", "hipobj-rc-v2 is not supported");
     r.headers.emplace_back(std::string(wire::header::kProtocolStatus), "unsupported");
@@ -172,23 +204,25 @@ http::Response RcServer::Prepare(const http::Request& request) {
   if (!prepared.ok()) {
     return ErrorAnswer(400, "InvalidRDMAToken", prepared.status().message());
   }
-  if (prepared->op != wire::RcOp::kGet) {
-    return ErrorAnswer(501, "NotImplemented",
-                       "RDMA PUT (RDMA READ of the body) is not implemented: send the body");
-  }
-  Result<std::string> target = s3::UriDecode(prepared->target);
-  const size_t slash = target.ok() ? target->find('/', 1) : std::string::npos;
-  if (!target.ok() || !target->starts_with('/') || slash == std::string::npos) {
-    return ErrorAnswer(400, "InvalidArgument", "x-amz-rdma-target must be /bucket/key");
-  }
+  Result<RdmaTarget> target = ParseRdmaTarget(prepared->target);
+  if (!target.ok()) return ErrorAnswer(400, "InvalidArgument", target.status().message());
   auto session = std::make_shared<Session>();
-  session->bucket = target->substr(1, slash - 1);
-  session->key = target->substr(slash + 1);
-  // The same names a GET would accept (READY reads the store directly).
-  if (!ValidateBucketName(session->bucket).ok() || !ValidateObjectKey(session->key).ok()) {
-    return ErrorAnswer(400, "InvalidArgument", "x-amz-rdma-target names no valid bucket/key");
+  if (prepared->op == wire::RcOp::kPut) {
+    // Everything a PUT would be refused for is refused now, before a QP exists: the client then
+    // sends the body over HTTP or not at all, and nothing is stored.
+    RdmaPutPlan plan = plan_put(request, *target, prepared->size);
+    if (auto* refused = std::get_if<http::Response>(&plan)) return std::move(*refused);
+    session->put_commit = std::get<RdmaPutCommit>(std::move(plan));
+  } else if (target->is_part()) {
+    return ErrorAnswer(400, "InvalidArgument", "a GET names an object, not a part");
   }
+  if (prepared->op == wire::RcOp::kPut && prepared->offset != 0) {
+    return ErrorAnswer(400, "InvalidArgument", "a PUT's x-amz-rdma-offset must be 0");
+  }
+  session->target = std::move(*target);
   session->prepared = std::move(*prepared);
+  // Lazily too: a PREPARE is when a full table would hurt.
+  sessions_.ReapIdle();
   const wire::RcToken& client = session->prepared.token;
   auto qp = verbs::RcQueuePair::Create(pd_, where_.port);
   if (!qp.ok()) return ErrorAnswer(503, "SlowDown", qp.status().message());
@@ -199,13 +233,14 @@ http::Response RcServer::Prepare(const http::Request& request) {
                                                       .lid = client.lid});
   if (!connected.ok()) return ErrorAnswer(400, "InvalidRDMAToken", connected.message());
   session->qp = std::move(qp).value();
-  {
-    std::lock_guard lock(mutex_);
-    if (sessions_.size() >= options_.max_sessions) {
-      return ErrorAnswer(503, "SlowDown", "too many RDMA sessions");
-    }
-    session->id = fmt::format("rc-{}", next_session_++);
-    sessions_[session->id] = session;
+  session->id = sessions_.NewId();
+  std::vector<std::shared_ptr<Session>> dropped;  // destroyed on return, outside the table's lock
+  if (Status st = sessions_.Insert(session->id, session, &dropped); !st.ok()) {
+    return ErrorAnswer(503, "SlowDown", st.message());
+  }
+  if (!dropped.empty()) {
+    REELFS_LOG_DEBUG(kLog, "PREPARE {}: dropped least recently used idle session {}", session->id,
+                     dropped.front()->id);
   }
   const verbs::RcEndpoint& local = session->qp->local();
   const verbs::VerbsRegion& staging = *staging_.front();
@@ -224,32 +259,25 @@ http::Response RcServer::Prepare(const http::Request& request) {
                                   .mr_addr = staging.remote_addr(),
                                   .mr_rkey = staging.rkey()});
   if (!headers.ok()) return ErrorAnswer(500, "InternalError", headers.status().message());
-  REELFS_LOG_DEBUG(kLog, "PREPARE {}: client qpn {:#x}, ours {:#x}", session->id, client.qpn,
-                   local.qpn);
+  REELFS_LOG_DEBUG(kLog, "PREPARE {} ({}): client qpn {:#x}, ours {:#x}", session->id,
+                   session->prepared.op == wire::RcOp::kPut ? "PUT" : "GET", client.qpn, local.qpn);
   http::Response r = EmptyAnswer(200, std::move(*headers));
   r.log_context = "op=RdmaPrepare session=" + session->id;
   return r;
 }
 
 std::shared_ptr<RcServer::Session> RcServer::TakeSession(const std::string& id, Status* why) {
-  std::lock_guard lock(mutex_);
-  auto it = sessions_.find(id);
-  if (it == sessions_.end()) {
-    *why = Status::NotFound("unknown RDMA session");
+  Result<std::shared_ptr<Session>> taken = sessions_.Take(id);
+  if (!taken.ok()) {
+    *why = taken.status();
     return nullptr;
   }
-  if (it->second->busy) {
-    *why = Status::Unavailable("RDMA session busy");
-    return nullptr;
-  }
-  it->second->busy = true;
-  return it->second;
+  return std::move(taken).value();
 }
 
-void RcServer::ReturnSession(std::shared_ptr<Session> session, bool healthy) {
-  std::lock_guard lock(mutex_);
-  session->busy = false;
-  if (!healthy) sessions_.erase(session->id);
+void RcServer::ReturnSession(const std::shared_ptr<Session>& session, bool healthy) {
+  // A dropped session's QP is destroyed when the last reference goes (the caller's job).
+  sessions_.Return(session->id, healthy);
 }
 
 http::Response RcServer::Ready(const http::Request& request) {
@@ -269,7 +297,24 @@ http::Response RcServer::Ready(const http::Request& request) {
   if (ready->cookie != prepared.cookie) {
     return refuse(ErrorAnswer(400, "InvalidArgument", "cookie does not match PREPARE"));
   }
-  auto opened = store_.Open(session->bucket, session->key);
+  if (prepared.op == wire::RcOp::kPut) {
+    if (!session->put_commit) {
+      return refuse(ErrorAnswer(400, "InvalidArgument",
+                                "this PUT session's READY already ran: send a session PUT"));
+    }
+    auto job = std::make_shared<Job>();
+    job->session = session;
+    job->ready = true;
+    job->commit = std::move(session->put_commit);
+    session->put_commit = nullptr;
+    job->length = prepared.size;
+    job->remote_addr = ready->mr_addr;
+    job->rkey = ready->mr_rkey;
+    job->cookie = ready->cookie;
+    job->fault = options_.fault;
+    return Defer(std::move(job));
+  }
+  auto opened = store_.Open(session->target.bucket, session->target.key);
   if (!opened.ok()) {
     return refuse(opened.status().code() == StatusCode::kNotFound
                       ? ErrorAnswer(404, "NoSuchKey", "The specified key does not exist.")
@@ -293,6 +338,7 @@ http::Response RcServer::Ready(const http::Request& request) {
   job->rkey = ready->mr_rkey;
   job->cookie = ready->cookie;
   job->etag = rec.etag;
+  job->object_size = rec.size;
   if (job->length > prepared.token.length) {
     return refuse(ErrorAnswer(400, "InvalidArgument", "size is larger than the window"));
   }
@@ -302,12 +348,8 @@ http::Response RcServer::Ready(const http::Request& request) {
 http::Response RcServer::Cancel(const http::Request& request) {
   Result<wire::RcCancelRequest> cancel = wire::DecodeRcCancel(request.headers);
   if (!cancel.ok()) return ErrorAnswer(400, "InvalidArgument", cancel.status().message());
-  {
-    std::lock_guard lock(mutex_);
-    auto it = sessions_.find(cancel->session);
-    // A transfer running on it holds its own reference and ends first.
-    if (it != sessions_.end()) sessions_.erase(it);
-  }
+  // A transfer running on it holds its own reference and ends first.
+  std::shared_ptr<Session> gone = sessions_.Erase(cancel->session);
   http::Response r = EmptyAnswer(204, {});
   r.log_context = "op=RdmaCancel session=" + cancel->session;
   return r;
@@ -380,6 +422,51 @@ http::Response RcServer::ServeGet(const http::Request& request, http::Response p
   return Defer(std::move(job));
 }
 
+http::Response RcServer::ServePut(const http::Request& request, uint64_t size,
+                                  RdmaPutCommit commit) {
+  if (options_.emulate == RdmaEmulation::kHipobjUnsupported) {
+    http::Response r = ErrorAnswer(501, "NotImplemented", "hipobj-rc-v2 is not supported");
+    r.headers.emplace_back(std::string(wire::header::kProtocolStatus), "unsupported");
+    return r;
+  }
+  const std::string* token_text = request.Find(wire::header::kToken);
+  Result<wire::RcToken> token = wire::DecodeRcToken(token_text ? *token_text : "");
+  if (!token.ok()) return ErrorAnswer(400, "InvalidRDMAToken", token.status().message());
+  if (token->length != size) {
+    return ErrorAnswer(400, "InvalidArgument",
+                       "x-amz-rdma-size must equal the token's window length");
+  }
+  const std::string* session_id = request.Find(wire::header::kSession);
+  const uint64_t cookie = HexHeader(request, wire::header::kCookie);
+  if (session_id == nullptr || cookie == 0) {
+    return ErrorAnswer(400, "InvalidArgument",
+                       "an RDMA PUT needs x-amz-rdma-session and x-amz-rdma-cookie");
+  }
+  Status why;
+  std::shared_ptr<Session> session = TakeSession(*session_id, &why);
+  if (!session) {
+    // Unlike a GET, a PUT has no plain answer to fall back on: its body is not here.
+    return why.code() == StatusCode::kNotFound
+               ? ErrorAnswer(400, "InvalidArgument",
+                             "unknown RDMA session (expired or dropped): PREPARE again; nothing "
+                             "was stored")
+               : ErrorAnswer(503, "SlowDown", why.message());
+  }
+  if (token->qpn != session->prepared.token.qpn) {
+    ReturnSession(session, true);
+    return ErrorAnswer(400, "InvalidRDMAToken", "token names another QP than the session's");
+  }
+  auto job = std::make_shared<Job>();
+  job->session = std::move(session);
+  job->commit = std::move(commit);
+  job->length = size;
+  job->remote_addr = token->addr;
+  job->rkey = token->rkey;
+  job->cookie = cookie;
+  job->fault = options_.fault;
+  return Defer(std::move(job));
+}
+
 http::Response RcServer::Defer(std::shared_ptr<Job> job) {
   http::Response r;
   r.deferred = [this, job = std::move(job)](http::ResponseSink sink) {
@@ -388,7 +475,9 @@ http::Response RcServer::Defer(std::shared_ptr<Job> job) {
       std::lock_guard lock(mutex_);
       jobs_.push_back(job);
     }
-    wake_.notify_one();
+    // All: a worker holding a job back (--rdma-fault timeout) also waits on wake_ and would
+    // swallow a single notification meant for an idle worker.
+    wake_.notify_all();
   };
   return r;
 }
@@ -408,30 +497,105 @@ void RcServer::RunWorker(size_t index) {
       std::unique_lock lock(mutex_);
       wake_.wait_for(lock, options_.fault_delay, [this] { return stopping_; });
     }
-    Result<uint64_t> moved = Transfer(*job, index);
-    const bool healthy = moved.ok();
+    bool healthy = true;
     http::Response answer;
-    if (!moved.ok()) {
-      REELFS_LOG_WARN(kLog, "session {}: transfer failed: {}", job->session->id,
-                      moved.status().ToString());
-      answer = ErrorAnswer(500, "RDMATransferFailed", moved.status().message());
-    } else if (job->ready) {
-      Result<wire::HeaderList> headers = wire::EncodeRcReadyReply(
-          {.bytes_transferred = *moved, .cookie = job->cookie, .etag = job->etag});
-      answer = headers.ok() ? EmptyAnswer(200, std::move(*headers))
-                            : ErrorAnswer(500, "InternalError", headers.status().message());
-      answer.log_context =
-          fmt::format("op=RdmaReady session={} bytes={}", job->session->id, *moved);
+    if (job->commit) {
+      answer = RunPut(*job, index, &healthy);
     } else {
-      answer = std::move(job->plain);
-      answer.headers.emplace_back(std::string(wire::header::kReply), std::to_string(answer.status));
-      answer.headers.emplace_back(std::string(wire::header::kBytesTransferred),
-                                  std::to_string(*moved));
-      answer.log_context += fmt::format(" rdma_bytes={}", *moved);
+      Result<uint64_t> moved = Transfer(*job, index);
+      healthy = moved.ok();
+      if (!moved.ok()) {
+        REELFS_LOG_WARN(kLog, "session {}: transfer failed: {}", job->session->id,
+                        moved.status().ToString());
+        answer = ErrorAnswer(500, "RDMATransferFailed", moved.status().message());
+      } else if (job->ready) {
+        Result<wire::HeaderList> headers = wire::EncodeRcReadyReply(
+            {.bytes_transferred = *moved, .cookie = job->cookie, .etag = job->etag});
+        answer = headers.ok() ? EmptyAnswer(200, std::move(*headers))
+                              : ErrorAnswer(500, "InternalError", headers.status().message());
+        answer.headers.emplace_back(std::string(kObjectSizeHeader),
+                                    std::to_string(job->object_size));
+        answer.log_context =
+            fmt::format("op=RdmaReady session={} bytes={}", job->session->id, *moved);
+      } else {
+        answer = std::move(job->plain);
+        answer.headers.emplace_back(std::string(wire::header::kReply),
+                                    std::to_string(answer.status));
+        answer.headers.emplace_back(std::string(wire::header::kBytesTransferred),
+                                    std::to_string(*moved));
+        answer.log_context += fmt::format(" rdma_bytes={}", *moved);
+      }
+    }
+    if (!healthy) {
+      // Nothing the client still sends may land in the staging slot the next job uses: the QP
+      // goes to ERR now (flushing what is outstanding), before the slot is reused.
+      job->session->qp->MoveToError().IgnoreError();
     }
     ReturnSession(job->session, healthy);
     job->sink(std::move(answer));
   }
+}
+
+http::Response RcServer::RunPut(Job& job, size_t worker, bool* healthy) {
+  auto tmp = store_.fs().CreateTmp("rdma-put");
+  if (!tmp.ok()) {
+    // The QP is fine; the gateway is not (no inode, no space for the temp file's entry).
+    return ErrorAnswer(500, "InternalError", tmp.status().message());
+  }
+  job.tmp = &*tmp;
+  Result<std::string> md5 = TransferIn(job, worker);
+  job.tmp = nullptr;
+  if (!md5.ok()) {
+    const int err = md5.status().detail().sys_errno;
+    if (err == ENOSPC || err == EDQUOT) {
+      // The temp file is removed by its destructor; the QP did nothing wrong.
+      REELFS_LOG_ERROR(kLog, "session {}: disk full: {}", job.session->id, md5.status().ToString());
+      return ErrorAnswer(507, "InsufficientStorage",
+                         "The gateway's disk is full; the object was not stored.");
+    }
+    *healthy = false;
+    REELFS_LOG_WARN(kLog, "session {}: RDMA READ failed: {}", job.session->id,
+                    md5.status().ToString());
+    return ErrorAnswer(500, "RDMATransferFailed", md5.status().message());
+  }
+  // The same store step and answer as an HTTP PUT of these bytes (ETag, errors such as
+  // NoSuchUpload when the upload went meanwhile). The temp file goes away unless published.
+  http::Response answer = job.commit(*tmp, *md5, job.length);
+  if (answer.status != 200) return answer;
+  std::string etag;
+  for (const auto& [name, value] : answer.headers) {
+    if (name == "ETag") etag = value;
+  }
+  Result<wire::HeaderList> headers = wire::EncodeRcReadyReply(
+      {.bytes_transferred = job.length, .cookie = job.cookie, .etag = etag});
+  if (!headers.ok()) return ErrorAnswer(500, "InternalError", headers.status().message());
+  answer.headers.emplace_back(std::string(wire::header::kReply), "200");
+  for (auto& h : *headers) answer.headers.push_back(std::move(h));
+  answer.log_context += fmt::format(" session={} rdma_bytes={}{}", job.session->id, job.length,
+                                    job.ready ? " via=ready" : "");
+  return answer;
+}
+
+Result<std::string> RcServer::TransferIn(Job& job, size_t worker) {
+  verbs::RcQueuePair& qp = *job.session->qp;
+  if (job.fault == RdmaFault::kQpError) REELFS_RETURN_IF_ERROR(qp.MoveToError());
+  const verbs::VerbsRegion& staging = *staging_[worker];
+  const std::span<std::byte> buffer = staging.host_bytes();
+  s3::Digest md5(s3::Digest::Algorithm::kMd5);
+  uint64_t done = 0;
+  while (done < job.length) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(buffer.size(), job.length - done));
+    std::span<std::byte> piece = buffer.first(n);
+    REELFS_RETURN_IF_ERROR(qp.PostRead({.bytes = piece, .lkey = staging.lkey()},
+                                       job.remote_addr + done, job.rkey, /*wr_id=*/3));
+    REELFS_ASSIGN_OR_RETURN(ibv_wc wc, qp.WaitCompletion(options_.completion_timeout));
+    if (wc.status != IBV_WC_SUCCESS) return verbs::WcToStatus(wc, "RDMA READ");
+    const std::string_view bytes(reinterpret_cast<const char*>(piece.data()), n);
+    md5.Update(bytes);
+    REELFS_RETURN_IF_ERROR(job.tmp->Write(bytes));
+    done += n;
+  }
+  return s3::HexEncode(md5.Finish());
 }
 
 Result<uint64_t> RcServer::Transfer(Job& job, size_t worker) {

@@ -12,6 +12,7 @@
 #include "gateway/archive/archive.h"
 #include "gateway/archive/personality.h"
 #include "gateway/http/types.h"
+#include "gateway/rdma/hook.h"
 #include "gateway/s3api/faults.h"
 #include "gateway/s3api/service.h"
 #include "gateway/store/store.h"
@@ -104,6 +105,11 @@ Started Admin(Context ctx, const S3Request& req, std::string_view name);
 
 Started CreateMultipartUpload(Context ctx, const S3Request& req);
 Started UploadPart(Context ctx, S3Request req);
+
+// The checks PutObject / UploadPart make before the body (options, bucket, part number, upload)
+// and the store step after it, shared by the HTTP body and the RDMA-read body (gateway/rdma).
+RdmaPutPlan PlanPutObject(Context ctx, const S3Request& req);
+RdmaPutPlan PlanUploadPart(Context ctx, const S3Request& req);
 Started CompleteMultipartUpload(Context ctx, S3Request req);
 Started AbortMultipartUpload(Context ctx, const S3Request& req);
 

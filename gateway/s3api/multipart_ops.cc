@@ -17,7 +17,7 @@ Started CreateMultipartUpload(Context ctx, const S3Request& req) {
   return r;
 }
 
-Started UploadPart(Context ctx, S3Request req) {
+RdmaPutPlan PlanUploadPart(Context ctx, const S3Request& req) {
   std::string pn = req.Query("partNumber");
   int part_number = 0;
   auto [p, ec] = std::from_chars(pn.data(), pn.data() + pn.size(), part_number);
@@ -27,16 +27,30 @@ Started UploadPart(Context ctx, S3Request req) {
   }
   auto upload = ctx.store.GetUpload(req.bucket, req.key, req.Query("uploadId"));
   if (!upload.ok()) return ErrorResponse(req, upload.status());
+  return RdmaPutCommit([ctx, r = req, u = std::move(*upload), part_number](
+                           TmpFile& tmp, const std::string& md5_hex, uint64_t size) {
+    // Asked again: a body that came over RDMA (or a long HTTP one) arrives well after the check
+    // above, and the upload may have been completed or aborted meanwhile (NoSuchUpload).
+    if (auto still = ctx.store.GetUpload(r.bucket, r.key, u.id); !still.ok()) {
+      return ErrorResponse(r, still.status());
+    }
+    Status st = ctx.store.PutPart(u, part_number, tmp, md5_hex);
+    if (!st.ok()) return ErrorResponse(r, st);
+    http::Response resp = EmptyResponse(200);
+    resp.headers.emplace_back("ETag", QuoteEtag(md5_hex));
+    resp.log_context =
+        "op=UploadPart part=" + std::to_string(part_number) + " size=" + std::to_string(size);
+    return resp;
+  });
+}
+
+Started UploadPart(Context ctx, S3Request req) {
+  RdmaPutPlan plan = PlanUploadPart(ctx, req);
+  if (auto* refused = std::get_if<http::Response>(&plan)) return std::move(*refused);
   return StartUpload(ctx, std::move(req), "part",
-                     [ctx, u = std::move(*upload), part_number](const S3Request& r, TmpFile& tmp,
-                                                                const UploadResult& result) {
-                       Status st = ctx.store.PutPart(u, part_number, tmp, result.md5_hex);
-                       if (!st.ok()) return ErrorResponse(r, st);
-                       http::Response resp = EmptyResponse(200);
-                       resp.headers.emplace_back("ETag", QuoteEtag(result.md5_hex));
-                       resp.log_context = "op=UploadPart part=" + std::to_string(part_number) +
-                                          " size=" + std::to_string(result.size);
-                       return resp;
+                     [commit = std::get<RdmaPutCommit>(std::move(plan))](
+                         const S3Request&, TmpFile& tmp, const UploadResult& result) {
+                       return commit(tmp, result.md5_hex, result.size);
                      });
 }
 

@@ -207,31 +207,40 @@ Started GetObject(Context ctx, const S3Request& req) {
   return r;
 }
 
-Started PutObject(Context ctx, S3Request req) {
+RdmaPutPlan PlanPutObject(Context ctx, const S3Request& req) {
   auto options = PutOptionsFromHeaders(req);
   if (!options.ok()) return ErrorResponse(req, options.status());
   if (Status st = ctx.store.HeadBucket(req.bucket); !st.ok()) return ErrorResponse(req, st);
+  // The request is kept for the error answers' Resource and RequestId (the body may arrive over
+  // RDMA, on another thread, after the HTTP request that announced it is gone).
+  return RdmaPutCommit([ctx, r = req, opts = std::move(*options)](
+                           TmpFile& tmp, const std::string& md5_hex, uint64_t size) {
+    Result<ObjectRecord> rec = Status::Internal("unset");
+    if (IsDirectoryMarker(r.key)) {
+      if (size != 0) {
+        return ErrorResponse(r, "DirectoryObjectContainsData",
+                             "a key ending in '/' is a directory marker and must be empty", 400);
+      }
+      rec = ctx.store.PutMarker(r.bucket, r.key, opts);
+    } else {
+      rec = ctx.store.Put(r.bucket, r.key, tmp, md5_hex, opts);
+    }
+    if (!rec.ok()) return ErrorResponse(r, rec.status());
+    http::Response resp = EmptyResponse(200);
+    resp.headers.emplace_back("ETag", QuoteEtag(rec->etag));
+    resp.log_context = "op=PutObject bucket=" + LogSafe(r.bucket) + " key=" + LogSafe(r.key) +
+                       " size=" + std::to_string(size);
+    return resp;
+  });
+}
+
+Started PutObject(Context ctx, S3Request req) {
+  RdmaPutPlan plan = PlanPutObject(ctx, req);
+  if (auto* refused = std::get_if<http::Response>(&plan)) return std::move(*refused);
   return StartUpload(ctx, std::move(req), "put",
-                     [ctx, opts = std::move(*options)](const S3Request& r, TmpFile& tmp,
-                                                       const UploadResult& result) {
-                       Result<ObjectRecord> rec = Status::Internal("unset");
-                       if (IsDirectoryMarker(r.key)) {
-                         if (result.size != 0) {
-                           return ErrorResponse(
-                               r, "DirectoryObjectContainsData",
-                               "a key ending in '/' is a directory marker and must be empty", 400);
-                         }
-                         rec = ctx.store.PutMarker(r.bucket, r.key, opts);
-                       } else {
-                         rec = ctx.store.Put(r.bucket, r.key, tmp, result.md5_hex, opts);
-                       }
-                       if (!rec.ok()) return ErrorResponse(r, rec.status());
-                       http::Response resp = EmptyResponse(200);
-                       resp.headers.emplace_back("ETag", QuoteEtag(rec->etag));
-                       resp.log_context = "op=PutObject bucket=" + LogSafe(r.bucket) +
-                                          " key=" + LogSafe(r.key) +
-                                          " size=" + std::to_string(result.size);
-                       return resp;
+                     [commit = std::get<RdmaPutCommit>(std::move(plan))](
+                         const S3Request&, TmpFile& tmp, const UploadResult& result) {
+                       return commit(tmp, result.md5_hex, result.size);
                      });
 }
 

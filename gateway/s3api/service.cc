@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -248,6 +249,71 @@ s3api::Started Dispatch(s3api::Context ctx, S3Request req) {
   return ErrorResponse(req, "MethodNotAllowed", "method not allowed on an object", 405);
 }
 
+// A PutObject / UploadPart carrying x-amz-rdma-token: its body comes by RDMA READ from the
+// client's window (docs/protocols/rdma-put.md, session PUT). Such a request has an empty body, so
+// it must never reach the HTTP upload path: that would store a 0-byte object.
+s3api::Started RdmaPut(s3api::Context ctx, RdmaHook* rdma, const S3Request& req) {
+  using namespace s3api;  // NOLINT(google-build-using-namespace)
+  if (rdma == nullptr) {
+    return ErrorResponse(req, "InvalidArgument",
+                         "x-amz-rdma-token on a PUT: this gateway does not serve S3 over RDMA "
+                         "(start it with --rdma); nothing was stored",
+                         400);
+  }
+  for (const auto& [name, value] : req.query) {
+    if (!IsKnownParam(name)) {
+      return ErrorResponse(req, "NotImplemented",
+                           "subresource '" + LogSafe(name) + "' is not implemented", 501);
+    }
+  }
+  if (req.Header("x-amz-copy-source") != nullptr) {
+    return ErrorResponse(req, "InvalidArgument", "a copy does not take x-amz-rdma-token", 400);
+  }
+  if (req.http.has_body) {
+    return ErrorResponse(req, "InvalidArgument",
+                         "an RDMA PUT carries no body (the gateway reads it by RDMA)", 400);
+  }
+  const std::string* size_text = req.Header("x-amz-rdma-size");
+  uint64_t size = 0;
+  if (size_text != nullptr) {
+    auto [p, ec] = std::from_chars(size_text->data(), size_text->data() + size_text->size(), size);
+    if (ec != std::errc() || p != size_text->data() + size_text->size()) size = 0;
+  }
+  if (size == 0) {
+    return ErrorResponse(req, "InvalidArgument",
+                         "an RDMA PUT needs x-amz-rdma-size: the payload bytes (1 or more)", 400);
+  }
+  if (size > ctx.options.max_put_size) {
+    return ErrorResponse(req, "EntityTooLarge",
+                         "Your proposed upload exceeds the maximum allowed object size.", 413);
+  }
+  const bool part = req.Has("uploadId") || req.Has("partNumber");
+  RdmaPutPlan plan = part ? PlanUploadPart(ctx, req) : PlanPutObject(ctx, req);
+  if (auto* refused = std::get_if<http::Response>(&plan)) return std::move(*refused);
+  return rdma->ServePut(req.http, size, std::get<RdmaPutCommit>(std::move(plan)));
+}
+
+// PREPARE with op PUT: the same checks as the PUT itself, on a request made of the PREPARE's
+// headers (Content-Type, x-amz-meta-*, x-amz-storage-class) and its target.
+RdmaPutPlan PlanPreparedPut(s3api::Context ctx, const http::Request& prepare,
+                            const RdmaTarget& target, uint64_t size) {
+  using namespace s3api;  // NOLINT(google-build-using-namespace)
+  S3Request req;
+  req.http = prepare;
+  req.http.method = "PUT";
+  req.bucket = target.bucket;
+  req.key = target.key;
+  if (target.is_part()) {
+    req.query = {{"partNumber", std::to_string(target.part_number)},
+                 {"uploadId", target.upload_id}};
+  }
+  if (size > ctx.options.max_put_size) {
+    return ErrorResponse(req, "EntityTooLarge",
+                         "Your proposed upload exceeds the maximum allowed object size.", 413);
+  }
+  return target.is_part() ? PlanUploadPart(ctx, req) : PlanPutObject(ctx, req);
+}
+
 }  // namespace
 
 S3Service::S3Service(Store& store, ServiceOptions options, Archive* archive, FaultInjector* faults)
@@ -324,7 +390,13 @@ http::Handler::Started S3Service::Start(http::Request request) {
   const s3api::Context ctx{store_, options_, archive_, faults_};
 
   // S3 over RDMA control (hipobj-rc-v2): ".hipobj-rc" is not a valid bucket name either.
-  if (rdma_ != nullptr && req.bucket == ".hipobj-rc") return rdma_->Control(req.http, req.key);
+  if (rdma_ != nullptr && req.bucket == ".hipobj-rc") {
+    return rdma_->Control(
+        req.http, req.key,
+        [ctx](const http::Request& prepare, const RdmaTarget& named, uint64_t size) {
+          return PlanPreparedPut(ctx, prepare, named, size);
+        });
+  }
 
   // Admin endpoints (docs/protocols/admin.md): "_reelfs" is not a valid bucket name, so no
   // bucket can shadow them; they are signed like every other request.
@@ -370,7 +442,9 @@ http::Handler::Started S3Service::Start(http::Request request) {
       req.Header("x-amz-rdma-token") != nullptr) {
     rdma_get = req.http;
   }
-  s3api::Started started = Dispatch(ctx, std::move(req));
+  const bool rdma_put =
+      req.http.method == "PUT" && !req.key.empty() && req.Header("x-amz-rdma-token") != nullptr;
+  s3api::Started started = rdma_put ? RdmaPut(ctx, rdma_, req) : Dispatch(ctx, std::move(req));
   if (auto* r = std::get_if<http::Response>(&started); r != nullptr && rdma_get) {
     // The access-log context travels with the plain answer into the (maybe deferred) final one.
     r->log_context = log_context + (r->log_context.empty() ? "" : " " + r->log_context);

@@ -43,7 +43,9 @@ class S3Service : public http::Handler {
             FaultInjector* faults = nullptr);
 
   // Serves S3 over RDMA through `hook` (gateway/rdma/hook.h); null (default): plain S3 only, and
-  // RDMA requests get the answers of a server that does not speak it. `hook` must outlive this.
+  // RDMA requests get the answers of a server that does not speak it, except a PUT carrying
+  // x-amz-rdma-token, which is refused (400) rather than stored as the 0-byte object its empty
+  // body would make. `hook` must outlive this.
   void set_rdma(RdmaHook* hook) { rdma_ = hook; }
 
   Started Start(http::Request request) override;
