@@ -5,7 +5,10 @@
 # (every byte), then the root's user.reelfs.metrics and the unmount log say which path the bytes
 # took:
 #
-#   rdma        gateway --rdma, mount --rdma=DEV: every byte over RDMA, none over HTTP;
+#   rdma        gateway --rdma, mount --rdma=DEV (--rdma-transport=auto): every byte over RDMA
+#               (RC), none over HTTP;
+#   dc-on-rxe   the same with --rdma-transport=dc: Soft-RoCE cannot do DC, so the mount warns once
+#               with the reason (terminal and log) and every byte still comes over RDMA-RC;
 #   vgwrdma     gateway --rdma --rdma-emulate vgwrdma (data GETs declined with 500): correct,
 #               fallbacks counted and bytes over HTTP (a new session's READY transfer is not a
 #               data GET and still comes over RDMA);
@@ -108,8 +111,24 @@ run_case() {
   fi
 }
 
+# dc_unavailable: the dc-on-rxe mount's log names why DC is unavailable, says RC is used, and
+# its counters are RC's.
+dc_unavailable() {
+  log=$work/mount-dc-on-rxe.log
+  if grep -q "cannot do DC: not an mlx5 (ConnectX) device.*; using RC" "$log" &&
+    grep -q "transport=rdma-rc" "$log" && ! grep -q "transport=rdma-dc" "$log"; then
+    echo "in_vm_mount: dc-on-rxe: OK: $(grep -o 'rdma-transport=dc: .*' "$log" | head -1)"
+  else
+    echo "in_vm_mount: dc-on-rxe: FAILED: no DC-unavailable warning, or not RC counters"
+    tail -20 "$log"
+    fail=1
+  fi
+}
+
 if start_gateway --rdma "$dev"; then
   run_case rdma rdma --rdma="$dev" --rdma-sessions 2
+  run_case dc-on-rxe rdma --rdma="$dev" --rdma-transport=dc
+  dc_unavailable
   run_case plain none
 fi
 if start_gateway --rdma "$dev" --rdma-emulate vgwrdma; then
