@@ -64,6 +64,26 @@ TEST_SUITE("cli") {
     CHECK(ParseMountFlags(g).status().code() == StatusCode::kInvalidArgument);
   }
 
+  TEST_CASE(
+      "mount: --rdma-transport auto (default), rc, dc; anything else or without --rdma fails") {
+    MountFlags f = Flags();
+    f.rdma = true;
+    auto c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->rdma.transport == RdmaTransport::kAuto);
+    f.rdma_transport = "rc";
+    REQUIRE(ParseMountFlags(f).ok());
+    CHECK(ParseMountFlags(f)->rdma.transport == RdmaTransport::kRc);
+    f.rdma_transport = "dc";
+    REQUIRE(ParseMountFlags(f).ok());
+    CHECK(ParseMountFlags(f)->rdma.transport == RdmaTransport::kDc);
+    f.rdma_transport = "DC";
+    CHECK(ParseMountFlags(f).status().code() == StatusCode::kInvalidArgument);
+    MountFlags g = Flags();
+    g.rdma_transport = "dc";
+    CHECK(ParseMountFlags(g).status().code() == StatusCode::kInvalidArgument);
+  }
+
   TEST_CASE("mount: source and prefix") {
     std::string bucket, prefix;
     SUBCASE("prefix gets a trailing slash") {
