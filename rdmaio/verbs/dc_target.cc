@@ -18,21 +18,6 @@ namespace {
 
 using SrqHandle = CHandle<ibv_srq, ibv_destroy_srq>;
 
-// Same rule as RcQueuePair (and rdma_cm for an IPv4 peer): an IPv4-mapped RoCEv2 GID first,
-// then any RoCEv2 one, then index 0 (InfiniBand, or RoCEv1 only).
-int PickGidIndex(ibv_context* context, uint8_t port, int table_length) {
-  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  int roce_v2 = -1;
-  for (int i = 0; i < table_length; ++i) {
-    ibv_gid_entry entry{};
-    if (ibv_query_gid_ex(context, port, static_cast<uint32_t>(i), &entry, 0) != 0) continue;
-    if (entry.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
-    if (std::memcmp(entry.gid.raw, kMapped, sizeof(kMapped)) == 0) return i;
-    if (roce_v2 < 0) roce_v2 = i;
-  }
-  return roce_v2 >= 0 ? roce_v2 : 0;
-}
-
 }  // namespace
 
 // What every target of one provider shares. Members in acquisition order: destroyed SRQ, CQ,
@@ -62,6 +47,21 @@ bool BuiltWithDc() {
 
 #if defined(REELFS_HAVE_MLX5DV)
 namespace {
+
+// Same rule as RcQueuePair (and rdma_cm for an IPv4 peer): an IPv4-mapped RoCEv2 GID first,
+// then any RoCEv2 one, then index 0 (InfiniBand, or RoCEv1 only).
+int PickGidIndex(ibv_context* context, uint8_t port, int table_length) {
+  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  int roce_v2 = -1;
+  for (int i = 0; i < table_length; ++i) {
+    ibv_gid_entry entry{};
+    if (ibv_query_gid_ex(context, port, static_cast<uint32_t>(i), &entry, 0) != 0) continue;
+    if (entry.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
+    if (std::memcmp(entry.gid.raw, kMapped, sizeof(kMapped)) == 0) return i;
+    if (roce_v2 < 0) roce_v2 = i;
+  }
+  return roce_v2 >= 0 ? roce_v2 : 0;
+}
 
 constexpr uint8_t kMinRnrTimer = 12;  // only SEND would need a receive; writes never wait
 constexpr uint8_t kHopLimit = 64;
