@@ -833,6 +833,7 @@ void Core::FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool 
                       Callback<OpenedFile> done) {
   OpenedFile opened;
   std::string key;
+  bool readable = false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     InodeRecord* rec = inodes_.Find(ino);
@@ -845,6 +846,7 @@ void Core::FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool 
     opened.keep_cache = rec->opened_before && !etag.empty() && rec->last_open_etag == etag;
     rec->opened_before = true;
     rec->last_open_etag = etag;
+    readable = ReadableLocked(*rec);
     ++rec->pins;  // the handle keeps the inode (and its key) alive
     key = rec->key;
     opened.fh = next_handle_++;
@@ -870,6 +872,11 @@ void Core::FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool 
     done(Status::Cancelled("file system shut down during open"));
     return;
   }
+  // A small object is fetched whole from here, before the kernel even has the OPEN reply: the
+  // READ that follows finds the GET in flight (fio/Python small-file reads: open, read, close).
+  // Not when the page cache still holds the file (keep_cache: no READ will come) nor for an
+  // object known to be offline (its GET would only fail; the read decides what to do).
+  if (!opened.keep_cache && readable) prefetcher->Prefetch();
   done(opened);
 }
 

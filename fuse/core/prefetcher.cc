@@ -28,10 +28,24 @@
 //    failed GET fails the reads waiting on it and resets the same way, so the next read retries.
 //
 // The first read of a stream never extends the window: a random reader then pays exactly one
-// small GET per read.
+// small GET per read. When a stream is abandoned after serving just its first read, the handle
+// reads randomly: the next stream starts at exactly the read's size instead of initial_request,
+// so a random reader fetches only what it reads (fio's 256 KiB random reads fetched 1.125 MiB
+// each before); a reader that turns sequential again grows the window from its second read as
+// before, and a stream abandoned after several reads (a seek) starts the next one as usual.
+//
+// Prefetch() (at open) starts the whole-object GET of an object no larger than a part, so the
+// first READ joins a GET already in flight: a small file costs LOOKUP + OPEN + READ round trips
+// with the GET overlapping the last two instead of following them.
+//
+// A part the DataChannel refuses with kFailedPrecondition and no HTTP status (WindowFence: the
+// window is quarantined, since a fence on that buffer failed earlier) retires its buffer (it is
+// leaked on purpose: the server may still write there) and is fetched again over HTTP into a
+// fresh one; the reads waiting on it never see the refusal.
 #include "fuse/core/prefetcher.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -39,6 +53,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/log.h"
 #include "common/thread_annotations.h"
 
 namespace reelfs::fuse {
@@ -47,6 +62,16 @@ namespace {
 uint64_t AlignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
+
+// The channel would not use the window at all (WindowFence: quarantined, or another request in
+// it): kFailedPrecondition without an HTTP answer. The object's own kFailedPrecondition (403
+// InvalidObjectState, 412 If-Match) always carries the HTTP status it came with.
+bool IsWindowRefusal(const Status& status) {
+  return status.code() == StatusCode::kFailedPrecondition && status.detail().http_status == 0;
+}
+
+// Buffers retired because their window is quarantined, process-wide (logged on the first one).
+std::atomic<uint64_t> retired_buffers{0};
 
 // Bytes accounted in the MemoryBudget for as long as the part's buffer lives.
 class Reservation {
@@ -76,8 +101,12 @@ struct Part {
 
   const uint64_t offset;
   const uint64_t length;
-  const std::unique_ptr<Buffer> buffer;
+  // Not const only so that a buffer whose window is quarantined can be retired (released and
+  // never freed: Stream::OnWindowRefused); nothing else ever replaces it.
+  std::unique_ptr<Buffer> buffer;
   const Reservation reservation;
+  // Fetched through the ObjectStore even with a channel (the replacement of a refused part).
+  bool http_only = false;
   const std::shared_ptr<CancellationToken> cancel = CancellationToken::Create();
   bool ready = false;  // guarded by Stream::mutex_ (the body is written before it becomes true)
   // Bytes handed to replies from this part (guarded by Stream::mutex_). Reads do not overlap in
@@ -105,14 +134,16 @@ struct Reply {
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
   Stream(ObjectRef object, const PrefetchOptions& options, std::shared_ptr<MemoryBudget> budget,
-         std::shared_ptr<BufferPool> pool)
+         std::shared_ptr<BufferPool> pool, std::weak_ptr<s3::ObjectStore> fallback_store)
       : object_(std::move(object)),
         options_(options),
         budget_(std::move(budget)),
-        pool_(std::move(pool)) {}
+        pool_(std::move(pool)),
+        fallback_store_(std::move(fallback_store)) {}
 
   void Read(s3::ObjectStore& store, rdmaio::DataChannel* channel, uint64_t offset, size_t size,
             Callback<ReadData> done);
+  void Prefetch(s3::ObjectStore& store, rdmaio::DataChannel* channel);
   void Close();
   PrefetchCounters counters() const {
     std::lock_guard lock(mutex_);
@@ -148,12 +179,22 @@ class Stream : public std::enable_shared_from_this<Stream> {
              const std::vector<PartPtr>& parts);
   // A part's fetch ended with `bytes` in its buffer (`rdma`: written by the server).
   void OnPartDone(const PartPtr& part, Result<uint64_t> bytes, bool rdma);
+  // The channel refused the part's window (IsWindowRefusal): retire the buffer, fetch over HTTP.
+  void OnWindowRefused(const PartPtr& part, Status refusal);
+  // Fails the reads waiting on `it`'s part with `status`, drops it and resets the stream.
+  void FailPartLocked(std::map<uint64_t, PartPtr>::iterator it, const Status& status,
+                      std::vector<Reply>* replies) REQUIRES(mutex_);
   static void RunReplies(std::vector<Reply> replies);
 
   const ObjectRef object_;
   const PrefetchOptions options_;
   const std::shared_ptr<MemoryBudget> budget_;
   const std::shared_ptr<BufferPool> pool_;
+  // The store for re-fetching a refused part over HTTP from a channel's completion. Weak: the
+  // Prefetcher owns the store reference (see above); a completion after the Prefetcher is gone
+  // that still finds the store alive may end up dropping the last reference (the S3 client
+  // allows that even on its own thread).
+  const std::weak_ptr<s3::ObjectStore> fallback_store_;
 
   // Leaf lock: never held while calling the store, the pool's callers' callbacks or a reply.
   // (BufferPool::Allocate and MemoryBudget are called under it; they take only their own leaf
@@ -163,6 +204,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::map<uint64_t, PartPtr> parts_ GUARDED_BY(mutex_);  // by offset, disjoint
   std::deque<PendingRead> pending_ GUARDED_BY(mutex_);
   bool active_ GUARDED_BY(mutex_) = false;  // a stream position exists (pos_, requested_)
+  bool random_ GUARDED_BY(mutex_) = false;  // the last stream served one read: start at its size
   uint64_t pos_ GUARDED_BY(mutex_) = 0;     // highest byte read in this stream (any order)
   uint64_t requested_ GUARDED_BY(mutex_) = 0;
   uint64_t window_ GUARDED_BY(mutex_) = 0;
@@ -198,6 +240,30 @@ void Stream::Read(s3::ObjectStore& store, rdmaio::DataChannel* channel, uint64_t
   RunReplies(std::move(replies));
 }
 
+void Stream::Prefetch(s3::ObjectStore& store, rdmaio::DataChannel* channel) {
+  std::vector<PartPtr> issue;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || active_ || object_.size == 0 || object_.size > options_.part_size) return;
+    // As prefetch: under memory pressure the budget may refuse, and the read fetches it instead.
+    Result<PartPtr> part = AddPartLocked(0, object_.size, /*prefetch=*/true);
+    if (!part.ok()) {
+      ++counters_.prefetch_refused;
+      return;
+    }
+    // The stream StartStreamLocked would set up for a first read at 0 of a one-part object.
+    active_ = true;
+    pos_ = 0;
+    requested_ = object_.size;
+    window_ = options_.initial_request;
+    grown_at_ = 0;
+    reads_in_stream_ = 1;
+    ++counters_.open_prefetches;
+    issue.push_back(*part);
+  }
+  Issue(store, channel, issue);
+}
+
 Status Stream::PlanReadLocked(uint64_t offset, uint64_t end, std::vector<PartPtr>* issue) {
   // Backward reach is seek_tolerance, not backward_tolerance: reordered READs land as far behind
   // the highest one as the kernel's readahead window, which read_ahead_kb sets (4 MiB on our
@@ -209,7 +275,10 @@ Status Stream::PlanReadLocked(uint64_t offset, uint64_t end, std::vector<PartPtr
     pos_ = std::max(pos_, end);
     ++reads_in_stream_;
   } else if (!CoveredLocked(offset, end)) {
-    if (active_) ++counters_.resets;
+    if (active_) {
+      ++counters_.resets;
+      random_ = reads_in_stream_ <= 1;
+    }
     ResetLocked();
     StartStreamLocked(offset, end, issue);
   }
@@ -234,7 +303,9 @@ void Stream::StartStreamLocked(uint64_t offset, uint64_t end, std::vector<PartPt
   window_ = options_.initial_request;
   grown_at_ = offset;
   uint64_t begin = offset;
-  uint64_t first_end = std::min(object_.size, std::max(end, offset + options_.initial_request));
+  // A random reader: fetch what this read needs, no more.
+  const uint64_t first = random_ ? end - offset : std::max(end - offset, options_.initial_request);
+  uint64_t first_end = std::min(object_.size, offset + first);
   if (object_.size <= options_.part_size) {
     begin = 0;  // objects smaller than a part are fetched whole, in one GET
     first_end = object_.size;
@@ -393,7 +464,7 @@ std::optional<ReadData> Stream::TryBuildLocked(uint64_t offset, uint64_t end) {
 void Stream::Issue(s3::ObjectStore& store, rdmaio::DataChannel* channel,
                    const std::vector<PartPtr>& parts) {
   for (const PartPtr& part : parts) {
-    if (channel != nullptr) {
+    if (channel != nullptr && !part->http_only) {
       rdmaio::RegisteredWindow window = part->buffer->registered_window();
       if (window.region != nullptr) {
         window.length = part->length;
@@ -411,6 +482,9 @@ void Stream::Issue(s3::ObjectStore& store, rdmaio::DataChannel* channel,
         // channel calls back (the channel fences it first after a failure), and the stream.
         channel->Fetch(
             std::move(req), [self = shared_from_this(), part](Result<rdmaio::FetchResult> result) {
+              if (!result.ok() && IsWindowRefusal(result.status())) {
+                return self->OnWindowRefused(part, std::move(result).status());
+              }
               if (!result.ok()) return self->OnPartDone(part, std::move(result).status(), false);
               self->OnPartDone(part, result->bytes, result->via == rdmaio::DataPath::kRdma);
             });
@@ -457,19 +531,67 @@ void Stream::OnPartDone(const PartPtr& part, Result<uint64_t> bytes, bool rdma) 
     if (status.ok()) {
       part->ready = true;
     } else {
-      for (auto r = pending_.begin(); r != pending_.end();) {
-        if (r->offset < part->end() && part->offset < r->end) {
-          replies.push_back({std::move(r->done), status});
-          r = pending_.erase(r);
-        } else {
-          ++r;
-        }
-      }
-      parts_.erase(it);
-      ResetLocked();  // the next read starts afresh, which retries
+      FailPartLocked(it, status, &replies);
     }
     CollectReadyLocked(&replies);
   }
+  RunReplies(std::move(replies));
+}
+
+void Stream::FailPartLocked(std::map<uint64_t, PartPtr>::iterator it, const Status& status,
+                            std::vector<Reply>* replies) {
+  const PartPtr part = it->second;
+  for (auto r = pending_.begin(); r != pending_.end();) {
+    if (r->offset < part->end() && part->offset < r->end) {
+      replies->push_back({std::move(r->done), status});
+      r = pending_.erase(r);
+    } else {
+      ++r;
+    }
+  }
+  parts_.erase(it);
+  ResetLocked();  // the next read starts afresh, which retries
+}
+
+void Stream::OnWindowRefused(const PartPtr& part, Status refusal) {
+  // Whatever happens to the part, its buffer never goes back to the pool: the window is
+  // quarantined because a fence on it failed, so the server may still write into these bytes.
+  // Leaking it (the registration included) is the only safe end for it.
+  if (Buffer* retired = part->buffer.release(); retired != nullptr) {
+    if (retired_buffers.fetch_add(1, std::memory_order_relaxed) == 0) {
+      REELFS_LOG_WARN("fuse",
+                      "{}: the data channel refused a quarantined window ({}); its {}-byte buffer "
+                      "is retired and the part is read over HTTP",
+                      object_.key, refusal.ToString(), part->length);
+    }
+  }
+  std::vector<Reply> replies;
+  PartPtr fresh;
+  std::shared_ptr<s3::ObjectStore> store;
+  {
+    std::lock_guard lock(mutex_);
+    ++counters_.quarantined_windows;
+    auto it = parts_.find(part->offset);
+    if (it == parts_.end() || it->second != part) return;  // dropped (cancelled) or closed
+    store = fallback_store_.lock();
+    if (store != nullptr) {
+      // Demand: a reader may be waiting on these bytes. The refused part's own reservation goes
+      // when it is destroyed, right after this callback.
+      budget_->ReserveForDemand(part->length);
+      Result<std::unique_ptr<Buffer>> buffer = pool_->Allocate(part->length);
+      if (buffer.ok()) {
+        fresh = std::make_shared<Part>(part->offset, part->length, std::move(*buffer), budget_);
+        fresh->http_only = true;
+        it->second = fresh;
+        ++counters_.requests;
+      } else {
+        budget_->Release(part->length);
+        refusal = buffer.status();
+      }
+    }
+    if (fresh == nullptr) FailPartLocked(it, refusal, &replies);
+  }
+  if (fresh != nullptr) Issue(*store, nullptr, {fresh});
   RunReplies(std::move(replies));
 }
 
@@ -502,6 +624,7 @@ class PrefetcherImpl final : public Prefetcher {
   void Read(uint64_t offset, size_t size, Callback<ReadData> done) override {
     stream_->Read(*store_, channel_.get(), offset, size, std::move(done));
   }
+  void Prefetch() override { stream_->Prefetch(*store_, channel_.get()); }
   void Close() override { stream_->Close(); }
   PrefetchCounters counters() const override { return stream_->counters(); }
 
@@ -518,8 +641,8 @@ std::unique_ptr<Prefetcher> CreatePrefetcher(std::shared_ptr<s3::ObjectStore> st
                                              std::shared_ptr<MemoryBudget> budget,
                                              std::shared_ptr<BufferPool> pool,
                                              std::shared_ptr<rdmaio::DataChannel> channel) {
-  auto stream =
-      std::make_shared<Stream>(std::move(object), options, std::move(budget), std::move(pool));
+  auto stream = std::make_shared<Stream>(std::move(object), options, std::move(budget),
+                                         std::move(pool), std::weak_ptr<s3::ObjectStore>(store));
   return std::make_unique<PrefetcherImpl>(std::move(store), std::move(channel), std::move(stream));
 }
 

@@ -17,7 +17,10 @@
 // writes the bytes there over RDMA (or the channel falls back to HTTP by itself); parts in
 // unregistered memory, and every part without a channel, are GETs through the ObjectStore. Both
 // paths give the same errors (data_channel.h keeps s3's codes and details) and fill the buffer in
-// place: no copy either way.
+// place: no copy either way. A part the channel refuses because its window is quarantined (a
+// fence failed on that buffer earlier, so the server might still write into it) is not failed:
+// that buffer is retired for good (leaked on purpose: neither the pool nor malloc may hand those
+// bytes out again) and the part is fetched over plain HTTP into a fresh buffer.
 //
 // Read never blocks: it replies through the callback, possibly on the ObjectStore's thread.
 // Thread-safety: all methods may be called from any thread; reads on one handle are ordered by
@@ -54,6 +57,10 @@ struct PrefetchCounters {
   uint64_t prefetch_refused = 0;  // window reservations the MemoryBudget refused
   uint64_t channel_requests = 0;  // of `requests`, fetches sent through the DataChannel
   uint64_t rdma_bytes = 0;        // of `bytes_fetched`, bytes the server wrote over RDMA
+  // Parts the DataChannel refused because their window is quarantined (a fence failed on it
+  // earlier): each buffer was retired (never reused) and the part fetched over HTTP instead.
+  uint64_t quarantined_windows = 0;
+  uint64_t open_prefetches = 0;  // whole-object GETs started by Prefetch() before any read
 };
 
 class Prefetcher {
@@ -61,6 +68,11 @@ class Prefetcher {
   virtual ~Prefetcher() = default;
   // Reads up to `size` bytes at `offset` (short only at end of object).
   virtual void Read(uint64_t offset, size_t size, Callback<ReadData> done) = 0;
+  // Called at open, before any read: an object no larger than a part is fetched whole now, so
+  // the first READ (one FUSE round trip later) finds its GET in flight or done. Does nothing for
+  // larger objects (their first read decides where the stream starts), for empty ones, or when
+  // the MemoryBudget refuses the bytes (the read then fetches them as usual).
+  virtual void Prefetch() = 0;
   // Cancels everything in flight and releases buffers. Idempotent.
   virtual void Close() = 0;
   virtual PrefetchCounters counters() const = 0;

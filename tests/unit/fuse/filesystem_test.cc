@@ -496,6 +496,36 @@ TEST_CASE("Read goes through the prefetcher and returns the object's bytes") {
   CHECK_FALSE(bad.ok());
 }
 
+TEST_CASE("open starts a small file's GET; the read joins it; a keep_cache re-open does not") {
+  Fixture f;
+  std::string data(64 * 1024, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 13 + 1);
+  f.Put("small", data);
+  auto e = f.Lookup(kRootInode, "small");
+  REQUIRE(e.ok());
+  const uint64_t gets_before = f.Calls(Operation::kGetObject);
+  auto h = f.Open(e->attr.ino);
+  REQUIRE(h.ok());
+  f.fake->WaitIdle();
+  CHECK(f.Calls(Operation::kGetObject) == gets_before + 1);  // before any READ
+  auto r =
+      Call<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 0, 128 * 1024, nullptr, cb); });
+  REQUIRE(r.ok());
+  std::string got;
+  for (auto piece : r->pieces)
+    got.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+  CHECK(got == data);
+  CHECK(f.Calls(Operation::kGetObject) == gets_before + 1);  // the read found it, no second GET
+  f.fs->Release(h->fh);
+  // Unchanged ETag: the kernel keeps its page cache, no READ will come, so no GET either.
+  auto again = f.Open(e->attr.ino);
+  REQUIRE(again.ok());
+  CHECK(again->keep_cache);
+  f.fake->WaitIdle();
+  CHECK(f.Calls(Operation::kGetObject) == gets_before + 1);
+  f.fs->Release(again->fh);
+}
+
 TEST_CASE("concurrent lookups, listings and forgets from many threads") {
   Fixture f;
   for (int i = 0; i < 50; ++i) f.Put(fmt::format("d{}/f{}", i % 5, i), "abc");

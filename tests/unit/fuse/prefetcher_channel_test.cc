@@ -8,7 +8,9 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -77,6 +79,23 @@ class FakeChannel final : public rdmaio::DataChannel {
       done(fail);
       return;
     }
+    {
+      // RcChannel's WindowFence: a window whose fence failed stays quarantined; every later
+      // fetch into it is refused at once, before anything is sent.
+      std::lock_guard lock(mutex_);
+      const std::byte* at = w.region->host_bytes().data() + w.offset;
+      if (quarantine_next > 0) {
+        --quarantine_next;
+        quarantined.push_back(at);
+      }
+      if (std::find(quarantined.begin(), quarantined.end(), at) != quarantined.end()) {
+        ++refusals;
+        done(Status::FailedPrecondition("window " +
+                                        std::to_string(reinterpret_cast<uintptr_t>(at)) +
+                                        " is quarantined until fenced"));
+        return;
+      }
+    }
     s3::GetObjectRequest get;
     get.bucket = request.bucket;
     get.key = request.key;
@@ -95,6 +114,12 @@ class FakeChannel final : public rdmaio::DataChannel {
 
   std::atomic<int> fetches{0};
   Status fail;  // set before reads start: every fetch fails with it
+  // The next this many fetches find their window quarantined (as after a failed fence), and so
+  // does every later fetch into one of those windows.
+  int quarantine_next = 0;
+  std::vector<const std::byte*> quarantined;
+  int refusals = 0;
+  std::mutex mutex_;
 
  private:
   const std::shared_ptr<FakeObjectStore> store_;
@@ -247,6 +272,51 @@ TEST_CASE(
   r = ReadNow(*p, 0, kMiB);
   REQUIRE(r.ok());
   CHECK(MatchesGenerated("flaky", 0, *r));
+}
+
+TEST_CASE("channel: a quarantined window is retired and its part read over HTTP, verified") {
+  Setup s;
+  const ObjectRef obj = s.Put("quarantine", 40 * kMiB + 5);
+  s.channel->quarantine_next = 2;  // the first two parts' buffers are quarantined
+  auto p = s.Create(obj);
+  REQUIRE(ReadAll(*p, obj));  // no read saw the refusal
+  const PrefetchCounters c = p->counters();
+  CHECK(s.channel->refusals == 2);
+  CHECK(c.quarantined_windows == 2);
+  CHECK(c.bytes_fetched == obj.size);
+  // Two parts came over plain HTTP (the store), the rest over the channel.
+  CHECK(c.rdma_bytes < obj.size);
+  CHECK(s.store->CallCount(s3::Operation::kGetObject) ==
+        static_cast<uint64_t>(s.channel->fetches.load() - s.channel->refusals + 2));
+  p.reset();
+  s.store->WaitIdle();
+  CHECK(s.budget->used() == 0);  // the retired buffers' reservations were released
+  // The retired buffers are never handed out again: allocate far more than the pool holds idle,
+  // of every size the stream used, and none of them is a quarantined window.
+  REQUIRE(s.channel->quarantined.size() == 2);
+  std::vector<std::unique_ptr<Buffer>> held;
+  for (int i = 0; i < 64; ++i) {
+    for (size_t size : {size_t{8 * kMiB}, size_t{kMiB + 128 * kKiB}}) {
+      Result<std::unique_ptr<Buffer>> b = s.pool->Allocate(size);
+      REQUIRE(b.ok());
+      for (const std::byte* q : s.channel->quarantined) CHECK((*b)->bytes().data() != q);
+      held.push_back(std::move(*b));
+    }
+  }
+}
+
+TEST_CASE("channel: a 412 or 403 kFailedPrecondition is the object's, not a refused window") {
+  Setup s;
+  const ObjectRef obj = s.Put("precondition", 4 * kMiB);
+  auto p = s.Create(obj);
+  s.channel->fail = Status(StatusCode::kFailedPrecondition, "If-Match failed (test)",
+                           StatusDetail{.http_status = 412, .s3_code = "PreconditionFailed"});
+  Result<ReadData> r = ReadNow(*p, 0, kMiB);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kFailedPrecondition);
+  CHECK(r.status().detail().http_status == 412);
+  CHECK(p->counters().quarantined_windows == 0);
+  CHECK(s.store->CallCount(s3::Operation::kGetObject) == 0);  // no HTTP retry behind its back
 }
 
 TEST_CASE("channel: unregistered buffers are read over the ObjectStore, the channel unused") {

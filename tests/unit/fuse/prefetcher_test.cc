@@ -393,6 +393,88 @@ TEST_CASE("an object smaller than a part is fetched in exactly one GET") {
   CHECK(p->counters().resets == 0);
 }
 
+TEST_CASE("a random reader fetches only what it reads, after its first stream") {
+  auto store = std::make_shared<FakeObjectStore>();
+  Fixture f;
+  constexpr uint64_t kSlot = 32 * kMiB;  // beyond seek_tolerance: every read is a jump
+  ObjectRef obj = Generated(*store, "exact", 200 * kSlot);
+  PrefetchOptions options;
+  auto p = CreatePrefetcher(store, obj, options, f.budget, f.pool);
+  std::mt19937_64 rng(7);
+  uint64_t asked = 0;
+  for (uint64_t i = 0; i < 200; ++i) {
+    const uint64_t offset = ((i * 37) % 200) * kSlot + rng() % kMiB;
+    const size_t size = 256 * kKiB;
+    Result<ReadData> r = ReadNow(*p, offset, size);
+    REQUIRE(r.ok());
+    REQUIRE(MatchesGenerated(obj.key, offset, *r));
+    asked += size;
+  }
+  const PrefetchCounters c = p->counters();
+  CHECK(c.requests == 200);
+  // The first stream starts with initial_request (the handle might be a sequential reader);
+  // once it is abandoned after one read, every later one fetches exactly its read. (A stream
+  // abandoned after several reads is a seek: the next one starts as usual, see the test below.)
+  CHECK(c.bytes_fetched == options.initial_request + asked - 256 * kKiB);
+}
+
+TEST_CASE("Prefetch at open: a small object's GET starts before any read, which joins it") {
+  auto store = std::make_shared<FakeObjectStore>();
+  SUBCASE("small object: one GET, started by Prefetch, served to every read") {
+    Fixture f;
+    ObjectRef obj = Generated(*store, "open64k", 64 * kKiB);
+    auto p = CreatePrefetcher(store, obj, PrefetchOptions{}, f.budget, f.pool);
+    p->Prefetch();
+    CHECK(p->counters().open_prefetches == 1);
+    CHECK(p->counters().requests == 1);
+    store->WaitIdle();
+    CHECK(store->CallCount(Operation::kGetObject) == 1);
+    p->Prefetch();  // a second call (or one after reads) starts nothing
+    for (uint64_t offset : {uint64_t{0}, 32 * kKiB, 60 * kKiB}) {
+      Result<ReadData> r = ReadNow(*p, offset, 128 * kKiB);
+      REQUIRE(r.ok());
+      CHECK(r->size() == obj.size - offset);
+      CHECK(MatchesGenerated(obj.key, offset, *r));
+    }
+    CHECK(store->CallCount(Operation::kGetObject) == 1);
+    CHECK(p->counters().resets == 0);
+    p.reset();
+    CHECK(f.budget->used() == 0);
+  }
+  SUBCASE("larger than a part, or empty: nothing until a read") {
+    Fixture f;
+    ObjectRef big = Generated(*store, "openbig", 8 * kMiB + 1);
+    ObjectRef empty = Generated(*store, "openempty", 0);
+    auto p = CreatePrefetcher(store, big, PrefetchOptions{}, f.budget, f.pool);
+    auto q = CreatePrefetcher(store, empty, PrefetchOptions{}, f.budget, f.pool);
+    p->Prefetch();
+    q->Prefetch();
+    CHECK(p->counters().requests == 0);
+    CHECK(q->counters().requests == 0);
+    CHECK(store->CallCount(Operation::kGetObject) == 0);
+  }
+  SUBCASE("over the memory budget: refused, and the read still gets its bytes") {
+    Fixture f(16 * kKiB);
+    ObjectRef obj = Generated(*store, "openbudget", 64 * kKiB);
+    auto p = CreatePrefetcher(store, obj, PrefetchOptions{}, f.budget, f.pool);
+    p->Prefetch();
+    CHECK(p->counters().open_prefetches == 0);
+    CHECK(p->counters().prefetch_refused == 1);
+    Result<ReadData> r = ReadNow(*p, 0, 64 * kKiB);
+    REQUIRE(r.ok());
+    CHECK(MatchesGenerated(obj.key, 0, *r));
+  }
+  SUBCASE("closed before the GET completes: no leak, no reply") {
+    Fixture f;
+    ObjectRef obj = Generated(*store, "openclose", 64 * kKiB);
+    auto p = CreatePrefetcher(store, obj, PrefetchOptions{}, f.budget, f.pool);
+    p->Prefetch();
+    p.reset();
+    store->WaitIdle();
+    CHECK(f.budget->used() == 0);
+  }
+}
+
 TEST_CASE("reads at and past EOF are empty; a read across EOF is short") {
   auto store = std::make_shared<FakeObjectStore>();
   Fixture f;

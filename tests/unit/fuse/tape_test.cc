@@ -437,9 +437,11 @@ TEST_SUITE("fuse") {
     REQUIRE(f.fake->CompleteRestore(kBucket, "a").ok());
     Entry e = f.Lookup(kRootInode, "a");
     CHECK(*f.Xattr(e.attr.ino, "user.hsm.state") == "restored");
-    uint64_t fh = f.Open(e.attr.ino);
-    // Released between the listing and the read.
+    // Released between the listing and the open: the open's whole-object GET (small objects are
+    // fetched from Open) fails too, so the read meets the release itself. (Released after the
+    // open, the open's GET could win the race and the read would simply succeed.)
     REQUIRE(f.fake->ExpireRestore(kBucket, "a").ok());
+    uint64_t fh = f.Open(e.attr.ino);
     auto pending = f.StartRead(e.attr.ino, fh, 0, 100);
     f.restorer->AwaitWaitCalls(1);
     CHECK(f.restorer->noted_offline() == std::vector<std::string>{"a"});
