@@ -44,7 +44,7 @@
 // the HTTP answer is the completion). Requests in flight hold the channel (shared_from_this), so
 // it lives until the last `done` has run.
 //
-// Thread-safety: Fetch, registrar and counters may be called from any thread. Callbacks run on
+// Thread-safety: Fetch, Put, registrar and counters may be called from any thread. Callbacks run on
 // the control plane's threads.
 #pragma once
 
