@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "rdmaio/verbs/channel_http.h"
 #include "rdmaio/wire/dc_token.h"
 #include "rdmaio/wire/rdma_headers.h"
 #include "rdmaio/wire/reply_classifier.h"
@@ -15,32 +16,6 @@ namespace {
 
 constexpr std::string_view kLog = "rdma";
 constexpr wire::RdmaOp kGet = wire::RdmaOp::kGet;
-
-bool IsSuccess(int status) { return status >= 200 && status < 300; }
-
-// The error a non-2xx answer stands for (data_channel.h's codes). The same table as RcChannel's;
-// kept here rather than shared because rc_channel.cc is being changed by another hand right now
-// and this is a dozen lines.
-Status ErrorFromReply(const ControlReply& reply, std::string_view what) {
-  StatusDetail detail{.http_status = reply.http_status, .s3_code = reply.s3_error_code};
-  StatusCode code = StatusCode::kInternal;
-  const int s = reply.http_status;
-  if (s == 404) {
-    code = StatusCode::kNotFound;
-  } else if (s == 412 || (s == 403 && reply.s3_error_code == "InvalidObjectState")) {
-    code = StatusCode::kFailedPrecondition;
-  } else if (s == 403) {
-    code = StatusCode::kPermissionDenied;
-  } else if (s == 416) {
-    code = StatusCode::kOutOfRange;
-  } else if (s == 400) {
-    code = StatusCode::kInvalidArgument;
-  } else if (s >= 500) {
-    code = StatusCode::kUnavailable;
-  }
-  return Status(code, fmt::format("{}: HTTP {} {}", what, reply.http_status, reply.s3_error_code),
-                std::move(detail));
-}
 
 }  // namespace
 
@@ -372,42 +347,28 @@ void DcChannel::AbandonRdma(std::shared_ptr<Work> work, Target target, bool fenc
 }
 
 void DcChannel::FetchOverHttp(std::shared_ptr<Work> work) {
-  const RegisteredWindow& window = work->request.window;
-  const std::span<std::byte> host = window.region->host_bytes();
-  if (host.empty()) {
+  Result<ControlGet> get = HttpFallbackGet(work->request, work->what);
+  if (!get.ok()) {
     fence_.Finish(work->ticket, false);
     work->ticket_open = false;
-    Complete(work, Status::Unimplemented(work->what +
-                                         ": HTTP fallback into device memory is not supported"));
-    return;
+    return Complete(work, get.status());
   }
-  ControlGet get;
-  get.bucket = work->request.bucket;
-  get.key = work->request.key;
-  get.offset = work->request.object_offset;
-  get.length = window.length;
-  get.if_match = work->request.if_match;
-  get.destination = host.subspan(window.offset, window.length);
-  get.cancel = work->request.cancel;
-  control_->Get(std::move(get), [self = shared_from_this(), work](Result<ControlReply> reply) {
-    // Only our own HTTP client wrote into the window, and it is done: no fence needed.
-    self->fence_.Finish(work->ticket, false);
-    work->ticket_open = false;
-    if (!reply.ok()) return self->Complete(work, reply.status().WithContext(work->what));
-    if (!IsSuccess(reply->http_status)) {
-      return self->Complete(work, ErrorFromReply(*reply, work->what));
-    }
-    {
-      std::lock_guard lock(self->mutex_);
-      ++self->counters_.http_requests;
-      self->counters_.http_bytes += reply->body_bytes;
-      if (work->rdma_tried) ++self->counters_.fallbacks;
-    }
-    self->Complete(work, FetchResult{.bytes = reply->body_bytes,
-                                     .object_size = reply->object_size,
-                                     .etag = reply->etag,
-                                     .via = DataPath::kHttp});
-  });
+  control_->Get(std::move(get).value(),
+                [self = shared_from_this(), work](Result<ControlReply> reply) {
+                  // Only our own HTTP client wrote into the window, and it is done: no fence
+                  // needed.
+                  self->fence_.Finish(work->ticket, false);
+                  work->ticket_open = false;
+                  Result<FetchResult> result = HttpFallbackResult(reply, work->what);
+                  if (!result.ok()) return self->Complete(work, result.status());
+                  {
+                    std::lock_guard lock(self->mutex_);
+                    ++self->counters_.http_requests;
+                    self->counters_.http_bytes += result->bytes;
+                    if (work->rdma_tried) ++self->counters_.fallbacks;
+                  }
+                  self->Complete(work, std::move(result));
+                });
 }
 
 void DcChannel::ReleaseTarget(Target target) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "rdmaio/verbs/channel_http.h"
 #include "rdmaio/wire/rc_control.h"
 #include "rdmaio/wire/rdma_headers.h"
 #include "rdmaio/wire/reply_classifier.h"
@@ -72,8 +73,6 @@ std::optional<uint64_t> NumberHeader(const ControlHeaders& headers, std::string_
   return n;
 }
 
-bool IsSuccess(int status) { return status >= 200 && status < 300; }
-
 // What a non-2xx answer to PREPARE or READY says about the endpoint. These are not S3 object
 // requests, so the reply classifier's table does not apply as is: a plain S3 server answers them
 // as requests for bucket ".hipobj-rc" (400 InvalidBucketName, 404 NoSuchBucket, 403, 405), which
@@ -90,28 +89,6 @@ wire::EndpointSignal ControlSignal(const ControlReply& reply) {
   }
   if (status >= 500 && status != 501) return wire::EndpointSignal::kFailed;
   return wire::EndpointSignal::kDeclined;
-}
-
-// The error a non-2xx answer to the data request stands for (data_channel.h's codes).
-Status ErrorFromReply(const ControlReply& reply, std::string_view what) {
-  StatusDetail detail{.http_status = reply.http_status, .s3_code = reply.s3_error_code};
-  StatusCode code = StatusCode::kInternal;
-  const int s = reply.http_status;
-  if (s == 404) {
-    code = StatusCode::kNotFound;
-  } else if (s == 412 || (s == 403 && reply.s3_error_code == "InvalidObjectState")) {
-    code = StatusCode::kFailedPrecondition;
-  } else if (s == 403) {
-    code = StatusCode::kPermissionDenied;
-  } else if (s == 416) {
-    code = StatusCode::kOutOfRange;
-  } else if (s == 400) {
-    code = StatusCode::kInvalidArgument;
-  } else if (s >= 500) {
-    code = StatusCode::kUnavailable;
-  }
-  return Status(code, fmt::format("{}: HTTP {} {}", what, reply.http_status, reply.s3_error_code),
-                std::move(detail));
 }
 
 }  // namespace
@@ -880,42 +857,28 @@ void RcChannel::AbandonRdma(std::shared_ptr<Work> work, std::shared_ptr<Session>
 }
 
 void RcChannel::FetchOverHttp(std::shared_ptr<Work> work) {
-  const RegisteredWindow& window = work->request.window;
-  const std::span<std::byte> host = window.region->host_bytes();
-  if (host.empty()) {
+  Result<ControlGet> get = HttpFallbackGet(work->request, work->what);
+  if (!get.ok()) {
     fence_.Finish(work->ticket, false);
     work->ticket_open = false;
-    Fail(work,
-         Status::Unimplemented(work->what + ": HTTP fallback into device memory is not supported"));
-    return;
+    return Fail(work, get.status());
   }
-  ControlGet get;
-  get.bucket = work->request.bucket;
-  get.key = work->request.key;
-  get.offset = work->request.object_offset;
-  get.length = window.length;
-  get.if_match = work->request.if_match;
-  get.destination = host.subspan(window.offset, window.length);
-  get.cancel = work->request.cancel;
-  control_->Get(std::move(get), [self = shared_from_this(), work](Result<ControlReply> reply) {
-    // Only our own HTTP client wrote into the window, and it is done: no fence needed.
-    self->fence_.Finish(work->ticket, false);
-    work->ticket_open = false;
-    if (!reply.ok()) return self->Fail(work, reply.status().WithContext(work->what));
-    if (!IsSuccess(reply->http_status)) {
-      return self->Fail(work, ErrorFromReply(*reply, work->what));
-    }
-    {
-      std::lock_guard lock(self->mutex_);
-      ++self->counters_.http_requests;
-      self->counters_.http_bytes += reply->body_bytes;
-      if (work->rdma_tried) ++self->counters_.fallbacks;
-    }
-    self->Complete(work, FetchResult{.bytes = reply->body_bytes,
-                                     .object_size = reply->object_size,
-                                     .etag = reply->etag,
-                                     .via = DataPath::kHttp});
-  });
+  control_->Get(std::move(get).value(),
+                [self = shared_from_this(), work](Result<ControlReply> reply) {
+                  // Only our own HTTP client wrote into the window, and it is done: no fence
+                  // needed.
+                  self->fence_.Finish(work->ticket, false);
+                  work->ticket_open = false;
+                  Result<FetchResult> result = HttpFallbackResult(reply, work->what);
+                  if (!result.ok()) return self->Fail(work, result.status());
+                  {
+                    std::lock_guard lock(self->mutex_);
+                    ++self->counters_.http_requests;
+                    self->counters_.http_bytes += result->bytes;
+                    if (work->rdma_tried) ++self->counters_.fallbacks;
+                  }
+                  self->Complete(work, std::move(result));
+                });
 }
 
 void RcChannel::ReleaseSession(std::shared_ptr<Session> session) {

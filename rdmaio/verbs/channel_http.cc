@@ -1,0 +1,58 @@
+#include "rdmaio/verbs/channel_http.h"
+
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace reelfs::rdmaio::verbs {
+
+Status ErrorFromReply(const ControlReply& reply, std::string_view what) {
+  StatusDetail detail{.http_status = reply.http_status, .s3_code = reply.s3_error_code};
+  StatusCode code = StatusCode::kInternal;
+  const int s = reply.http_status;
+  if (s == 404) {
+    code = StatusCode::kNotFound;
+  } else if (s == 412 || (s == 403 && reply.s3_error_code == "InvalidObjectState")) {
+    code = StatusCode::kFailedPrecondition;
+  } else if (s == 403) {
+    code = StatusCode::kPermissionDenied;
+  } else if (s == 416) {
+    code = StatusCode::kOutOfRange;
+  } else if (s == 400) {
+    code = StatusCode::kInvalidArgument;
+  } else if (s >= 500) {
+    code = StatusCode::kUnavailable;
+  }
+  return Status(code, fmt::format("{}: HTTP {} {}", what, reply.http_status, reply.s3_error_code),
+                std::move(detail));
+}
+
+Result<ControlGet> HttpFallbackGet(const FetchRequest& request, std::string_view what) {
+  const RegisteredWindow& window = request.window;
+  const std::span<std::byte> host = window.region->host_bytes();
+  if (host.empty()) {
+    return Status::Unimplemented(std::string(what) +
+                                 ": HTTP fallback into device memory is not supported");
+  }
+  ControlGet get;
+  get.bucket = request.bucket;
+  get.key = request.key;
+  get.offset = request.object_offset;
+  get.length = window.length;
+  get.if_match = request.if_match;
+  get.destination = host.subspan(window.offset, window.length);
+  get.cancel = request.cancel;
+  return get;
+}
+
+Result<FetchResult> HttpFallbackResult(const Result<ControlReply>& reply, std::string_view what) {
+  if (!reply.ok()) return reply.status().WithContext(std::string(what));
+  if (!IsSuccess(reply->http_status)) return ErrorFromReply(*reply, what);
+  return FetchResult{.bytes = reply->body_bytes,
+                     .object_size = reply->object_size,
+                     .etag = reply->etag,
+                     .via = DataPath::kHttp};
+}
+
+}  // namespace reelfs::rdmaio::verbs

@@ -1,0 +1,32 @@
+// What an RDMA DataChannel (RcChannel, DcChannel) does over plain HTTP: the ranged GET it falls
+// back to, and how a non-2xx answer maps to data_channel.h's Status codes. One copy, so both
+// transports fail the same way for the same answer.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string_view>
+
+#include "common/result.h"
+#include "rdmaio/control_plane.h"
+#include "rdmaio/data_channel.h"
+
+namespace reelfs::rdmaio::verbs {
+
+inline bool IsSuccess(int http_status) { return http_status >= 200 && http_status < 300; }
+
+// The error a non-2xx answer to a data request stands for: 404 kNotFound, 412 and 403
+// InvalidObjectState kFailedPrecondition (the restore path), other 403 kPermissionDenied, 416
+// kOutOfRange, 400 kInvalidArgument, 5xx kUnavailable, anything else kInternal; the HTTP status
+// and S3 code ride in the detail.
+Status ErrorFromReply(const ControlReply& reply, std::string_view what);
+
+// The plain ranged GET of `request` into its window's host bytes (the body lands where the
+// server would have written). kUnimplemented for a window in device memory: there is no HTTP
+// path into it.
+Result<ControlGet> HttpFallbackGet(const FetchRequest& request, std::string_view what);
+
+// The FetchResult of that GET's answer, or its error.
+Result<FetchResult> HttpFallbackResult(const Result<ControlReply>& reply, std::string_view what);
+
+}  // namespace reelfs::rdmaio::verbs
