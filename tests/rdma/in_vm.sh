@@ -24,6 +24,14 @@ else
   echo "in_vm: s3_over_rdma not run (REELFS_GATEWAY / REELFS_RDMA_GET not built)"
   fail=1
 fi
+# The gateway's side of RDMA PUT under injected faults and session expiry (in_vm_put_gateway.sh).
+if [ -n "${REELFS_IN_VM_PUT_GATEWAY:-}" ] && [ -x "${REELFS_GATEWAY:-}" ] &&
+  [ -x "${REELFS_RDMA_GET:-}" ]; then
+  step put_faults sh "$REELFS_IN_VM_PUT_GATEWAY"
+else
+  echo "in_vm: put_faults not run (REELFS_GATEWAY / REELFS_RDMA_GET not built)"
+  fail=1
+fi
 # reelfs mount --rdma through FUSE against the same gateway (in_vm_mount.sh).
 if [ -n "${REELFS_IN_VM_MOUNT:-}" ] && [ -x "${REELFS_GATEWAY:-}" ] && [ -x "${REELFS_CLI:-}" ]; then
   step mount_over_rdma sh "$REELFS_IN_VM_MOUNT"
