@@ -504,6 +504,15 @@ void Transport::Submit(HttpRequest request, HttpCallback done) {
   } else {
     ex->payload_hash = Sha256Hex(body_text);
   }
+  // A caller's own claim (UNSIGNED-PAYLOAD on an RDMA data request) wins and is sent once:
+  // signing sets the header from payload_hash, so it must not stay in the list as well.
+  for (auto it = ex->req.headers.begin(); it != ex->req.headers.end(); ++it) {
+    if (it->first == "x-amz-content-sha256") {
+      ex->payload_hash = it->second;
+      ex->req.headers.erase(it);
+      break;
+    }
+  }
   if (ex->req.content_md5) ex->content_md5 = Base64Encode(Md5(body_text));
   impl_->requests.fetch_add(1, std::memory_order_relaxed);
   {

@@ -274,6 +274,29 @@ TEST_CASE("requests are signed and carry the payload hash") {
   CHECK_FALSE(Has(sent, "Expect:"));
 }
 
+TEST_CASE("a caller's x-amz-content-sha256 is the signed claim, sent once, signed or not") {
+  for (const bool signed_request : {true, false}) {
+    CAPTURE(signed_request);
+    ScriptedServer server({"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"});
+    TransportOptions o;
+    o.endpoint = Endpoint{"http", "127.0.0.1", server.port(), ""};
+    if (signed_request) o.credentials = {"AKID", "secret", ""};
+    auto t = Transport::Create(o);
+    REQUIRE(t.ok());
+    HttpRequest req;
+    req.bucket = "b";
+    req.key = "k";
+    req.headers.emplace_back("x-amz-content-sha256", "UNSIGNED-PAYLOAD");
+    auto r = Run(**t, req);
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    const std::string sent = server.requests()[0];
+    const size_t first = sent.find("\r\nx-amz-content-sha256: UNSIGNED-PAYLOAD\r\n");
+    REQUIRE(first != std::string::npos);
+    CHECK(sent.find("\r\nx-amz-content-sha256:", first + 1) == std::string::npos);
+    if (signed_request) CHECK(Has(sent, "x-amz-content-sha256;"));  // in SignedHeaders
+  }
+}
+
 TEST_CASE("shutdown completes pending retries with kCancelled") {
   int port = 0;
   {
