@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
-#include "rdmaio/verbs/channel_http.h"
+#include "rdmaio/verbs/channel_replies.h"
 #include "rdmaio/wire/rc_control.h"
 #include "rdmaio/wire/rdma_headers.h"
 #include "rdmaio/wire/reply_classifier.h"
@@ -588,21 +588,8 @@ void RcChannel::OnDataReply(std::shared_ptr<Work> work, std::shared_ptr<Session>
                 verdict.next == wire::NextStep::kRetryOverHttp, reply.status());
     return;
   }
-  const uint64_t offset = work->request.object_offset;
-  const uint64_t length = work->request.window.length;
-  wire::ReplyInput input;
-  input.op = kGet;
-  input.http_status = reply->http_status;
-  wire::FillReplyHeaders(reply->rdma_headers, &input);
-  input.body_length = reply->body_bytes;
-  input.s3_error_code = reply->s3_error_code;
-  input.etag = reply->etag;
-  // Past the end of the object a range is short, as with HTTP.
-  input.expected_bytes =
-      reply->object_size == 0
-          ? length
-          : (offset < reply->object_size ? std::min(length, reply->object_size - offset) : 0);
-  const wire::ReplyVerdict verdict = wire::ClassifyReply(input);
+  const wire::ReplyVerdict verdict =
+      ClassifyDataGetReply(*reply, work->request.object_offset, work->request.window.length);
   Report(*work, verdict.endpoint);
   REELFS_LOG_DEBUG(kLog, "{}: {} ({})", work->what, wire::ReplyKindName(verdict.kind),
                    verdict.reason);

@@ -1,11 +1,28 @@
-#include "rdmaio/verbs/channel_http.h"
+#include "rdmaio/verbs/channel_replies.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
 namespace reelfs::rdmaio::verbs {
+
+wire::ReplyVerdict ClassifyDataGetReply(const ControlReply& reply, uint64_t offset,
+                                        uint64_t length) {
+  wire::ReplyInput input;
+  input.op = wire::RdmaOp::kGet;
+  input.http_status = reply.http_status;
+  wire::FillReplyHeaders(reply.rdma_headers, &input);
+  input.body_length = reply.body_bytes;
+  input.s3_error_code = reply.s3_error_code;
+  input.etag = reply.etag;
+  input.expected_bytes =
+      reply.object_size == 0
+          ? length
+          : (offset < reply.object_size ? std::min(length, reply.object_size - offset) : 0);
+  return wire::ClassifyReply(input);
+}
 
 Status ErrorFromReply(const ControlReply& reply, std::string_view what) {
   StatusDetail detail{.http_status = reply.http_status, .s3_code = reply.s3_error_code};

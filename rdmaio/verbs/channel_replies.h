@@ -1,6 +1,7 @@
-// What an RDMA DataChannel (RcChannel, DcChannel) does over plain HTTP: the ranged GET it falls
-// back to, and how a non-2xx answer maps to data_channel.h's Status codes. One copy, so both
-// transports fail the same way for the same answer.
+// What an RDMA DataChannel (RcChannel, DcChannel) makes of HTTP answers: the reply classifier's
+// verdict on a data GET's answer, how a non-2xx answer maps to data_channel.h's Status codes, and
+// the plain ranged GET it falls back to. One copy, so both transports decide and fail the same
+// way for the same answer.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -10,10 +11,16 @@
 #include "common/result.h"
 #include "rdmaio/control_plane.h"
 #include "rdmaio/data_channel.h"
+#include "rdmaio/wire/reply_classifier.h"
 
 namespace reelfs::rdmaio::verbs {
 
 inline bool IsSuccess(int http_status) { return http_status >= 200 && http_status < 300; }
+
+// The classifier's verdict (wire/reply_classifier.h) on the answer to an RDMA data GET of
+// [offset, offset + length): a range past the end of the object is expected short, as with HTTP.
+wire::ReplyVerdict ClassifyDataGetReply(const ControlReply& reply, uint64_t offset,
+                                        uint64_t length);
 
 // The error a non-2xx answer to a data request stands for: 404 kNotFound, 412 and 403
 // InvalidObjectState kFailedPrecondition (the restore path), other 403 kPermissionDenied, 416
