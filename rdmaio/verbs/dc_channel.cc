@@ -47,7 +47,8 @@ DcChannel::DcChannel(std::shared_ptr<ControlPlane> control,
       targets_(std::move(targets)),
       options_(std::move(options)),
       policy_(clock, options_.policy),
-      fence_(clock, {}) {
+      fence_(clock, {}),
+      targets_in_use_(options_.max_targets, [] { return Target(); }) {
   counters_.endpoint = control_->endpoint();
   counters_.transport = "rdma-dc";
 }
@@ -59,10 +60,7 @@ ChannelCounters DcChannel::counters() const {
   return counters_;
 }
 
-size_t DcChannel::live_targets() const {
-  std::lock_guard lock(mutex_);
-  return live_targets_;
-}
+size_t DcChannel::live_targets() const { return targets_in_use_.live(); }
 
 void DcChannel::Fetch(FetchRequest request, FetchCallback done) {
   const RegisteredWindow& window = request.window;
@@ -106,39 +104,13 @@ void DcChannel::Fetch(FetchRequest request, FetchCallback done) {
 }
 
 bool DcChannel::AcquireTarget(const std::shared_ptr<Work>& work, Target* target) {
-  std::lock_guard lock(mutex_);
-  if (!idle_.empty()) {
-    *target = std::move(idle_.back());
-    idle_.pop_back();
-    return true;
-  }
-  if (live_targets_ < options_.max_targets) {
-    ++live_targets_;
-    target->reset();
-    return true;
-  }
-  waiting_.push_back(work);
-  return false;
+  return targets_in_use_.Acquire(work, target);
 }
 
 void DcChannel::StartNextWaiting() {
   std::shared_ptr<Work> work;
   Target target;
-  {
-    std::lock_guard lock(mutex_);
-    if (waiting_.empty()) return;
-    if (!idle_.empty()) {
-      target = std::move(idle_.back());
-      idle_.pop_back();
-    } else if (live_targets_ < options_.max_targets) {
-      ++live_targets_;
-    } else {
-      return;
-    }
-    work = std::move(waiting_.front());
-    waiting_.pop_front();
-  }
-  StartRdma(std::move(work), std::move(target));
+  if (targets_in_use_.Next(&work, &target)) StartRdma(std::move(work), std::move(target));
 }
 
 void DcChannel::Report(Work& work, wire::EndpointSignal signal) {
@@ -359,18 +331,12 @@ void DcChannel::FetchOverHttp(std::shared_ptr<Work> work) {
 }
 
 void DcChannel::ReleaseTarget(Target target) {
-  {
-    std::lock_guard lock(mutex_);
-    idle_.push_back(std::move(target));
-  }
+  targets_in_use_.Release(std::move(target));
   StartNextWaiting();
 }
 
 void DcChannel::DropTarget() {
-  {
-    std::lock_guard lock(mutex_);
-    --live_targets_;
-  }
+  targets_in_use_.Drop();
   StartNextWaiting();
 }
 

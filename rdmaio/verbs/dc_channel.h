@@ -40,6 +40,7 @@
 #include "rdmaio/control_plane.h"
 #include "rdmaio/data_channel.h"
 #include "rdmaio/verbs/dc_target.h"
+#include "rdmaio/verbs/slot_pool.h"
 #include "rdmaio/wire/endpoint_policy.h"
 #include "rdmaio/wire/window_fence.h"
 
@@ -104,11 +105,9 @@ class DcChannel final : public DataChannel, public std::enable_shared_from_this<
   const DcChannelOptions options_;
   wire::EndpointPolicy policy_;
   wire::WindowFence fence_;
+  SlotPool<Target, std::shared_ptr<Work>> targets_in_use_;  // empty slot: a null Target
 
   mutable std::mutex mutex_;  // leaf: no call out while held
-  std::vector<Target> idle_ GUARDED_BY(mutex_);
-  size_t live_targets_ GUARDED_BY(mutex_) = 0;  // idle + busy + being created
-  std::deque<std::shared_ptr<Work>> waiting_ GUARDED_BY(mutex_);
   ChannelCounters counters_ GUARDED_BY(mutex_);
 };
 

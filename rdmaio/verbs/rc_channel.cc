@@ -134,6 +134,7 @@ RcChannel::RcChannel(std::shared_ptr<ControlPlane> control, std::shared_ptr<RcQp
       options_(std::move(options)),
       policy_(clock, options_.policy),
       fence_(clock, {}),
+      sessions_(options_.max_sessions, [] { return std::make_shared<Session>(); }),
       random_(std::random_device{}()) {
   counters_.endpoint = control_->endpoint();
   counters_.transport = "rdma-rc";
@@ -146,10 +147,7 @@ RcChannelCounters RcChannel::counters() const {
   return counters_;
 }
 
-size_t RcChannel::live_sessions() const {
-  std::lock_guard lock(mutex_);
-  return live_sessions_;
-}
+size_t RcChannel::live_sessions() const { return sessions_.live(); }
 
 bool RcChannel::session_extension_confirmed() const {
   std::lock_guard lock(mutex_);
@@ -263,40 +261,13 @@ void RcChannel::Put(PutRequest request, PutCallback done) {
 
 bool RcChannel::AcquireSession(const std::shared_ptr<Work>& work,
                                std::shared_ptr<Session>* session) {
-  std::lock_guard lock(mutex_);
-  if (!idle_.empty()) {
-    *session = std::move(idle_.back());
-    idle_.pop_back();
-    return true;
-  }
-  if (live_sessions_ < options_.max_sessions) {
-    ++live_sessions_;
-    *session = std::make_shared<Session>();
-    return true;
-  }
-  waiting_.push_back(work);
-  return false;
+  return sessions_.Acquire(work, session);
 }
 
 void RcChannel::StartNextWaiting() {
   std::shared_ptr<Work> work;
   std::shared_ptr<Session> session;
-  {
-    std::lock_guard lock(mutex_);
-    if (waiting_.empty()) return;
-    if (!idle_.empty()) {
-      session = std::move(idle_.back());
-      idle_.pop_back();
-    } else if (live_sessions_ < options_.max_sessions) {
-      ++live_sessions_;
-      session = std::make_shared<Session>();
-    } else {
-      return;
-    }
-    work = std::move(waiting_.front());
-    waiting_.pop_front();
-  }
-  StartRdma(std::move(work), std::move(session));
+  if (sessions_.Next(&work, &session)) StartRdma(std::move(work), std::move(session));
 }
 
 void RcChannel::StartRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
@@ -869,10 +840,7 @@ void RcChannel::FetchOverHttp(std::shared_ptr<Work> work) {
 }
 
 void RcChannel::ReleaseSession(std::shared_ptr<Session> session) {
-  {
-    std::lock_guard lock(mutex_);
-    idle_.push_back(std::move(session));
-  }
+  sessions_.Release(std::move(session));
   StartNextWaiting();
 }
 
@@ -892,11 +860,11 @@ Status RcChannel::DropSession(std::shared_ptr<Session> session) {
   }
   {
     std::lock_guard lock(mutex_);
-    --live_sessions_;
     if (session->qp) ++counters_.sessions_fenced;
   }
   // The QP is destroyed here, after the fence; the session object is ours alone by now.
   session.reset();
+  sessions_.Drop();
   StartNextWaiting();
   return fenced;
 }

@@ -63,6 +63,7 @@
 #include "rdmaio/control_plane.h"
 #include "rdmaio/data_channel.h"
 #include "rdmaio/verbs/rc_session_qp.h"
+#include "rdmaio/verbs/slot_pool.h"
 #include "rdmaio/wire/endpoint_policy.h"
 #include "rdmaio/wire/window_fence.h"
 
@@ -180,11 +181,9 @@ class RcChannel final : public DataChannel, public std::enable_shared_from_this<
   const RcChannelOptions options_;
   wire::EndpointPolicy policy_;
   wire::WindowFence fence_;
+  SlotPool<std::shared_ptr<Session>, std::shared_ptr<Work>> sessions_;
 
   mutable std::mutex mutex_;  // leaf: no call out while held
-  std::vector<std::shared_ptr<Session>> idle_ GUARDED_BY(mutex_);
-  size_t live_sessions_ GUARDED_BY(mutex_) = 0;  // idle + busy + being opened
-  std::deque<std::shared_ptr<Work>> waiting_ GUARDED_BY(mutex_);
   RcChannelCounters counters_ GUARDED_BY(mutex_);
   bool session_extension_ GUARDED_BY(mutex_) = false;
   std::mt19937_64 random_ GUARDED_BY(mutex_);
