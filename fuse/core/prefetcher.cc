@@ -40,8 +40,8 @@
 //
 // A part the DataChannel refuses with kFailedPrecondition and no HTTP status (WindowFence: the
 // window is quarantined, since a fence on that buffer failed earlier) retires its buffer (it is
-// leaked on purpose: the server may still write there) and is fetched again over HTTP into a
-// fresh one; the reads waiting on it never see the refusal.
+// kept, never reused or freed: the server may still write there) and is fetched again over HTTP
+// into a fresh one; the reads waiting on it never see the refusal.
 #include "fuse/core/prefetcher.h"
 
 #include <algorithm>
@@ -72,6 +72,15 @@ bool IsWindowRefusal(const Status& status) {
 
 // Buffers retired because their window is quarantined, process-wide (logged on the first one).
 std::atomic<uint64_t> retired_buffers{0};
+
+// Where retired buffers go: kept, never freed nor reused, for the life of the process (reachable
+// from here, so leak checkers do not report them as lost).
+void KeepRetiredForever(std::unique_ptr<Buffer> buffer) {
+  static auto* mutex = new std::mutex;
+  static auto* kept = new std::vector<std::unique_ptr<Buffer>>;
+  std::lock_guard lock(*mutex);
+  kept->push_back(std::move(buffer));
+}
 
 // Bytes accounted in the MemoryBudget for as long as the part's buffer lives.
 class Reservation {
@@ -556,8 +565,9 @@ void Stream::FailPartLocked(std::map<uint64_t, PartPtr>::iterator it, const Stat
 void Stream::OnWindowRefused(const PartPtr& part, Status refusal) {
   // Whatever happens to the part, its buffer never goes back to the pool: the window is
   // quarantined because a fence on it failed, so the server may still write into these bytes.
-  // Leaking it (the registration included) is the only safe end for it.
-  if (Buffer* retired = part->buffer.release(); retired != nullptr) {
+  // Keeping it forever (the registration included) is the only safe end for it.
+  if (part->buffer != nullptr) {
+    KeepRetiredForever(std::move(part->buffer));
     if (retired_buffers.fetch_add(1, std::memory_order_relaxed) == 0) {
       REELFS_LOG_WARN("fuse",
                       "{}: the data channel refused a quarantined window ({}); its {}-byte buffer "

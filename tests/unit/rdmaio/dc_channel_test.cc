@@ -301,7 +301,7 @@ TEST_SUITE("rdmaio") {
     CHECK((*got)->etag == "e1");
     CHECK(f.Matches(*region, 64 << 10, 4096, 128 << 10));
     REQUIRE(f.server->tokens.size() == 1);
-    const wire::DcToken& t = f.server->tokens[0];
+    const wire::DcToken t = f.server->tokens[0];  // a copy: later fetches grow the vector
     CHECK(f.server->raw_tokens[0].size() == wire::kDcTokenLength);
     CHECK(f.server->content_sha[0] == "UNSIGNED-PAYLOAD");
     CHECK(t.addr == f.Addr(*region, 64 << 10));  // this request's destination, not the region's
