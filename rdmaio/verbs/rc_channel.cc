@@ -503,32 +503,42 @@ void RcChannel::FinishRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> 
   }
 }
 
-void RcChannel::SendDataGet(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
-  session->cookie = NewCookie();
-  // The server's last write consumes a receive. Its completion may still be on its way when the
-  // HTTP answer of the previous request arrived, so one spare stays posted: a write that finds
-  // none would be refused (RNR) until the server gives up.
-  Result<int> reaped = session->qp->ReapReceives();
-  Status ready = reaped.ok() ? Status::Ok() : reaped.status();
-  if (reaped.ok()) session->receives_posted -= *reaped;
-  while (ready.ok() && session->receives_posted < kReceivesPosted) {
-    ready = session->qp->PostRecv(0);
-    if (ready.ok()) ++session->receives_posted;
+Result<ControlHeaders> RcChannel::BeginSessionRequest(Work& work, Session& session,
+                                                      bool post_receives) {
+  session.cookie = NewCookie();
+  // Reaping finds a QP that went to ERR while idle, before a request is sent through it. A GET's
+  // last write consumes a receive, and its completion may still be on its way when the HTTP
+  // answer of the previous request arrived, so one spare stays posted: a write that finds none
+  // would be refused (RNR) until the server gives up. A PUT's server only reads: none consumed.
+  Result<int> reaped = session.qp->ReapReceives();
+  if (!reaped.ok()) return reaped.status();
+  session.receives_posted -= *reaped;
+  while (post_receives && session.receives_posted < kReceivesPosted) {
+    if (Status posted = session.qp->PostRecv(0); !posted.ok()) return posted;
+    ++session.receives_posted;
   }
-  const RcEndpoint& local = session->qp->local();
+  const RcEndpoint& local = session.qp->local();
   Result<std::string> token =
       wire::EncodeRcToken(wire::RcToken{.transport = wire::RcTransport::kRc,
                                         .qpn = local.qpn,
                                         .gid = local.gid,
-                                        .rkey = work->where.rkey,
-                                        .addr = work->where.addr,
-                                        .length = work->request.window.length,
+                                        .rkey = work.where.rkey,
+                                        .addr = work.where.addr,
+                                        .length = work.request.window.length,
                                         .port = local.port,
                                         .lid = local.lid});
-  if (ready.ok() && !token.ok()) ready = token.status();
-  if (!ready.ok()) {
+  if (!token.ok()) return token.status();
+  return ControlHeaders{
+      {std::string(wire::header::kToken), std::move(*token)},
+      {std::string(wire::header::kSession), session.id},
+      {std::string(wire::header::kCookie), fmt::format("{:016x}", session.cookie)}};
+}
+
+void RcChannel::SendDataGet(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
+  Result<ControlHeaders> headers = BeginSessionRequest(*work, *session, /*post_receives=*/true);
+  if (!headers.ok()) {
     Report(*work, wire::EndpointSignal::kNone);
-    AbandonRdma(std::move(work), std::move(session), true, true, ready);
+    AbandonRdma(std::move(work), std::move(session), true, true, headers.status());
     return;
   }
   ControlGet get;
@@ -536,9 +546,7 @@ void RcChannel::SendDataGet(std::shared_ptr<Work> work, std::shared_ptr<Session>
   get.key = work->request.key;
   get.offset = work->request.object_offset;
   get.length = work->request.window.length;
-  get.headers = {{std::string(wire::header::kToken), std::move(*token)},
-                 {std::string(wire::header::kSession), session->id},
-                 {std::string(wire::header::kCookie), fmt::format("{:016x}", session->cookie)}};
+  get.headers = std::move(*headers);
   get.if_match = work->request.if_match;
   const std::span<std::byte> host = work->request.window.region->host_bytes();
   if (!host.empty()) get.destination = host.subspan(work->request.window.offset, get.length);
@@ -619,37 +627,20 @@ void RcChannel::OnDataReply(std::shared_ptr<Work> work, std::shared_ptr<Session>
 }
 
 void RcChannel::SendSessionPut(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
-  session->cookie = NewCookie();
-  // The server only reads: no receive is consumed. Reaping still finds a QP that went to ERR
-  // while idle, before a PUT is sent through it.
-  Result<int> reaped = session->qp->ReapReceives();
-  Status ready = reaped.ok() ? Status::Ok() : reaped.status();
-  if (reaped.ok()) session->receives_posted -= *reaped;
-  const RcEndpoint& local = session->qp->local();
-  const uint64_t size = work->request.window.length;
-  Result<std::string> token = wire::EncodeRcToken(wire::RcToken{.transport = wire::RcTransport::kRc,
-                                                                .qpn = local.qpn,
-                                                                .gid = local.gid,
-                                                                .rkey = work->where.rkey,
-                                                                .addr = work->where.addr,
-                                                                .length = size,
-                                                                .port = local.port,
-                                                                .lid = local.lid});
-  if (ready.ok() && !token.ok()) ready = token.status();
-  if (!ready.ok()) {
+  Result<ControlHeaders> headers = BeginSessionRequest(*work, *session, /*post_receives=*/false);
+  if (!headers.ok()) {
     Report(*work, wire::EndpointSignal::kNone);
-    AbandonRdma(std::move(work), std::move(session), true, true, ready);
+    AbandonRdma(std::move(work), std::move(session), true, true, headers.status());
     return;
   }
+  const uint64_t size = work->request.window.length;
   ControlPut put;
   put.bucket = work->request.bucket;
   put.key = work->request.key;
   put.part_number = work->put.part_number;
   put.upload_id = work->put.upload_id;
-  put.headers = {{std::string(wire::header::kToken), std::move(*token)},
-                 {std::string(wire::header::kSession), session->id},
-                 {std::string(wire::header::kCookie), fmt::format("{:016x}", session->cookie)},
-                 {std::string(wire::header::kSize), std::to_string(size)}};
+  put.headers = std::move(*headers);
+  put.headers.emplace_back(std::string(wire::header::kSize), std::to_string(size));
   put.content_type = work->put.content_type;
   put.cancel = work->request.cancel;
   control_->Put(std::move(put),

@@ -138,6 +138,9 @@ class RcChannel final : public DataChannel, public std::enable_shared_from_this<
   void StartRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
   void OpenSession(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
   void SendReady(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
+  // A session GET's or PUT's common start: a fresh cookie, completions reaped (receives topped up
+  // for a GET), the RC token of the work's window; the token, session and cookie headers.
+  Result<ControlHeaders> BeginSessionRequest(Work& work, Session& session, bool post_receives);
   void SendDataGet(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
   void SendSessionPut(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
   void OnReadyReply(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
