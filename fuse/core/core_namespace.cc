@@ -1,0 +1,402 @@
+// Core's namespace: attributes and entries of inodes, LOOKUP (from a fresh listing, the negative
+// cache, a fresh child, the directory's lookup listing, else HEAD+LIST), FORGET, GETATTR and the
+// HEAD that refreshes a file's attributes.
+
+#include <algorithm>
+#include <cerrno>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <sys/stat.h>
+
+#include "common/log.h"
+#include "fuse/core/core_internal.h"
+#include "fuse/core/name_rules.h"
+#include "hsm/state.h"
+
+namespace reelfs::fuse::detail {
+namespace {
+
+// Generation numbers: inode numbers are never reused within a mount, so one constant suffices.
+constexpr uint64_t kGeneration = 1;
+
+}  // namespace
+
+Attributes Core::DirAttr(InodeId ino) const {
+  Attributes a;
+  a.ino = ino;
+  a.is_dir = true;
+  a.mode = S_IFDIR | options_.dir_mode;
+  a.nlink = 2;
+  a.uid = options_.uid;
+  a.gid = options_.gid;
+  // S3 has no directory times; the mount time is stable and plausible (mountpoint-s3 does this).
+  a.mtime = mount_time_;
+  a.cache_ttl = options_.metadata_ttl;
+  return a;
+}
+
+Attributes Core::FileAttr(InodeId ino, const s3::ObjectInfo& info, bool readable) const {
+  Attributes a;
+  a.ino = ino;
+  a.is_dir = false;
+  a.size = info.size;
+  a.mode = S_IFREG | options_.file_mode;
+  a.nlink = 1;
+  a.uid = options_.uid;
+  a.gid = options_.gid;
+  a.mtime = info.last_modified;
+  // Lustre's convention for released files (tape-archive.md §7.6): one block, so du shows what
+  // is resident and tar/cp never see a fully sparse file; empty files stay at 0.
+  if (readable) {
+    a.blocks = (info.size + 511) / 512;
+    a.cache_ttl = options_.metadata_ttl;
+  } else {
+    a.blocks = info.size == 0 ? 0 : 1;
+    // Short, so du and ls -s follow a restore without waiting for metadata_ttl.
+    a.cache_ttl =
+        std::min<std::chrono::duration<double>>(options_.tape.state_ttl, options_.metadata_ttl);
+  }
+  return a;
+}
+
+bool Core::ReadableLocked(const InodeRecord& rec) const {
+  if (rec.is_dir) return true;
+  if (rec.offline_by_get) return false;
+  return hsm::IsReadable(hsm::Classify(rec.object, {}, clock_.WallNow()));
+}
+
+void Core::RecordObjectLocked(InodeRecord* rec, const s3::ObjectInfo& info,
+                              Clock::TimePoint observed) {
+  if (observed < rec->observed) return;  // a listing older than the HEAD we already have
+  rec->object = info;
+  rec->object.user_metadata.clear();  // never shown; not worth the memory per inode
+  rec->observed = observed;
+  if (observed >= rec->offline_at) rec->offline_by_get = false;
+  rec->etag = info.etag;
+  const bool readable = ReadableLocked(*rec);
+  rec->attr = FileAttr(rec->ino, info, readable);
+  rec->attr_expiry =
+      clock_.Now() +
+      (readable ? options_.metadata_ttl : std::min(options_.tape.state_ttl, options_.metadata_ttl));
+}
+
+void Core::MarkOfflineLocked(InodeRecord* rec) {
+  rec->offline_at = clock_.Now();
+  rec->offline_by_get = true;
+  rec->attr = FileAttr(rec->ino, rec->object, /*readable=*/false);
+  rec->attr_expiry = clock_.Now() + std::min(options_.tape.state_ttl, options_.metadata_ttl);
+}
+
+hsm::State Core::ClassifyWithRequests(const s3::ObjectInfo& info) {
+  hsm::LedgerView ledger;
+  // Only an archived object the server says nothing about needs the ledger; skipping the rest
+  // keeps ledger lookups off large listings of online objects.
+  if (restorer_ != nullptr && hsm::IsArchiveClass(info.storage_class) && !info.restore) {
+    ledger.requested = restorer_->IsRequested(info.key);
+  }
+  return hsm::Classify(info, ledger, clock_.WallNow());
+}
+
+Entry Core::MakeEntry(const InodeRecord& record) const {
+  Entry e;
+  e.attr = record.attr;
+  e.generation = kGeneration;
+  e.entry_timeout = options_.metadata_ttl;
+  e.attr_timeout = record.attr.cache_ttl;
+  return e;
+}
+
+Result<InodeRecord*> Core::FindLocked(InodeId ino, Want want, std::string_view what) {
+  InodeRecord* rec = inodes_.Find(ino);
+  if (rec == nullptr) return Stale(ino);
+  if (want == Want::kDir && !rec->is_dir) {
+    return ErrnoToStatus(ENOTDIR, fmt::format("{} inode {}", what, ino));
+  }
+  if (want == Want::kFile && rec->is_dir) {
+    return ErrnoToStatus(EISDIR, fmt::format("{} directory inode {}", what, ino));
+  }
+  return rec;
+}
+
+Result<Entry> Core::AddEntryLocked(InodeId parent, std::string_view name, bool is_dir,
+                                   const s3::ObjectInfo* info, bool count,
+                                   Clock::TimePoint observed) {
+  InodeRecord* p = inodes_.Find(parent);
+  if (p == nullptr) return Stale(parent);
+  std::string key = ChildKey(*p, name, is_dir);
+  InodeRecord* child = inodes_.FindOrCreateChild(parent, name, is_dir, std::move(key));
+  if (is_dir) {
+    child->attr = DirAttr(child->ino);
+    child->attr_expiry = Expiry();
+  } else {
+    RecordObjectLocked(child, *info, observed);
+  }
+  if (count) ++child->lookups;
+  return MakeEntry(*child);
+}
+
+void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
+  lookups_.fetch_add(1, std::memory_order_relaxed);
+  if (NameProblem p = CheckName(name); p != NameProblem::kNone) {
+    int err = p == NameProblem::kTooLong ? ENAMETOOLONG : ENOENT;
+    done(
+        ErrnoToStatus(err, fmt::format("lookup '{}': {}", PrintableKey(name), NameProblemText(p))));
+    return;
+  }
+  std::string key;
+  bool start_listing = false;  // this lookup queued itself on a listing it must start
+  std::string list_prefix;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    Result<InodeRecord*> found = FindLocked(parent, Want::kDir, "lookup in");
+    if (!found.ok()) {
+      lock.unlock();
+      done(std::move(found).status());
+      return;
+    }
+    InodeRecord* p = *found;
+    key = p->key + std::string(name);
+    if (p->listing != nullptr && clock_.Now() < p->listing_expiry) {
+      // A fresh listing is authoritative, negative answers included.
+      const ListedEntry* e = p->listing->Find(name);
+      Result<Entry> r = e == nullptr
+                            ? Result<Entry>(ErrnoToStatus(ENOENT, "no such name: " + key))
+                            : AddEntryLocked(parent, name, e->is_dir, &e->info, /*count=*/true,
+                                             p->listing_expiry - options_.metadata_ttl);
+      lock.unlock();
+      done(std::move(r));
+      return;
+    }
+    if (negative_.Contains(key, clock_.Now())) {
+      lock.unlock();
+      done(ErrnoToStatus(ENOENT, "no such name (cached): " + key));
+      return;
+    }
+    // A known child whose attributes are still fresh needs no request either.
+    if (InodeRecord* c = inodes_.FindChild(parent, name);
+        c != nullptr && clock_.Now() < c->attr_expiry) {
+      ++c->lookups;
+      Entry entry = MakeEntry(*c);
+      lock.unlock();
+      done(std::move(entry));
+      return;
+    }
+    // Answer from the directory's listing (lookup_listing.h): join the one in flight, or start
+    // it. The starter waits for one page only, so it pays at most one extra round trip (a
+    // one-page directory answers it from that page); others wait up to the page budget.
+    if (LookupListingsEnabled()) {
+      if (lookup_listings_.InFlight(parent)) {
+        lookup_listings_.Wait(
+            parent, ListingWaiter{std::string(name), std::move(key), options_.lookup_listing_pages,
+                                  std::move(done)});
+        return;
+      }
+      if (lookup_listings_.TryStart(parent, clock_.Now())) {
+        lookup_listings_.Wait(parent,
+                              ListingWaiter{std::string(name), std::move(key), 1, std::move(done)});
+        start_listing = true;
+        list_prefix = p->key;
+      }
+    }
+  }
+  if (start_listing) {
+    StartLookupListing(parent, std::move(list_prefix));
+    return;
+  }
+  LookupRemote(parent, std::string(name), std::move(key), std::move(done));
+}
+
+void Core::StartLookupListing(InodeId dir, std::string prefix) {
+  auto self = shared_from_this();
+  ListDirectoryBounded(
+      store_, options_.bucket, std::move(prefix), warn_, options_.lookup_listing_pages,
+      [self] { self->list_requests_.fetch_add(1, std::memory_order_relaxed); },
+      [self, dir](uint32_t pages) {
+        std::vector<ListingWaiter> released;
+        {
+          std::lock_guard<std::mutex> lock(self->mutex_);
+          released = self->lookup_listings_.TakeImpatient(dir, pages);
+        }
+        for (ListingWaiter& w : released) {
+          self->LookupRemote(dir, std::move(w.name), std::move(w.key), std::move(w.done));
+        }
+      },
+      [self, dir](Result<std::shared_ptr<const DirListing>> listing) {
+        self->FinishLookupListing(dir, std::move(listing));
+      });
+}
+
+void Core::FinishLookupListing(InodeId dir, Result<std::shared_ptr<const DirListing>> listing) {
+  std::vector<ListingWaiter> waiters;
+  std::vector<std::pair<Callback<Entry>, Result<Entry>>> answers;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    waiters = lookup_listings_.Finish(dir);
+    if (listing.ok() && *listing != nullptr) {
+      const std::shared_ptr<const DirListing>& l = *listing;
+      // Installed exactly as OpenDir does: readdir and later lookups are served from it.
+      InodeRecord* rec = inodes_.Find(dir);
+      if (rec != nullptr) {
+        rec->listing = l;
+        rec->listing_expiry = Expiry();
+      }
+      answers.reserve(waiters.size());
+      for (ListingWaiter& w : waiters) {
+        // Authoritative, negative answers included (as a cached listing is in Lookup).
+        const ListedEntry* e = l->Find(w.name);
+        Result<Entry> r =
+            e == nullptr
+                ? Result<Entry>(ErrnoToStatus(ENOENT, "no such name: " + w.key))
+                : AddEntryLocked(dir, w.name, e->is_dir, &e->info, /*count=*/true, clock_.Now());
+        answers.emplace_back(std::move(w.done), std::move(r));
+      }
+      waiters.clear();
+    } else if (listing.ok()) {
+      // Over the budget: lookups here use HEAD+LIST until the directory may have changed.
+      lookup_listings_.HoldOff(dir, clock_.Now(), options_.metadata_ttl);
+    } else {
+      // Holding off keeps a failing LIST from being retried by every lookup.
+      lookup_listings_.HoldOff(dir, clock_.Now(), options_.negative_ttl);
+    }
+  }
+  if (!listing.ok()) {
+    // Not an error anyone sees: the waiters retry per name below, and their HEAD+LIST reports
+    // whatever is still wrong.
+    REELFS_LOG_DEBUG("fuse", "lookup listing of inode {} failed, falling back to HEAD+LIST: {}",
+                     dir, listing.status().ToString());
+  }
+  for (auto& [done, result] : answers) done(std::move(result));
+  for (ListingWaiter& w : waiters) {
+    LookupRemote(dir, std::move(w.name), std::move(w.key), std::move(w.done));
+  }
+}
+
+// HEAD(key) and LIST(key + "/", max-keys 1) in parallel, as mountpoint-s3 does: one round trip
+// tells file, directory (with or without marker) or nothing. The directory wins.
+void Core::LookupRemote(InodeId parent, std::string name, std::string key, Callback<Entry> done) {
+  struct Pending {
+    std::mutex mutex;
+    int remaining = 2;
+    std::optional<Result<s3::ObjectInfo>> head;
+    std::optional<Result<s3::ListObjectsPage>> list;
+  };
+  auto pending = std::make_shared<Pending>();
+  auto self = shared_from_this();
+  auto finish = [self, pending, parent, name, key, done = std::move(done)]() mutable {
+    Result<s3::ObjectInfo>& head = *pending->head;
+    Result<s3::ListObjectsPage>& list = *pending->list;
+    bool is_dir = list.ok() && (!list->objects.empty() || !list->common_prefixes.empty());
+    Result<Entry> result = Status::Internal("unreachable");
+    {
+      std::lock_guard<std::mutex> lock(self->mutex_);
+      if (is_dir) {
+        result = self->AddEntryLocked(parent, name, true, nullptr, true, self->clock_.Now());
+      } else if (!list.ok()) {
+        result = list.status();
+      } else if (head.ok()) {
+        result = self->AddEntryLocked(parent, name, false, &*head, true, self->clock_.Now());
+      } else if (head.status().code() == StatusCode::kNotFound) {
+        self->negative_.Insert(key, self->clock_.Now());
+        result = head.status();
+      } else {
+        result = head.status();
+      }
+    }
+    done(std::move(result));
+  };
+  auto arrive = [pending, finish = std::make_shared<decltype(finish)>(std::move(finish))]() {
+    bool last;
+    {
+      std::lock_guard<std::mutex> lock(pending->mutex);
+      last = --pending->remaining == 0;
+    }
+    if (last) (*finish)();
+  };
+  head_requests_.fetch_add(1, std::memory_order_relaxed);
+  list_requests_.fetch_add(1, std::memory_order_relaxed);
+  store_->HeadObject({options_.bucket, key}, [pending, arrive](Result<s3::ObjectInfo> r) {
+    {
+      std::lock_guard<std::mutex> lock(pending->mutex);
+      pending->head.emplace(std::move(r));
+    }
+    arrive();
+  });
+  s3::ListObjectsRequest req;
+  req.bucket = options_.bucket;
+  req.prefix = key + "/";
+  req.delimiter = "/";
+  req.max_keys = 1;
+  store_->ListObjects(req, [pending, arrive](Result<s3::ListObjectsPage> r) {
+    {
+      std::lock_guard<std::mutex> lock(pending->mutex);
+      pending->list.emplace(std::move(r));
+    }
+    arrive();
+  });
+}
+
+void Core::Forget(InodeId ino, uint64_t nlookup) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!inodes_.Forget(ino, nlookup)) {
+    REELFS_LOG_DEBUG("fuse", "forget of unknown inode {}", ino);
+  }
+}
+
+void Core::RefreshFile(InodeId ino, std::string key, Callback<InodeRecord> done) {
+  head_requests_.fetch_add(1, std::memory_order_relaxed);
+  auto self = shared_from_this();
+  store_->HeadObject({options_.bucket, std::move(key)},
+                     [self, ino, done = std::move(done)](Result<s3::ObjectInfo> r) {
+                       if (!r.ok()) {
+                         done(r.status());
+                         return;
+                       }
+                       Result<InodeRecord> out = Stale(ino);
+                       {
+                         std::lock_guard<std::mutex> lock(self->mutex_);
+                         if (InodeRecord* rec = self->inodes_.Find(ino); rec != nullptr) {
+                           self->RecordObjectLocked(rec, *r, self->clock_.Now());
+                           InodeRecord copy;  // only the fields callers read; no listing copy
+                           copy.ino = ino;
+                           copy.attr = rec->attr;
+                           copy.etag = rec->etag;
+                           out = std::move(copy);
+                         }
+                       }
+                       done(std::move(out));
+                     });
+}
+
+void Core::GetAttr(InodeId ino, Callback<Attributes> done) {
+  std::string key;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    InodeRecord* rec = inodes_.Find(ino);
+    if (rec == nullptr) {
+      lock.unlock();
+      done(Stale(ino));
+      return;
+    }
+    // Directories have nothing to revalidate: their attributes are synthetic.
+    if (rec->is_dir || clock_.Now() < rec->attr_expiry) {
+      Attributes a = rec->attr;
+      lock.unlock();
+      done(std::move(a));
+      return;
+    }
+    key = rec->key;
+  }
+  RefreshFile(ino, std::move(key), [done = std::move(done)](Result<InodeRecord> r) {
+    if (!r.ok()) {
+      done(r.status());
+      return;
+    }
+    done(r->attr);
+  });
+}
+
+}  // namespace reelfs::fuse::detail
