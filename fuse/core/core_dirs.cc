@@ -26,13 +26,8 @@ void Core::OpenDir(InodeId ino, Callback<uint64_t> done) {
   std::string prefix;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    Result<InodeRecord*> found = FindLocked(ino, Want::kDir, "opendir of");
-    if (!found.ok()) {
-      lock.unlock();
-      done(std::move(found).status());
-      return;
-    }
-    InodeRecord* rec = *found;
+    InodeRecord* rec = FindOrFail(lock, ino, Want::kDir, "opendir of", done);
+    if (rec == nullptr) return;
     if (rec->listing != nullptr && clock_.Now() < rec->listing_expiry) {
       uint64_t dh = next_handle_++;
       dir_handles_[dh] = DirHandle{

@@ -48,13 +48,8 @@ void Core::Open(InodeId ino, int flags, Callback<OpenedFile> done) {
   std::string key;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    Result<InodeRecord*> found = FindLocked(ino, Want::kFile, "open of");
-    if (!found.ok()) {
-      lock.unlock();
-      done(std::move(found).status());
-      return;
-    }
-    InodeRecord* rec = *found;
+    InodeRecord* rec = FindOrFail(lock, ino, Want::kFile, "open of", done);
+    if (rec == nullptr) return;
     if (clock_.Now() < rec->attr_expiry) {
       std::string etag = rec->etag;
       uint64_t size = rec->attr.size;
@@ -83,12 +78,8 @@ void Core::FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool 
   bool readable = false;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    InodeRecord* rec = inodes_.Find(ino);
-    if (rec == nullptr) {
-      lock.unlock();
-      done(Stale(ino));
-      return;
-    }
+    InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "open of", done);
+    if (rec == nullptr) return;
     // The kernel's page cache for this inode is still valid only if the object did not change.
     opened.keep_cache = rec->opened_before && !etag.empty() && rec->last_open_etag == etag;
     rec->opened_before = true;

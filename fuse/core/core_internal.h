@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -175,6 +176,19 @@ class Core : public std::enable_shared_from_this<Core> {
   // other kind (kAny accepts both). `what` names the operation in the message.
   enum class Want { kAny, kDir, kFile };
   Result<InodeRecord*> FindLocked(InodeId ino, Want want, std::string_view what) REQUIRES(mutex_);
+  // The preamble of most operations: FindLocked, entered with `lock` held on mutex_. On failure
+  // it releases the lock, answers `done` with FindLocked's error (never replying under the lock)
+  // and returns null; the caller then returns at once. `done` is any callback taking a Status
+  // (Callback<T>, std::function<void(Status)>). Not REQUIRES-annotated: it may release the lock.
+  template <class Done>
+  InodeRecord* FindOrFail(std::unique_lock<std::mutex>& lock, InodeId ino, Want want,
+                          std::string_view what, Done& done) {
+    Result<InodeRecord*> found = FindLocked(ino, want, what);
+    if (found.ok()) return *found;
+    lock.unlock();
+    done(std::move(found).status());
+    return nullptr;
+  }
   Entry MakeEntry(const InodeRecord& record) const;
   void LookupRemote(InodeId parent, std::string name, std::string key, Callback<Entry> done);
   // Lookups answered from directory listings need a reusable listing and a budget.

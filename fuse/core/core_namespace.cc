@@ -152,13 +152,8 @@ void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
   std::string list_prefix;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    Result<InodeRecord*> found = FindLocked(parent, Want::kDir, "lookup in");
-    if (!found.ok()) {
-      lock.unlock();
-      done(std::move(found).status());
-      return;
-    }
-    InodeRecord* p = *found;
+    InodeRecord* p = FindOrFail(lock, parent, Want::kDir, "lookup in", done);
+    if (p == nullptr) return;
     key = p->key + std::string(name);
     if (p->listing != nullptr && clock_.Now() < p->listing_expiry) {
       // A fresh listing is authoritative, negative answers included.
@@ -375,12 +370,8 @@ void Core::GetAttr(InodeId ino, Callback<Attributes> done) {
   std::string key;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    InodeRecord* rec = inodes_.Find(ino);
-    if (rec == nullptr) {
-      lock.unlock();
-      done(Stale(ino));
-      return;
-    }
+    InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "getattr of", done);
+    if (rec == nullptr) return;
     // Directories have nothing to revalidate: their attributes are synthetic.
     if (rec->is_dir || clock_.Now() < rec->attr_expiry) {
       Attributes a = rec->attr;

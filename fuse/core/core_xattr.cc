@@ -95,13 +95,8 @@ void Core::GetXattr(InodeId ino, std::string_view name, Callback<std::string> do
   FileXattrView view;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    Result<InodeRecord*> found = FindLocked(ino, Want::kAny, "getxattr of");
-    if (!found.ok()) {
-      lock.unlock();
-      done(std::move(found).status());
-      return;
-    }
-    InodeRecord* rec = *found;
+    InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "getxattr of", done);
+    if (rec == nullptr) return;
     if (rec->is_dir) {
       std::string prefix = rec->key;
       lock.unlock();
@@ -176,13 +171,8 @@ void Core::ListXattr(InodeId ino, Callback<std::vector<std::string>> done) {
   std::vector<std::string> names;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    Result<InodeRecord*> found = FindLocked(ino, Want::kAny, "listxattr of");
-    if (!found.ok()) {
-      lock.unlock();
-      done(std::move(found).status());
-      return;
-    }
-    InodeRecord* rec = *found;
+    InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "listxattr of", done);
+    if (rec == nullptr) return;
     if (rec->is_dir) {
       names.emplace_back(kXattrSummary);
       if (ino == kRootInode) {
@@ -292,13 +282,8 @@ void Core::SetXattr(InodeId ino, std::string_view name, std::string_view value,
   uint64_t size = 0;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    Result<InodeRecord*> found = FindLocked(ino, Want::kAny, "setxattr of");
-    if (!found.ok()) {
-      lock.unlock();
-      done(std::move(found).status());
-      return;
-    }
-    InodeRecord* rec = *found;
+    InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "setxattr of", done);
+    if (rec == nullptr) return;
     if (rec->is_dir) {
       std::string prefix = rec->key;
       lock.unlock();
