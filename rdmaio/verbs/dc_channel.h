@@ -23,26 +23,25 @@
 // Counters as RcChannel's (rdmaio/channel_counters.h), transport "rdma-dc": sessions_opened
 // counts targets created, sessions_fenced targets fenced.
 //
+// The fetch state machine (admission, queueing, cancellation, fallback, fence before `done`,
+// counters) is ChannelBase's (channel_base.h); this class is what is DC about it: a target per
+// request, the token, the fence by DCT recreation.
+//
 // Requests in flight hold the channel (shared_from_this), so it lives until the last `done`.
 // Thread-safety: Fetch, registrar and counters may be called from any thread. Callbacks run on
 // the control plane's threads.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
-#include <vector>
 
 #include "common/clock.h"
-#include "common/thread_annotations.h"
 #include "rdmaio/channel_counters.h"
 #include "rdmaio/control_plane.h"
-#include "rdmaio/data_channel.h"
+#include "rdmaio/verbs/channel_base.h"
 #include "rdmaio/verbs/dc_target.h"
-#include "rdmaio/verbs/slot_pool.h"
 #include "rdmaio/wire/endpoint_policy.h"
-#include "rdmaio/wire/window_fence.h"
 
 namespace reelfs::rdmaio::verbs {
 
@@ -58,57 +57,41 @@ struct DcChannelOptions {
   wire::EndpointPolicyOptions policy;
 };
 
-class DcChannel final : public DataChannel, public std::enable_shared_from_this<DcChannel> {
+class DcChannel;
+// Shared only so callbacks (std::function) can carry it; one request owns it at a time. Null: a
+// slot reserved, the DCT not yet created.
+using DcSlot = std::shared_ptr<DcTarget>;
+using DcChannelBase = ChannelBase<DcChannel, DcTargetProvider, DcSlot, ChannelWork>;
+
+class DcChannel final : public DcChannelBase {
  public:
   static std::shared_ptr<DcChannel> Create(std::shared_ptr<ControlPlane> control,
                                            std::shared_ptr<DcTargetProvider> targets,
                                            const Clock& clock, DcChannelOptions options = {});
   ~DcChannel() override;
 
-  void Fetch(FetchRequest request, FetchCallback done) override;
-  MemoryRegistrar& registrar() override { return targets_->registrar(); }
-
-  ChannelCounters counters() const;
-  const wire::EndpointPolicy& policy() const { return policy_; }
-  const wire::WindowFence& fence() const { return fence_; }
+  // Fetch, registrar, counters, policy, fence: ChannelBase's.
   // Targets alive now (idle or busy).
-  size_t live_targets() const;
+  size_t live_targets() const { return live_slots(); }
 
  private:
-  struct Work;
-  // Shared only so callbacks (std::function) can carry it; one request owns it at a time. Null: a
-  // slot reserved, the DCT not yet created.
-  using Target = std::shared_ptr<DcTarget>;
+  using Work = ChannelWork;
+  using Target = DcSlot;
 
   DcChannel(std::shared_ptr<ControlPlane> control, std::shared_ptr<DcTargetProvider> targets,
             const Clock& clock, DcChannelOptions options);
 
-  // Takes an idle target or reserves a slot for a new one (true), or queues `work` (false).
-  bool AcquireTarget(const std::shared_ptr<Work>& work, Target* target);
-  void StartRdma(std::shared_ptr<Work> work, Target target);
-  void OnDataReply(std::shared_ptr<Work> work, Target target, Result<ControlReply> reply);
-  void FetchOverHttp(std::shared_ptr<Work> work);
-  // The RDMA attempt is over without the bytes: fence if asked, then retry over HTTP (or fail).
-  void AbandonRdma(std::shared_ptr<Work> work, Target target, bool fence, bool retry_over_http,
-                   Status failure);
+  // Creates the target when the slot is new, mints the token and sends the data GET.
+  void SendRdma(std::shared_ptr<Work> work, Target target) override;
+  void OnRdmaDone(std::shared_ptr<Work> work, Target target, FetchResult result) override;
   // Fences the window's target (DCT recreated) and lifts the quarantine; non-OK when the fence
   // failed (the window then stays quarantined and the target is dropped).
-  Status FenceWindow(Work& work, Target target);
-  void Report(Work& work, wire::EndpointSignal signal);
-  void ReleaseTarget(Target target);
-  void DropTarget();
-  void StartNextWaiting();
-  void Complete(const std::shared_ptr<Work>& work, Result<FetchResult> result);
-
-  const std::shared_ptr<ControlPlane> control_;
-  const std::shared_ptr<DcTargetProvider> targets_;
-  const DcChannelOptions options_;
-  wire::EndpointPolicy policy_;
-  wire::WindowFence fence_;
-  SlotPool<Target, std::shared_ptr<Work>> targets_in_use_;  // empty slot: a null Target
-
-  mutable std::mutex mutex_;  // leaf: no call out while held
-  ChannelCounters counters_ GUARDED_BY(mutex_);
+  Status FenceWindow(Work& work, Target target) override;
+  void GiveBack(Target target) override;
+  void SendOverHttp(std::shared_ptr<Work> work) override { FetchOverHttp(std::move(work)); }
+  void Fail(const std::shared_ptr<Work>& work, Status failure) override {
+    Complete(work, std::move(failure));
+  }
 };
 
 }  // namespace reelfs::rdmaio::verbs

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "rdmaio/verbs/channel_base_impl.h"
 #include "rdmaio/verbs/channel_replies.h"
 #include "rdmaio/wire/rc_control.h"
 #include "rdmaio/wire/rdma_headers.h"
@@ -17,7 +18,6 @@ namespace reelfs::rdmaio::verbs {
 namespace {
 
 constexpr std::string_view kLog = "rdma";
-constexpr wire::RdmaOp kGet = wire::RdmaOp::kGet;
 // Our extension on GET READY replies (docs/protocols/rdma-put.md, item 4): the object's size, so
 // a fetch knows it after a READY as it does after a session GET (Content-Range).
 constexpr std::string_view kObjectSizeHeader = "x-amz-rdma-object-size";
@@ -93,32 +93,23 @@ wire::EndpointSignal ControlSignal(const ControlReply& reply) {
 
 }  // namespace
 
-struct RcChannel::Work {
-  // A fetch, or a put whose bucket, key, window and cancel token are mirrored here (object_offset
-  // 0), so the session, fence and fallback code reads one place.
-  FetchRequest request;
-  FetchCallback done;
+// A fetch, or a put whose bucket, key, window and cancel token are mirrored in `request`
+// (object_offset 0), so the session, fence and fallback code reads one place.
+struct RcWork : ChannelWork {
   bool is_put = false;
   PutRequest put;  // is_put: part number, upload id, content type
   PutCallback put_done;
-  wire::RdmaOp op = kGet;
-  WindowAddress where;
-  wire::WindowFence::Ticket ticket;
-  bool ticket_open = false;
-  wire::Route route = wire::Route::kHttp;
-  bool reported = false;  // the policy has this request's verdict
-  bool rdma_tried = false;
-  std::string what;  // "GET bucket/key [offset, +length)"
-
-  bool cancelled() const { return request.cancel && request.cancel->cancelled(); }
 };
 
-struct RcChannel::Session {
+struct RcSession {
   std::unique_ptr<RcSessionQp> qp;  // null until created
   std::string id;                   // the server's session; empty until PREPARE answered
   int receives_posted = 0;          // outstanding zero-length receives
   uint64_t cookie = 0;              // of the request running on it
 };
+
+// The whole shared state machine, for RC's types (channel_base_impl.h).
+template class ChannelBase<RcChannel, RcQpProvider, std::shared_ptr<RcSession>, RcWork>;
 
 std::shared_ptr<RcChannel> RcChannel::Create(std::shared_ptr<ControlPlane> control,
                                              std::shared_ptr<RcQpProvider> qps, const Clock& clock,
@@ -129,25 +120,20 @@ std::shared_ptr<RcChannel> RcChannel::Create(std::shared_ptr<ControlPlane> contr
 
 RcChannel::RcChannel(std::shared_ptr<ControlPlane> control, std::shared_ptr<RcQpProvider> qps,
                      const Clock& clock, RcChannelOptions options)
-    : control_(std::move(control)),
-      qps_(std::move(qps)),
-      options_(std::move(options)),
-      policy_(clock, options_.policy),
-      fence_(clock, {}),
-      sessions_(options_.max_sessions, [] { return std::make_shared<Session>(); }),
-      random_(std::random_device{}()) {
-  counters_.endpoint = control_->endpoint();
-  counters_.transport = "rdma-rc";
-}
+    : RcChannelBase(std::move(control), std::move(qps), clock,
+                    ChannelBaseOptions{
+                        .name = "RcChannel",
+                        .transport = "rdma-rc",
+                        .log_tag = "",
+                        .max_slots = options.max_sessions,
+                        .max_fetch_bytes = options.max_request_bytes,
+                        .request_timeout = options.request_timeout,
+                        .policy = std::move(options.policy),
+                    },
+                    [] { return std::make_shared<Session>(); }),
+      random_(std::random_device{}()) {}
 
 RcChannel::~RcChannel() = default;
-
-RcChannelCounters RcChannel::counters() const {
-  std::lock_guard lock(mutex_);
-  return counters_;
-}
-
-size_t RcChannel::live_sessions() const { return sessions_.live(); }
 
 bool RcChannel::session_extension_confirmed() const {
   std::lock_guard lock(mutex_);
@@ -161,55 +147,10 @@ uint64_t RcChannel::NewCookie() {
   return cookie;
 }
 
-void RcChannel::Fetch(FetchRequest request, FetchCallback done) {
-  const RegisteredWindow& window = request.window;
-  if (!window.region || window.length == 0) {
-    done(Status::InvalidArgument("RcChannel::Fetch: empty window"));
-    return;
-  }
-  if (window.length > options_.max_request_bytes) {
-    done(Status::InvalidArgument(fmt::format("RcChannel::Fetch: {} bytes is over the {}-byte limit",
-                                             window.length, options_.max_request_bytes)));
-    return;
-  }
-  Result<WindowAddress> where = qps_->Locate(window);
-  if (!where.ok()) {
-    done(where.status());
-    return;
-  }
-  auto work = std::make_shared<Work>();
-  work->what = fmt::format("GET {}/{} [{}, +{})", request.bucket, request.key,
-                           request.object_offset, window.length);
-  work->request = std::move(request);
-  work->done = std::move(done);
-  work->where = *where;
-  Result<wire::WindowFence::Ticket> ticket =
-      fence_.Begin(work->where.addr, options_.request_timeout);
-  if (!ticket.ok()) {
-    work->done(ticket.status().WithContext(work->what));
-    return;
-  }
-  work->ticket = *ticket;
-  work->ticket_open = true;
-  work->route = policy_.Choose(control_->endpoint(), kGet);
-  if (work->route == wire::Route::kHttp) {
-    FetchOverHttp(std::move(work));
-    return;
-  }
-  std::shared_ptr<Session> session;
-  if (!AcquireSession(work, &session)) return;  // queued: a session's release starts it
-  StartRdma(std::move(work), std::move(session));
-}
-
 void RcChannel::Put(PutRequest request, PutCallback done) {
   const RegisteredWindow& window = request.window;
-  if (!window.region || window.length == 0) {
-    done(Status::InvalidArgument("RcChannel::Put: empty window"));
-    return;
-  }
-  if (window.length > kMaxPutBytes) {
-    done(Status::InvalidArgument(fmt::format("RcChannel::Put: {} bytes is over the {}-byte limit",
-                                             window.length, kMaxPutBytes)));
+  if (Status checked = CheckWindow(window, kMaxPutBytes, "RcChannel::Put"); !checked.ok()) {
+    done(std::move(checked));
     return;
   }
   if (request.part_number < 0 || request.part_number > 10000 ||
@@ -219,7 +160,7 @@ void RcChannel::Put(PutRequest request, PutCallback done) {
                                 "upload id, a PUT neither"));
     return;
   }
-  Result<WindowAddress> where = qps_->Locate(window);
+  Result<WindowAddress> where = provider_->Locate(window);
   if (!where.ok()) {
     done(where.status());
     return;
@@ -239,46 +180,17 @@ void RcChannel::Put(PutRequest request, PutCallback done) {
   work->put = std::move(request);
   work->put_done = std::move(done);
   work->where = *where;
-  Result<wire::WindowFence::Ticket> ticket =
-      fence_.Begin(work->where.addr, options_.request_timeout);
-  if (!ticket.ok()) {
-    work->put_done(ticket.status().WithContext(work->what));
+  if (Status admitted = Admit(*work); !admitted.ok()) {
+    work->put_done(std::move(admitted));
     return;
   }
-  work->ticket = *ticket;
-  work->ticket_open = true;
   // PREPARE stores nothing on a server that does not speak hipobj-rc-v2, so a PUT may try RDMA
-  // on an endpoint nothing is known about; StartRdma sends a session PUT only once that is safe.
-  work->route = policy_.ChooseTwoPhaseWrite(control_->endpoint(), work->op);
-  if (work->route == wire::Route::kHttp) {
-    PutOverHttp(std::move(work));
-    return;
-  }
-  std::shared_ptr<Session> session;
-  if (!AcquireSession(work, &session)) return;  // queued: a session's release starts it
-  StartRdma(std::move(work), std::move(session));
+  // on an endpoint nothing is known about; SendRdma sends a session PUT only once that is safe.
+  const wire::Route route = policy_.ChooseTwoPhaseWrite(control_->endpoint(), work->op);
+  Route(std::move(work), route);
 }
 
-bool RcChannel::AcquireSession(const std::shared_ptr<Work>& work,
-                               std::shared_ptr<Session>* session) {
-  return sessions_.Acquire(work, session);
-}
-
-void RcChannel::StartNextWaiting() {
-  std::shared_ptr<Work> work;
-  std::shared_ptr<Session> session;
-  if (sessions_.Next(&work, &session)) StartRdma(std::move(work), std::move(session));
-}
-
-void RcChannel::StartRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
-  if (work->cancelled()) {
-    Report(*work, wire::EndpointSignal::kNone);  // releases a probe
-    Status cancelled = Status::Cancelled(work->what + ": cancelled");
-    AbandonRdma(std::move(work), std::move(session), /*fence=*/false, /*retry=*/false,
-                std::move(cancelled));
-    return;
-  }
-  work->rdma_tried = true;
+void RcChannel::SendRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
   if (work->is_put && session->qp != nullptr) {
     bool extension;
     {
@@ -315,20 +227,17 @@ void RcChannel::ResetSession(Session& session) {
   session.cookie = 0;
 }
 
-void RcChannel::Report(Work& work, wire::EndpointSignal signal) {
-  if (work.reported || work.route == wire::Route::kHttp) return;
-  work.reported = true;
+void RcChannel::OnSignal(wire::EndpointSignal signal) {
   if (signal == wire::EndpointSignal::kTokenIgnored) {
     // Whatever the endpoint confirmed before, it now ignores tokens: session PUTs wait for a new
     // session request answered correctly.
     std::lock_guard lock(mutex_);
     session_extension_ = false;
   }
-  policy_.Report(control_->endpoint(), work.op, work.route, signal);
 }
 
 void RcChannel::OpenSession(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
-  Result<std::unique_ptr<RcSessionQp>> qp = qps_->CreateQp();
+  Result<std::unique_ptr<RcSessionQp>> qp = provider_->CreateQp();
   if (!qp.ok()) {
     // Our side's problem (QP limit, device gone), not the endpoint's.
     REELFS_LOG_WARN(kLog, "{}: no RC queue pair: {}", work->what, qp.status().ToString());
@@ -473,23 +382,22 @@ void RcChannel::OnReadyReply(std::shared_ptr<Work> work, std::shared_ptr<Session
 
 void RcChannel::FinishRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
                            bool opened, uint64_t bytes, uint64_t object_size, std::string etag) {
-  {
-    std::lock_guard lock(mutex_);
-    if (opened) ++counters_.sessions_opened;
+  Count([&](ChannelCounters& counters) {
+    if (opened) ++counters.sessions_opened;
     if (work->is_put) {
-      ++counters_.rdma_put_requests;
-      counters_.rdma_put_bytes += bytes;
+      ++counters.rdma_put_requests;
+      counters.rdma_put_bytes += bytes;
     } else {
-      ++counters_.rdma_requests;
-      counters_.rdma_bytes += bytes;
+      ++counters.rdma_requests;
+      counters.rdma_bytes += bytes;
     }
-  }
+  });
   Result<int> reaped = session->qp->ReapReceives();
   fence_.Finish(work->ticket, /*fence_needed=*/false);
   work->ticket_open = false;
   if (reaped.ok()) {
     session->receives_posted -= *reaped;
-    ReleaseSession(std::move(session));
+    Release(std::move(session));
   } else {
     DropSession(std::move(session)).IgnoreError();  // the bytes moved; the QP is not healthy
   }
@@ -541,89 +449,18 @@ void RcChannel::SendDataGet(std::shared_ptr<Work> work, std::shared_ptr<Session>
     AbandonRdma(std::move(work), std::move(session), true, true, headers.status());
     return;
   }
-  ControlGet get;
-  get.bucket = work->request.bucket;
-  get.key = work->request.key;
-  get.offset = work->request.object_offset;
-  get.length = work->request.window.length;
-  get.headers = std::move(*headers);
-  get.if_match = work->request.if_match;
-  const std::span<std::byte> host = work->request.window.region->host_bytes();
-  if (!host.empty()) get.destination = host.subspan(work->request.window.offset, get.length);
-  get.cancel = work->request.cancel;
-  control_->Get(std::move(get),
-                [self = shared_from_this(), work, session](Result<ControlReply> reply) mutable {
-                  self->OnDataReply(std::move(work), std::move(session), std::move(reply));
-                });
+  SendDataRequest(std::move(work), std::move(session), std::move(*headers));
 }
 
-void RcChannel::OnDataReply(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
-                            Result<ControlReply> reply) {
-  if (!reply.ok()) {
-    const bool cancelled = reply.status().code() == StatusCode::kCancelled;
-    const wire::ReplyVerdict verdict = wire::ClassifyNoResponse(cancelled);
-    Report(*work, verdict.endpoint);
-    AbandonRdma(std::move(work), std::move(session), verdict.fence_window,
-                verdict.next == wire::NextStep::kRetryOverHttp, reply.status());
-    return;
+void RcChannel::OnRdmaDone(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
+                           FetchResult result) {
+  {
+    // The server knows the session extension: session PUTs are safe from now on.
+    std::lock_guard lock(mutex_);
+    session_extension_ = true;
   }
-  const wire::ReplyVerdict verdict =
-      ClassifyDataGetReply(*reply, work->request.object_offset, work->request.window.length);
-  Report(*work, verdict.endpoint);
-  REELFS_LOG_DEBUG(kLog, "{}: {} ({})", work->what, wire::ReplyKindName(verdict.kind),
-                   verdict.reason);
-  switch (verdict.next) {
-    case wire::NextStep::kDone: {
-      {
-        // The server knows the session extension: session PUTs are safe from now on.
-        std::lock_guard lock(mutex_);
-        session_extension_ = true;
-      }
-      FinishRdma(std::move(work), std::move(session), /*opened=*/false, verdict.bytes_transferred,
-                 reply->object_size, reply->etag);
-      return;
-    }
-    case wire::NextStep::kUseBody: {
-      // The body is already in the window (the control plane put it there). A verdict that asks
-      // for a fence drops the session before the caller may look at it.
-      FetchResult result{.bytes = reply->body_bytes,
-                         .object_size = reply->object_size,
-                         .etag = reply->etag,
-                         .via = DataPath::kHttp};
-      if (verdict.fence_window) {
-        work->ticket_open = false;
-        fence_.Abandon(work->ticket);
-        Status fenced = DropSession(std::move(session));
-        if (!fenced.ok()) {
-          Fail(work, fenced.WithContext(work->what + ": fencing the window"));
-          return;
-        }
-        fence_.MarkFenced(work->where.addr).IgnoreError();
-      } else {
-        fence_.Finish(work->ticket, false);
-        work->ticket_open = false;
-        ReleaseSession(std::move(session));
-      }
-      {
-        std::lock_guard lock(mutex_);
-        ++counters_.http_requests;
-        ++counters_.fallbacks;
-        counters_.http_bytes += result.bytes;
-      }
-      Complete(work, std::move(result));
-      return;
-    }
-    case wire::NextStep::kRetryOverHttp:
-      AbandonRdma(std::move(work), std::move(session), verdict.fence_window, true,
-                  Status::Unavailable(verdict.reason));
-      return;
-    case wire::NextStep::kFail: {
-      Status failure = ErrorFromReply(*reply, work->what);
-      AbandonRdma(std::move(work), std::move(session), verdict.fence_window, false,
-                  std::move(failure));
-      return;
-    }
-  }
+  FinishRdma(std::move(work), std::move(session), /*opened=*/false, result.bytes,
+             result.object_size, std::move(result.etag));
 }
 
 void RcChannel::SendSessionPut(std::shared_ptr<Work> work, std::shared_ptr<Session> session) {
@@ -749,90 +586,37 @@ void RcChannel::PutOverHttp(std::shared_ptr<Work> work) {
       return self->Fail(work, ErrorFromReply(*reply, work->what));
     }
     const uint64_t bytes = work->request.window.length;
-    {
-      std::lock_guard lock(self->mutex_);
-      ++self->counters_.http_put_requests;
-      self->counters_.http_put_bytes += bytes;
-      if (work->rdma_tried) ++self->counters_.fallbacks;
-    }
+    self->Count([&](ChannelCounters& counters) {
+      ++counters.http_put_requests;
+      counters.http_put_bytes += bytes;
+      if (work->rdma_tried) ++counters.fallbacks;
+    });
     self->Complete(work, PutResult{.etag = reply->etag, .bytes = bytes, .via = DataPath::kHttp});
   });
 }
 
-void RcChannel::AbandonRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
-                            bool fence, bool retry_over_http, Status failure) {
-  REELFS_LOG_DEBUG(kLog, "{}: RDMA attempt over ({}){}", work->what, failure.ToString(),
-                   retry_over_http ? "; retrying over HTTP" : "");
-  if (fence) {
-    // Quarantine first, then kill the QP the server would write through, then lift it.
-    if (work->ticket_open) fence_.Abandon(work->ticket);
-    work->ticket_open = false;
-    Status fenced = session ? DropSession(std::move(session)) : Status::Ok();
-    if (!fenced.ok()) {
-      // The window stays quarantined: nobody may use it again (WindowFence refuses it).
-      Fail(work, fenced.WithContext(work->what + ": fencing the window"));
-      return;
-    }
-    fence_.MarkFenced(work->where.addr).IgnoreError();
+Status RcChannel::FenceWindow(Work& work, std::shared_ptr<Session> session) {
+  Status fenced = session ? DropSession(std::move(session)) : Status::Ok();
+  if (!fenced.ok()) return fenced;
+  fence_.MarkFenced(work.where.addr).IgnoreError();
+  return Status::Ok();
+}
+
+void RcChannel::GiveBack(std::shared_ptr<Session> session) {
+  if (!session) return;
+  if (session->qp == nullptr || session->id.empty()) {
+    DropSession(std::move(session)).IgnoreError();
   } else {
-    if (work->ticket_open) fence_.Finish(work->ticket, false);
-    work->ticket_open = false;
-    if (session) {
-      if (session->qp == nullptr || session->id.empty()) {
-        DropSession(std::move(session)).IgnoreError();
-      } else {
-        ReleaseSession(std::move(session));
-      }
-    }
+    Release(std::move(session));
   }
-  if (!retry_over_http || work->cancelled()) {
-    if (work->cancelled()) failure = Status::Cancelled(work->what + ": cancelled");
-    Fail(work, std::move(failure));
-    return;
-  }
-  Result<wire::WindowFence::Ticket> ticket =
-      fence_.Begin(work->where.addr, options_.request_timeout);
-  if (!ticket.ok()) {
-    Fail(work, ticket.status().WithContext(work->what));
-    return;
-  }
-  work->ticket = *ticket;
-  work->ticket_open = true;
+}
+
+void RcChannel::SendOverHttp(std::shared_ptr<Work> work) {
   if (work->is_put) {
     PutOverHttp(std::move(work));
   } else {
     FetchOverHttp(std::move(work));
   }
-}
-
-void RcChannel::FetchOverHttp(std::shared_ptr<Work> work) {
-  Result<ControlGet> get = HttpFallbackGet(work->request, work->what);
-  if (!get.ok()) {
-    fence_.Finish(work->ticket, false);
-    work->ticket_open = false;
-    return Fail(work, get.status());
-  }
-  control_->Get(std::move(get).value(),
-                [self = shared_from_this(), work](Result<ControlReply> reply) {
-                  // Only our own HTTP client wrote into the window, and it is done: no fence
-                  // needed.
-                  self->fence_.Finish(work->ticket, false);
-                  work->ticket_open = false;
-                  Result<FetchResult> result = HttpFallbackResult(reply, work->what);
-                  if (!result.ok()) return self->Fail(work, result.status());
-                  {
-                    std::lock_guard lock(self->mutex_);
-                    ++self->counters_.http_requests;
-                    self->counters_.http_bytes += result->bytes;
-                    if (work->rdma_tried) ++self->counters_.fallbacks;
-                  }
-                  self->Complete(work, std::move(result));
-                });
-}
-
-void RcChannel::ReleaseSession(std::shared_ptr<Session> session) {
-  sessions_.Release(std::move(session));
-  StartNextWaiting();
 }
 
 Status RcChannel::DropSession(std::shared_ptr<Session> session) {
@@ -849,31 +633,15 @@ Status RcChannel::DropSession(std::shared_ptr<Session> session) {
       }
     }
   }
-  {
-    std::lock_guard lock(mutex_);
-    if (session->qp) ++counters_.sessions_fenced;
-  }
+  if (session->qp) Count([](ChannelCounters& counters) { ++counters.sessions_fenced; });
   // The QP is destroyed here, after the fence; the session object is ours alone by now.
   session.reset();
-  sessions_.Drop();
-  StartNextWaiting();
+  Drop();
   return fenced;
 }
 
-void RcChannel::Complete(const std::shared_ptr<Work>& work, Result<FetchResult> result) {
-  if (!result.ok()) {
-    std::lock_guard lock(mutex_);
-    ++counters_.failed;
-  }
-  FetchCallback done = std::move(work->done);
-  done(std::move(result));
-}
-
 void RcChannel::Complete(const std::shared_ptr<Work>& work, Result<PutResult> result) {
-  if (!result.ok()) {
-    std::lock_guard lock(mutex_);
-    ++counters_.failed;
-  }
+  if (!result.ok()) Count([](ChannelCounters& counters) { ++counters.failed; });
   PutCallback done = std::move(work->put_done);
   done(std::move(result));
 }

@@ -40,6 +40,11 @@
 // Bytes are counted per path: RDMA (the server wrote or read the window) and HTTP (bodies,
 // whether the policy chose HTTP or a reply fell back to it), for fetches and puts separately.
 //
+// The fetch state machine (admission, queueing, cancellation, fallback, fence before `done`,
+// counters) is ChannelBase's (channel_base.h), shared with DcChannel; this class is what is RC
+// about it: sessions set up by PREPARE / READY, session GETs and PUTs, the fence by QP to ERR, and
+// Put.
+//
 // Timeouts are the control plane's (its HTTP timeouts end a request whose server never answers:
 // the HTTP answer is the completion). Requests in flight hold the channel (shared_from_this), so
 // it lives until the last `done` has run.
@@ -48,24 +53,22 @@
 // the control plane's threads.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <string>
-#include <vector>
 
 #include "common/clock.h"
 #include "common/thread_annotations.h"
 #include "rdmaio/channel_counters.h"
 #include "rdmaio/control_plane.h"
 #include "rdmaio/data_channel.h"
+#include "rdmaio/verbs/channel_base.h"
 #include "rdmaio/verbs/rc_session_qp.h"
-#include "rdmaio/verbs/slot_pool.h"
 #include "rdmaio/wire/endpoint_policy.h"
-#include "rdmaio/wire/window_fence.h"
 
 namespace reelfs::rdmaio::verbs {
 
@@ -105,37 +108,37 @@ using PutCallback = std::function<void(Result<PutResult>)>;
 // The most one PUT or part may carry (S3's limit; the gateway answers 413 above it).
 inline constexpr uint64_t kMaxPutBytes = 5ull << 30;
 
-class RcChannel final : public DataChannel, public std::enable_shared_from_this<RcChannel> {
+class RcChannel;
+struct RcSession;  // rc_channel.cc: one QP and its server session
+struct RcWork;     // rc_channel.cc: a ChannelWork, plus a put's request and callback
+using RcChannelBase = ChannelBase<RcChannel, RcQpProvider, std::shared_ptr<RcSession>, RcWork>;
+
+class RcChannel final : public RcChannelBase {
  public:
   static std::shared_ptr<RcChannel> Create(std::shared_ptr<ControlPlane> control,
                                            std::shared_ptr<RcQpProvider> qps, const Clock& clock,
                                            RcChannelOptions options = {});
   ~RcChannel() override;
 
-  void Fetch(FetchRequest request, FetchCallback done) override;
+  // Fetch, registrar, counters, policy, fence: ChannelBase's.
   // Uploads the window (see above). `done` runs exactly once; the window may be reused after it.
   void Put(PutRequest request, PutCallback done);
-  MemoryRegistrar& registrar() override { return qps_->registrar(); }
 
-  RcChannelCounters counters() const;
-  const wire::EndpointPolicy& policy() const { return policy_; }
-  const wire::WindowFence& fence() const { return fence_; }
   // Sessions alive now (idle or busy).
-  size_t live_sessions() const;
+  size_t live_sessions() const { return live_slots(); }
   // Whether the endpoint answered a session GET or session PUT correctly (session PUTs allowed).
   bool session_extension_confirmed() const;
 
  private:
-  struct Session;
-  struct Work;
+  using Session = RcSession;
+  using Work = RcWork;
 
   RcChannel(std::shared_ptr<ControlPlane> control, std::shared_ptr<RcQpProvider> qps,
             const Clock& clock, RcChannelOptions options);
 
-  // Takes an idle session, or reserves room for a new one (returns null then), or queues `work`
-  // (returns false).
-  bool AcquireSession(const std::shared_ptr<Work>& work, std::shared_ptr<Session>* session);
-  void StartRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
+  // Opens a session (PREPARE + READY) when the slot has none, else a session PUT or GET; a PUT
+  // reopens an idle session while session PUTs are not safe.
+  void SendRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session) override;
   void OpenSession(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
   void SendReady(std::shared_ptr<Work> work, std::shared_ptr<Session> session);
   // A session GET's or PUT's common start: a fresh cookie, completions reaped (receives topped up
@@ -150,44 +153,34 @@ class RcChannel final : public DataChannel, public std::enable_shared_from_this<
   // Closes an idle session's QP and server session but keeps its slot, for a PREPARE.
   void ResetSession(Session& session);
   void PutOverHttp(std::shared_ptr<Work> work);
+  // A session GET answered "done": the session extension is confirmed, then FinishRdma.
+  void OnRdmaDone(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
+                  FetchResult result) override;
   // The request's RDMA transfer is done: bookkeeping, session back to the pool, `done`.
   void FinishRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session, bool opened,
                   uint64_t bytes, uint64_t object_size, std::string etag);
-  void OnDataReply(std::shared_ptr<Work> work, std::shared_ptr<Session> session,
-                   Result<ControlReply> reply);
-  void FetchOverHttp(std::shared_ptr<Work> work);
 
-  // The request's RDMA attempt is over and the bytes did not come that way: fence if asked,
-  // then retry over HTTP (or fail / cancel).
   // A PREPARE or READY that got no answer or a non-2xx one: reports it, abandons RDMA for this
   // fetch (session fenced, HTTP retry unless cancelled) and returns true; false when it succeeded.
   bool AbandonIfControlFailed(std::shared_ptr<Work>& work, std::shared_ptr<Session>& session,
                               const Result<ControlReply>& reply, const char* step);
-  void AbandonRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> session, bool fence,
-                   bool retry_over_http, Status failure);
-  // Reports the request's verdict to the endpoint policy (once per request).
-  void Report(Work& work, wire::EndpointSignal signal);
-  // Returns a healthy session to the pool (and starts a waiting fetch on it).
-  void ReleaseSession(std::shared_ptr<Session> session);
+  // An ignored token unconfirms the session extension: session PUTs wait for a new confirmation.
+  void OnSignal(wire::EndpointSignal signal) override;
+  // Drops the session (the QP to ERR first) and lifts the window's quarantine.
+  Status FenceWindow(Work& work, std::shared_ptr<Session> session) override;
+  // Back to the pool when the session is up, else dropped.
+  void GiveBack(std::shared_ptr<Session> session) override;
   // Fences and drops a session (CANCEL sent best-effort); frees its slot. Non-OK when the QP
   // could not be moved to ERR: the window must then stay quarantined.
   Status DropSession(std::shared_ptr<Session> session);
-  void StartNextWaiting();
-  void Complete(const std::shared_ptr<Work>& work, Result<FetchResult> result);
+  void SendOverHttp(std::shared_ptr<Work> work) override;
+  using RcChannelBase::Complete;
   void Complete(const std::shared_ptr<Work>& work, Result<PutResult> result);
   // An error, to whichever callback the request has.
-  void Fail(const std::shared_ptr<Work>& work, Status failure);
+  void Fail(const std::shared_ptr<Work>& work, Status failure) override;
   uint64_t NewCookie();
 
-  const std::shared_ptr<ControlPlane> control_;
-  const std::shared_ptr<RcQpProvider> qps_;
-  const RcChannelOptions options_;
-  wire::EndpointPolicy policy_;
-  wire::WindowFence fence_;
-  SlotPool<std::shared_ptr<Session>, std::shared_ptr<Work>> sessions_;
-
-  mutable std::mutex mutex_;  // leaf: no call out while held
-  RcChannelCounters counters_ GUARDED_BY(mutex_);
+  mutable std::mutex mutex_;  // leaf: no call out while held; ChannelBase's is another leaf
   bool session_extension_ GUARDED_BY(mutex_) = false;
   std::mt19937_64 random_ GUARDED_BY(mutex_);
 };
