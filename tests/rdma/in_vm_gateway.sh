@@ -16,12 +16,10 @@
 #      is the file, never 0 bytes; a QP put in error before the server's READ: fenced, then HTTP.
 # Exit 0 when every case holds.
 set -u
-gw=$REELFS_GATEWAY
-get=$REELFS_RDMA_GET
-dev=${REELFS_RDMA_DEVICE:-rxe0}
-work=$(mktemp -d /tmp/rdma-gw.XXXXXX)
-root=$work/root
-mkdir -p "$root/bkt"
+me=in_vm_gateway
+# shellcheck source=vm_gateway_lib.sh
+. "$(dirname "$0")/vm_gateway_lib.sh"
+vm_setup rdma-gw
 head -c $((5 * 1024 * 1024 + 123)) /dev/urandom >"$root/bkt/big"
 head -c 3000 /dev/urandom >"$root/bkt/small"
 head -c $((2 * 1024 * 1024)) /dev/urandom >"$root/bkt/two"
@@ -29,10 +27,6 @@ head -c $((2 * 1024 * 1024)) /dev/urandom >"$root/bkt/two"
 head -c $((5 * 1024 * 1024 + 123)) /dev/urandom >"$work/up"
 # Parts of ~1.7 MiB: below S3's 5 MiB minimum, which this gateway is told to allow.
 printf 'min_part_size: 1MiB\n' >"$work/gateway.yaml"
-export AWS_ACCESS_KEY_ID=rdmatestkey AWS_SECRET_ACCESS_KEY=rdmatestsecret
-fail=0
-# shellcheck source=vm_gateway_lib.sh
-. "$(dirname "$0")/vm_gateway_lib.sh"
 
 # check NAME EXPECT KEY [rdma-get args...]
 check() {
@@ -45,27 +39,11 @@ check() {
   [ "$rc" -eq 0 ] || fail=1
 }
 
-# put NAME EXPECT KEY [rdma-get args...]: upload $work/up as bkt/KEY through the channel (the tool
-# reads it back over HTTP), then compare the stored file byte for byte.
-put() {
-  name=$1 expect=$2 key=$3
-  shift 3
-  "$get" --endpoint "$endpoint" --bucket bkt --key "$key" --put "$work/up" \
-    --device "$dev" --expect "$expect" "$@"
-  rc=$?
-  if [ "$rc" -eq 0 ] && ! cmp -s "$work/up" "$root/bkt/$key"; then
-    echo "in_vm_gateway: $name: stored object differs ($(wc -c <"$root/bkt/$key") bytes)"
-    rc=1
-  fi
-  echo "in_vm_gateway: $name: exit $rc (uptime $(cut -d" " -f1 /proc/uptime) s)"
-  [ "$rc" -eq 0 ] || fail=1
-}
-
 if start_gateway --rdma "$dev" --config "$work/gateway.yaml"; then
   check rdma-big rdma big --window 1048576 --parallel 2 --rounds 2
   check rdma-small rdma small --window 65536 --parallel 1
-  put rdma-put rdma put-obj --rounds 2 --parallel 1
-  put rdma-put-parts rdma put-parts --put-parts 3 --parallel 2
+  put_object rdma-put rdma put-obj --rounds 2 --parallel 1
+  put_object rdma-put-parts rdma put-parts --put-parts 3 --parallel 2
 fi
 if start_gateway --rdma "$dev" --rdma-emulate vgwrdma; then
   check vgwrdma-500 fallback big --window 1048576 --parallel 1
@@ -80,18 +58,18 @@ if start_gateway --rdma "$dev" --rdma-emulate ceph-rgw; then
 fi
 if start_gateway --rdma "$dev" --rdma-fault qp-error; then
   check qp-error fallback big --window 1048576 --parallel 1
-  put qp-error-put fallback put-qp-error
+  put_object qp-error-put fallback put-qp-error
 fi
 if start_gateway --rdma "$dev" --rdma-fault timeout --rdma-fault-delay 8s; then
   check timeout fallback two --window 1048576 --parallel 1 --timeout-ms 2000
 fi
 if start_gateway --rdma "$dev" --rdma-emulate hipobj-unsupported; then
   check hipobj-unsupported http big --window 1048576 --parallel 2
-  put hipobj-unsupported-put http put-declined
+  put_object hipobj-unsupported-put http put-declined
 fi
 if start_gateway; then
   check no-rdma-gateway http small --window 65536 --parallel 1
-  put no-rdma-gateway-put http put-plain
+  put_object no-rdma-gateway-put http put-plain
 fi
 stop_gateway
 if [ "$fail" -ne 0 ]; then

@@ -17,15 +17,15 @@
 #
 # Needs /dev/fuse (rxe_vm.sh loads the fuse module). Exit 0 when every case holds.
 set -u
-gw=$REELFS_GATEWAY
 reelfs=$REELFS_CLI
-dev=${REELFS_RDMA_DEVICE:-rxe0}
 if [ ! -c /dev/fuse ]; then
   echo "in_vm_mount: FAIL: no /dev/fuse in the VM (fuse module not loaded?)"
   exit 1
 fi
-work=$(mktemp -d /tmp/rdma-mount.XXXXXX)
-root=$work/root
+me=in_vm_mount
+# shellcheck source=vm_gateway_lib.sh
+. "$(dirname "$0")/vm_gateway_lib.sh"
+vm_setup rdma-mount
 mnt=$work/mnt
 mkdir -p "$root/bkt/dir" "$mnt"
 # 9 MiB + 123 B spans two 8 MiB parts (the second one short and odd-sized); 3000 B is fetched
@@ -35,10 +35,7 @@ head -c 3000 /dev/urandom >"$root/bkt/small"
 head -c $((1024 * 1024)) /dev/urandom >"$root/bkt/dir/mid"
 files="big small dir/mid"
 total=$((9 * 1024 * 1024 + 123 + 3000 + 1024 * 1024))
-export AWS_ACCESS_KEY_ID=rdmatestkey AWS_SECRET_ACCESS_KEY=rdmatestsecret AWS_REGION=us-east-1
-fail=0
-# shellcheck source=vm_gateway_lib.sh
-. "$(dirname "$0")/vm_gateway_lib.sh"
+export AWS_REGION=us-east-1
 
 # field JSON NAME: the first number after "NAME": in JSON (0 when absent).
 field() {
