@@ -12,11 +12,13 @@ Status SqlError(sqlite3* db, std::string_view what) {
   return Status::Internal("sqlite " + std::string(what) + ": " + sqlite3_errmsg(db));
 }
 
-Result<Stmt> Prepare(sqlite3* db, const char* sql) {
+// flags: SQLITE_PREPARE_PERSISTENT for a statement that is cached (kept for the connection's life:
+// SQLite then allocates it outside its lookaside memory).
+Result<Stmt> Prepare(sqlite3* db, std::string_view sql, unsigned flags = 0) {
   sqlite3_stmt* raw = nullptr;
-  int rc = sqlite3_prepare_v2(db, sql, -1, &raw, nullptr);
+  int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), flags, &raw, nullptr);
   Stmt stmt(raw);
-  if (rc != SQLITE_OK) return SqlError(db, std::string("prepare ") + sql);
+  if (rc != SQLITE_OK) return SqlError(db, "prepare " + std::string(sql));
   return stmt;
 }
 
@@ -123,15 +125,64 @@ std::string ObjectSelect() {
          " FROM objects o LEFT JOIN archive_objects a ON a.bucket = o.bucket AND a.key = o.key ";
 }
 
-Status WriteArchive(sqlite3* db, const std::string& bucket, const std::string& key,
-                    const ArchiveRecord& a) {
+}  // namespace
+
+// One use of a prepared statement. Destroyed, it resets the statement (ending the read transaction
+// a SELECT left at SQLITE_ROW keeps open, and clearing the error a failed step left) and clears its
+// bindings, whichever way the method returns. Lent from the cache (marked in use meanwhile), or
+// owning a statement prepared for this use alone.
+class Catalog::StmtLease {
+ public:
+  explicit StmtLease(CachedStmt* slot) : stmt_(slot->stmt.get()), slot_(slot) {
+    slot_->in_use = true;
+  }
+  explicit StmtLease(Stmt owned) : stmt_(owned.get()), owned_(std::move(owned)) {}
+  StmtLease(StmtLease&& other) noexcept
+      : stmt_(std::exchange(other.stmt_, nullptr)),
+        slot_(std::exchange(other.slot_, nullptr)),
+        owned_(std::move(other.owned_)) {}
+  StmtLease& operator=(StmtLease&&) = delete;
+  ~StmtLease() {
+    if (stmt_ == nullptr) return;  // moved from
+    sqlite3_reset(stmt_);          // returns the last step's error: the method reported it already
+    sqlite3_clear_bindings(stmt_);
+    if (slot_ != nullptr) slot_->in_use = false;
+  }
+  sqlite3_stmt* get() const { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_;
+  CachedStmt* slot_ = nullptr;
+  Stmt owned_;  // uncached only; finalized after the reset above
+};
+
+Result<Catalog::StmtLease> Catalog::Statement(std::string_view sql) {
+  auto it = stmts_.find(sql);
+  if (it == stmts_.end()) {
+    REELFS_ASSIGN_OR_RETURN(Stmt stmt, Prepare(db_.get(), sql, SQLITE_PREPARE_PERSISTENT));
+    it = stmts_.emplace(std::string(sql), CachedStmt{std::move(stmt)}).first;
+  } else if (it->second.in_use) {
+    // Re-entered (InTransaction) while this statement is lent: never share it.
+    REELFS_ASSIGN_OR_RETURN(Stmt fresh, Prepare(db_.get(), sql));
+    return StmtLease(std::move(fresh));
+  }
+  return StmtLease(&it->second);
+}
+
+size_t Catalog::TestOnlyCachedStatements() {
+  std::lock_guard lock(mu_);
+  return stmts_.size();
+}
+
+Status Catalog::WriteArchiveLocked(const std::string& bucket, const std::string& key,
+                                   const ArchiveRecord& a) {
   REELFS_ASSIGN_OR_RETURN(
-      Stmt s, Prepare(db,
-                      "INSERT OR REPLACE INTO archive_objects(bucket, key, state, cartridge, "
-                      "start_block, bytes, content_md5, archived_ns, staging, stage_fail, "
-                      "restore_requested_ns, restored_ns, expiry_ns, size, etag, mtime_ns, "
-                      "content_type, storage_class, user_meta) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+      StmtLease s,
+      Statement("INSERT OR REPLACE INTO archive_objects(bucket, key, state, cartridge, "
+                "start_block, bytes, content_md5, archived_ns, staging, stage_fail, "
+                "restore_requested_ns, restored_ns, expiry_ns, size, etag, mtime_ns, "
+                "content_type, storage_class, user_meta) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   int i = 1;
   Bind(s.get(), i++, bucket);
   Bind(s.get(), i++, key);
@@ -152,18 +203,16 @@ Status WriteArchive(sqlite3* db, const std::string& bucket, const std::string& k
   Bind(s.get(), i++, a.content_type);
   Bind(s.get(), i++, a.storage_class);
   Bind(s.get(), i++, a.user_meta);
-  return StepDone(db, s.get());
+  return StepDone(db_.get(), s.get());
 }
 
-Status DeleteArchiveRow(sqlite3* db, const std::string& bucket, const std::string& key) {
-  REELFS_ASSIGN_OR_RETURN(Stmt s,
-                          Prepare(db, "DELETE FROM archive_objects WHERE bucket = ? AND key = ?"));
+Status Catalog::DeleteArchiveRowLocked(const std::string& bucket, const std::string& key) {
+  REELFS_ASSIGN_OR_RETURN(StmtLease s,
+                          Statement("DELETE FROM archive_objects WHERE bucket = ? AND key = ?"));
   Bind(s.get(), 1, bucket);
   Bind(s.get(), 2, key);
-  return StepDone(db, s.get());
+  return StepDone(db_.get(), s.get());
 }
-
-}  // namespace
 
 std::string EncodeUserMetadata(const UserMetadata& meta) {
   std::string out;
@@ -263,7 +312,7 @@ Status Catalog::InTransaction(const std::function<Status()>& fn) {
 Status Catalog::PutBucket(const std::string& name, int64_t created_ns) {
   std::lock_guard lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
-      Stmt s, Prepare(db_.get(), "INSERT OR IGNORE INTO buckets(name, created_ns) VALUES(?, ?)"));
+      StmtLease s, Statement("INSERT OR IGNORE INTO buckets(name, created_ns) VALUES(?, ?)"));
   Bind(s.get(), 1, name);
   Bind(s.get(), 2, created_ns);
   return StepDone(db_.get(), s.get());
@@ -274,7 +323,7 @@ Status Catalog::DeleteBucket(const std::string& name) {
   for (const char* sql :
        {"DELETE FROM buckets WHERE name = ?", "DELETE FROM objects WHERE bucket = ?",
         "DELETE FROM archive_objects WHERE bucket = ?"}) {
-    REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql));
+    REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement(sql));
     Bind(s.get(), 1, name);
     REELFS_RETURN_IF_ERROR(StepDone(db_.get(), s.get()));
   }
@@ -283,7 +332,7 @@ Status Catalog::DeleteBucket(const std::string& name) {
 
 Result<std::map<std::string, int64_t>> Catalog::Buckets() {
   std::lock_guard lock(mu_);
-  REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), "SELECT name, created_ns FROM buckets"));
+  REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement("SELECT name, created_ns FROM buckets"));
   std::map<std::string, int64_t> out;
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
@@ -296,9 +345,9 @@ Result<std::map<std::string, int64_t>> Catalog::Buckets() {
 Status Catalog::PutObject(const std::string& bucket, const ObjectRecord& rec) {
   std::lock_guard lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
-      Stmt s, Prepare(db_.get(),
-                      "INSERT OR REPLACE INTO objects(bucket, key, size, etag, mtime_ns, "
-                      "content_type, storage_class, user_meta) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
+      StmtLease s,
+      Statement("INSERT OR REPLACE INTO objects(bucket, key, size, etag, mtime_ns, "
+                "content_type, storage_class, user_meta) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
   Bind(s.get(), 1, bucket);
   Bind(s.get(), 2, rec.key);
   Bind(s.get(), 3, static_cast<int64_t>(rec.size));
@@ -308,15 +357,16 @@ Status Catalog::PutObject(const std::string& bucket, const ObjectRecord& rec) {
   Bind(s.get(), 7, rec.storage_class);
   Bind(s.get(), 8, EncodeUserMetadata(rec.user_meta));
   REELFS_RETURN_IF_ERROR(StepDone(db_.get(), s.get()));
-  if (rec.archive.has_value()) return WriteArchive(db_.get(), bucket, rec.key, *rec.archive);
-  return DeleteArchiveRow(db_.get(), bucket, rec.key);
+  if (rec.archive.has_value()) return WriteArchiveLocked(bucket, rec.key, *rec.archive);
+  return DeleteArchiveRowLocked(bucket, rec.key);
 }
 
 Result<std::optional<ObjectRecord>> Catalog::GetObject(const std::string& bucket,
                                                        const std::string& key) {
   std::lock_guard lock(mu_);
-  const std::string sql = ObjectSelect() + "WHERE o.bucket = ? AND o.key = ?";
-  REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql.c_str()));
+  // Built once: the query of every GET and HEAD.
+  static const std::string kSql = ObjectSelect() + "WHERE o.bucket = ? AND o.key = ?";
+  REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement(kSql));
   Bind(s.get(), 1, bucket);
   Bind(s.get(), 2, key);
   int rc = sqlite3_step(s.get());
@@ -327,12 +377,12 @@ Result<std::optional<ObjectRecord>> Catalog::GetObject(const std::string& bucket
 
 Status Catalog::DeleteObject(const std::string& bucket, const std::string& key) {
   std::lock_guard lock(mu_);
-  REELFS_ASSIGN_OR_RETURN(Stmt s,
-                          Prepare(db_.get(), "DELETE FROM objects WHERE bucket = ? AND key = ?"));
+  REELFS_ASSIGN_OR_RETURN(StmtLease s,
+                          Statement("DELETE FROM objects WHERE bucket = ? AND key = ?"));
   Bind(s.get(), 1, bucket);
   Bind(s.get(), 2, key);
   REELFS_RETURN_IF_ERROR(StepDone(db_.get(), s.get()));
-  return DeleteArchiveRow(db_.get(), bucket, key);
+  return DeleteArchiveRowLocked(bucket, key);
 }
 
 Result<std::vector<ObjectRecord>> Catalog::ListObjects(const std::string& bucket,
@@ -344,7 +394,7 @@ Result<std::vector<ObjectRecord>> Catalog::ListObjects(const std::string& bucket
   sql += lower_inclusive ? ">= ?2" : "> ?2";
   if (!upper.empty()) sql += " AND o.key < ?3";
   sql += " ORDER BY o.key LIMIT ?4";
-  REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql.c_str()));
+  REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement(sql));
   Bind(s.get(), 1, bucket);
   Bind(s.get(), 2, lower);
   if (!upper.empty()) Bind(s.get(), 3, upper);
@@ -373,7 +423,7 @@ Result<std::optional<ArchiveRecord>> Catalog::GetArchive(const std::string& buck
   std::lock_guard lock(mu_);
   const std::string sql = std::string("SELECT ") + kArchiveColumns +
                           " FROM archive_objects a WHERE a.bucket = ? AND a.key = ?";
-  REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql.c_str()));
+  REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement(sql));
   Bind(s.get(), 1, bucket);
   Bind(s.get(), 2, key);
   int rc = sqlite3_step(s.get());
@@ -385,7 +435,7 @@ Result<std::optional<ArchiveRecord>> Catalog::GetArchive(const std::string& buck
 Status Catalog::PutArchive(const std::string& bucket, const std::string& key,
                            const ArchiveRecord& rec) {
   std::lock_guard lock(mu_);
-  return WriteArchive(db_.get(), bucket, key, rec);
+  return WriteArchiveLocked(bucket, key, rec);
 }
 
 Result<std::vector<Catalog::ArchivedObject>> Catalog::ListArchive(const ArchiveQuery& q) {
@@ -403,7 +453,7 @@ Result<std::vector<Catalog::ArchivedObject>> Catalog::ListArchive(const ArchiveQ
         " AND (a.bucket > ?4 OR (a.bucket = ?4 AND a.key > ?5)) ORDER BY a.bucket, a.key "
         "LIMIT ?6";
   }
-  REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql.c_str()));
+  REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement(sql));
   if (!q.bucket.empty()) Bind(s.get(), 1, q.bucket);
   if (!q.prefix.empty()) Bind(s.get(), 2, q.prefix);
   if (q.state.has_value()) Bind(s.get(), 3, static_cast<int64_t>(*q.state));
@@ -424,17 +474,17 @@ Result<std::vector<Catalog::ArchivedObject>> Catalog::ListArchive(const ArchiveQ
 Result<uint64_t> Catalog::RestoredBytes() {
   std::lock_guard lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
-      Stmt s, Prepare(db_.get(),
-                      "SELECT COALESCE(SUM(bytes), 0) FROM archive_objects WHERE state = 1 AND "
-                      "restored_ns > 0"));
+      StmtLease s,
+      Statement("SELECT COALESCE(SUM(bytes), 0) FROM archive_objects WHERE state = 1 AND "
+                "restored_ns > 0"));
   if (sqlite3_step(s.get()) != SQLITE_ROW) return SqlError(db_.get(), "restored bytes");
   return static_cast<uint64_t>(sqlite3_column_int64(s.get(), 0));
 }
 
 Result<std::vector<CartridgeRecord>> Catalog::Cartridges() {
   std::lock_guard lock(mu_);
-  REELFS_ASSIGN_OR_RETURN(
-      Stmt s, Prepare(db_.get(), "SELECT vsn, next_block FROM cartridges ORDER BY vsn"));
+  REELFS_ASSIGN_OR_RETURN(StmtLease s,
+                          Statement("SELECT vsn, next_block FROM cartridges ORDER BY vsn"));
   std::vector<CartridgeRecord> out;
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
@@ -447,8 +497,7 @@ Result<std::vector<CartridgeRecord>> Catalog::Cartridges() {
 Status Catalog::PutCartridge(const CartridgeRecord& c) {
   std::lock_guard lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
-      Stmt s,
-      Prepare(db_.get(), "INSERT OR REPLACE INTO cartridges(vsn, next_block) VALUES(?, ?)"));
+      StmtLease s, Statement("INSERT OR REPLACE INTO cartridges(vsn, next_block) VALUES(?, ?)"));
   Bind(s.get(), 1, c.vsn);
   Bind(s.get(), 2, static_cast<int64_t>(c.next_block));
   return StepDone(db_.get(), s.get());
@@ -457,9 +506,8 @@ Status Catalog::PutCartridge(const CartridgeRecord& c) {
 Status Catalog::PutUpload(const UploadRecord& u) {
   std::lock_guard lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
-      Stmt s, Prepare(db_.get(),
-                      "INSERT INTO uploads(id, bucket, key, content_type, storage_class, "
-                      "user_meta, created_ns) VALUES(?, ?, ?, ?, ?, ?, ?)"));
+      StmtLease s, Statement("INSERT INTO uploads(id, bucket, key, content_type, storage_class, "
+                             "user_meta, created_ns) VALUES(?, ?, ?, ?, ?, ?, ?)"));
   Bind(s.get(), 1, u.id);
   Bind(s.get(), 2, u.bucket);
   Bind(s.get(), 3, u.key);
@@ -473,9 +521,9 @@ Status Catalog::PutUpload(const UploadRecord& u) {
 Result<std::optional<UploadRecord>> Catalog::GetUpload(const std::string& id) {
   std::lock_guard lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
-      Stmt s, Prepare(db_.get(),
-                      "SELECT id, bucket, key, content_type, storage_class, user_meta, created_ns "
-                      "FROM uploads WHERE id = ?"));
+      StmtLease s,
+      Statement("SELECT id, bucket, key, content_type, storage_class, user_meta, created_ns "
+                "FROM uploads WHERE id = ?"));
   Bind(s.get(), 1, id);
   int rc = sqlite3_step(s.get());
   if (rc == SQLITE_DONE) return std::optional<UploadRecord>();
@@ -495,7 +543,7 @@ Status Catalog::DeleteUpload(const std::string& id) {
   std::lock_guard lock(mu_);
   for (const char* sql :
        {"DELETE FROM uploads WHERE id = ?", "DELETE FROM parts WHERE upload_id = ?"}) {
-    REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(), sql));
+    REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement(sql));
     Bind(s.get(), 1, id);
     REELFS_RETURN_IF_ERROR(StepDone(db_.get(), s.get()));
   }
@@ -504,9 +552,9 @@ Status Catalog::DeleteUpload(const std::string& id) {
 
 Status Catalog::PutPart(const std::string& upload_id, const PartRecord& part) {
   std::lock_guard lock(mu_);
-  REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(),
-                                          "INSERT OR REPLACE INTO parts(upload_id, part_number, "
-                                          "size, etag) VALUES(?, ?, ?, ?)"));
+  REELFS_ASSIGN_OR_RETURN(StmtLease s,
+                          Statement("INSERT OR REPLACE INTO parts(upload_id, part_number, "
+                                    "size, etag) VALUES(?, ?, ?, ?)"));
   Bind(s.get(), 1, upload_id);
   Bind(s.get(), 2, static_cast<int64_t>(part.part_number));
   Bind(s.get(), 3, static_cast<int64_t>(part.size));
@@ -516,9 +564,8 @@ Status Catalog::PutPart(const std::string& upload_id, const PartRecord& part) {
 
 Result<std::vector<PartRecord>> Catalog::ListParts(const std::string& upload_id) {
   std::lock_guard lock(mu_);
-  REELFS_ASSIGN_OR_RETURN(Stmt s, Prepare(db_.get(),
-                                          "SELECT part_number, size, etag FROM parts WHERE "
-                                          "upload_id = ? ORDER BY part_number"));
+  REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement("SELECT part_number, size, etag FROM parts WHERE "
+                                                 "upload_id = ? ORDER BY part_number"));
   Bind(s.get(), 1, upload_id);
   std::vector<PartRecord> out;
   int rc;

@@ -17,6 +17,13 @@
 // WAL mode, `PRAGMA user_version` = kSchemaVersion, busy_timeout. One connection guarded by a
 // mutex: the gateway's writes are small and SQLite serializes writers anyway.
 //
+// Prepared statements are cached per connection, keyed by their SQL text (a bounded set: the
+// fixed queries plus the few shapes ListObjects/ListArchive build), because compiling a query cost
+// more CPU than running it (bench/RESULTS.md, gateway CPU per small GET). A statement is lent for
+// one use and reset (ending its read transaction) and cleared when given back, on error paths
+// too; a statement already lent (a method called from inside another through InTransaction) gets
+// a fresh, uncached one. The cache is declared after the connection: finalized before the close.
+//
 // Thread-safety: all methods are safe to call from any thread.
 #pragma once
 
@@ -27,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <sqlite3.h>
@@ -168,13 +176,30 @@ class Catalog {
   // above (the mutex is recursive).
   Status InTransaction(const std::function<Status()>& fn);
 
+  // Number of statements in the cache (tests: repeated queries reuse theirs).
+  size_t TestOnlyCachedStatements();
+
  private:
   using Db = CHandle<sqlite3, sqlite3_close_v2>;
+  using Stmt = CHandle<sqlite3_stmt, sqlite3_finalize>;
+  struct CachedStmt {
+    Stmt stmt;
+    bool in_use = false;
+  };
+  class StmtLease;  // catalog.cc: one use of a statement, reset and cleared when destroyed
+
   explicit Catalog(Db db, bool fresh) : db_(std::move(db)), fresh_(fresh) {}
   Status Exec(const char* sql) REQUIRES(mu_);
+  // The cached statement for sql (prepared on first use), or a fresh one when it is lent already.
+  Result<StmtLease> Statement(std::string_view sql) REQUIRES(mu_);
+  Status WriteArchiveLocked(const std::string& bucket, const std::string& key,
+                            const ArchiveRecord& rec) REQUIRES(mu_);
+  Status DeleteArchiveRowLocked(const std::string& bucket, const std::string& key) REQUIRES(mu_);
 
   std::recursive_mutex mu_;
   Db db_ GUARDED_BY(mu_);
+  // After db_: destroyed (finalized) first. std::less<>: found by string_view, without a copy.
+  std::map<std::string, CachedStmt, std::less<>> stmts_ GUARDED_BY(mu_);
   bool fresh_;
 };
 
