@@ -162,7 +162,7 @@ Result<Catalog::StmtLease> Catalog::Statement(std::string_view sql) {
     REELFS_ASSIGN_OR_RETURN(Stmt stmt, Prepare(db_.get(), sql, SQLITE_PREPARE_PERSISTENT));
     it = stmts_.emplace(std::string(sql), CachedStmt{std::move(stmt)}).first;
   } else if (it->second.in_use) {
-    // Re-entered (InTransaction) while this statement is lent: never share it.
+    // Lent already (a nested call): never share it.
     REELFS_ASSIGN_OR_RETURN(Stmt fresh, Prepare(db_.get(), sql));
     return StmtLease(std::move(fresh));
   }

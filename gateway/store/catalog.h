@@ -21,8 +21,9 @@
 // fixed queries plus the few shapes ListObjects/ListArchive build), because compiling a query cost
 // more CPU than running it (bench/RESULTS.md, gateway CPU per small GET). A statement is lent for
 // one use and reset (ending its read transaction) and cleared when given back, on error paths
-// too; a statement already lent (a method called from inside another through InTransaction) gets
-// a fresh, uncached one. The cache is declared after the connection: finalized before the close.
+// too. A statement already lent gets a fresh, uncached copy: no method calls another while it
+// holds one today, and a future nested call must not share it. The cache is declared after the
+// connection: finalized before the close.
 //
 // Thread-safety: all methods are safe to call from any thread.
 #pragma once
