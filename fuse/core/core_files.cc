@@ -171,9 +171,11 @@ void Core::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
   ObjectRef ref;
   bool nonblock = false;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     auto it = file_handles_.find(op->fh);
     if (it == file_handles_.end()) {
+      // The callback replies to the kernel and may call back into Core: never under mutex_.
+      lock.unlock();
       auto done = std::move(op->done);
       done(ErrnoToStatus(EBADF, fmt::format("file handle {} is not open", op->fh)));
       return;
