@@ -14,6 +14,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 here=bench/fuse
+# shellcheck source=bench/fuse/lib.sh
+. "$here/lib.sh"
 [ $# -ge 1 ] || { sed -n 2,13p "$0" >&2; exit 2; }
 bins=("$@")
 ROUNDS=${ROUNDS:-3}
@@ -48,17 +50,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-export AWS_ACCESS_KEY_ID=benchkey AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+bench_credentials
 "$PYTHON" $here/bench.py gen "$work/root/bench" --large-mib "$LARGE_MIB" --small-files "$SMALL_FILES" \
   --small-kib "$SMALL_KIB" --dir-entries 1 || exit 1
-( trap '' PIPE; exec "$GATEWAY" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" \
-  --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" --log-level warn \
-  >"$work/logs/gateway.log" 2>&1 ) &
-gw_pid=$!
-for _ in $(seq 600); do [ -s "$work/port" ] && break; sleep 0.1; done
-[ -s "$work/port" ] || { echo "gateway did not start" >&2; cat "$work/logs/gateway.log" >&2; exit 1; }
-endpoint="http://127.0.0.1:$(cat "$work/port")"
+bench_start_gateway "$GATEWAY" "$work/root" "$work" "$work/logs/gateway.log" || exit 1
 url=$("$PYTHON" $here/bench.py urls "$endpoint" bench large.bin)
 curl -sS -f -o /dev/null "$url" || exit 1   # the gateway's page cache, warm for every mount
 

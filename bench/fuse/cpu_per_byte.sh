@@ -10,6 +10,8 @@
 # URL: bench/fuse/bench.py urls).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/fuse/lib.sh
+. "$here/lib.sh"
 BUILD_DIR=${BUILD_DIR:-build}
 SIZE_MIB=${SIZE_MIB:-1024}
 ROUNDS=${ROUNDS:-3}
@@ -27,18 +29,12 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-export AWS_ACCESS_KEY_ID=benchkey AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+bench_credentials
 mkdir -p "$work/root/bench" "$work/mnt"
 head -c $((SIZE_MIB * 1048576)) /dev/urandom >"$work/root/bench/large.bin"
-( trap '' PIPE; exec "$gw" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" \
-  --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" --log-level warn \
-  >"$work/gateway.log" 2>&1 ) &
-gw_pid=$!
-for _ in $(seq 600); do [ -s "$work/port" ] && break; sleep 0.1; done
-endpoint="http://127.0.0.1:$(cat "$work/port")"
+bench_start_gateway "$gw" "$work/root" "$work" "$work/gateway.log" || exit 1
 url=$(python3 "$here/bench.py" urls "$endpoint" bench large.bin)
-gw_real=$gw_pid  # the subshell exec'd the gateway
+gw_real=$gw_pid
 hz=$(getconf CLK_TCK)
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime of a live process
 # run LABEL CMD...: prints "LABEL wall_s gateway_cpu_s client_cpu_s reader_cpu_s"

@@ -11,6 +11,8 @@
 # (missing: its rows are skipped with the reason). Tools alternate within each round.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/fuse/lib.sh
+. "$here/lib.sh"
 BUILD_DIR=${BUILD_DIR:-build}
 FILES=${FILES:-5000}
 KIB=${KIB:-64}
@@ -22,7 +24,9 @@ reelfs=$BUILD_DIR/cli/reelfs
 for b in "$gw" "$reelfs"; do [ -x "$b" ] || { echo "missing $b" >&2; exit 77; }; done
 for c in curl fusermount3 python3; do command -v "$c" >/dev/null || { echo "missing $c" >&2; exit 77; }; done
 [ -e /dev/fuse ] || { echo "no /dev/fuse" >&2; exit 77; }
-work=$(mktemp -d "${BENCH_TMP:-/dev/shm}/cpu-per-file.XXXXXX")
+# The same parent as run.sh: s3fs stages what it reads in its tmpdir (here under the work
+# directory), so a tmpfs work directory makes s3fs cheaper than its default /tmp does.
+work=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/cpu-per-file.XXXXXX")
 gw_pid=""
 cleanup() {
   grep -qs " $work/mnt fuse" /proc/mounts && fusermount3 -u "$work/mnt" 2>/dev/null
@@ -31,19 +35,12 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-export AWS_ACCESS_KEY_ID=benchkey AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+bench_credentials
 mkdir -p "$work/mnt" "$work/s3fs-tmp"
 python3 "$here/bench.py" gen "$work/root/bench" --large-mib 1 --small-files "$FILES" \
   --small-kib "$KIB" --dir-entries 1 >/dev/null
 manifest=$work/root/small.manifest
-( trap '' PIPE; exec "$gw" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" \
-  --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" --log-level warn \
-  >"$work/gateway.log" 2>&1 ) &
-gw_pid=$!
-for _ in $(seq 600); do [ -s "$work/port" ] && break; sleep 0.1; done
-[ -s "$work/port" ] || { echo "gateway did not start" >&2; cat "$work/gateway.log" >&2; exit 1; }
-endpoint="http://127.0.0.1:$(cat "$work/port")"
+bench_start_gateway "$gw" "$work/root" "$work" "$work/gateway.log" || exit 1
 python3 "$here/bench.py" curlcfg-small "$endpoint" bench "$manifest" --seed 1 >"$work/curl.cfg"
 echo "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" >"$work/s3fs.passwd"; chmod 600 "$work/s3fs.passwd"
 s3fs_opts="url=$endpoint,use_path_request_style,passwd_file=$work/s3fs.passwd,sigv4,endpoint=us-east-1,listobjectsv2,ro,complement_stat,tmpdir=$work/s3fs-tmp,dbglevel=warn"
@@ -81,7 +78,7 @@ echo "$FILES × $KIB KiB, $THREADS reader threads, $(nproc) CPUs; µs of CPU per
 echo
 echo "| tool | files/s | gateway | client daemon | reader | all CPUs |"
 echo "|---|---|---|---|---|---|"
-for r in $(seq "$ROUNDS"); do
+for _ in $(seq "$ROUNDS"); do
   for t in $TOOLS; do
     case $t in
       curl) measure curl "" curl -sS --parallel --parallel-max "$THREADS" -K "$work/curl.cfg" \

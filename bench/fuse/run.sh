@@ -29,6 +29,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 here=bench/fuse
+# shellcheck source=bench/fuse/lib.sh
+. "$here/lib.sh"
 
 FULL=${FULL:-0}
 if [ "$FULL" = 1 ]; then d_large=4096; d_small=10000; d_dir=100000; d_ls=300; else d_large=1024; d_small=5000; d_dir=100000; d_ls=120; fi
@@ -121,8 +123,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # -------------------------------------------------------------------------- dataset, gateway
-export AWS_ACCESS_KEY_ID=benchkey AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+bench_credentials
 bucket=bench
 log "dataset: large.bin ${LARGE_MIB} MiB, ${SMALL_FILES} x ${SMALL_KIB} KiB, dir/ with ${DIR_ENTRIES} entries -> $work/root/$bucket"
 t0=$(date +%s)
@@ -130,15 +131,7 @@ py gen "$work/root/$bucket" --large-mib "$LARGE_MIB" --small-files "$SMALL_FILES
   --small-kib "$SMALL_KIB" --dir-entries "$DIR_ENTRIES" || { echo "dataset generation failed" >&2; exit 1; }
 manifest=$work/root/small.manifest
 log "dataset written in $(( $(date +%s) - t0 )) s; starting the gateway (it indexes the root first)"
-# SIGPIPE ignored: reelfs-gateway does not ignore it itself, and a client that closes a
-# connection in the middle of a sendfile'd body (every mount does at close) kills it (exit 141).
-( trap '' PIPE; exec "$gw" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" \
-  --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
-  --log-level warn >"$work/logs/gateway.log" 2>&1 ) &
-gw_pid=$!
-for _ in $(seq 6000); do [ -s "$work/port" ] && break; kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.1; done
-[ -s "$work/port" ] || { echo "gateway did not start:" >&2; cat "$work/logs/gateway.log" >&2; exit 1; }
-endpoint="http://127.0.0.1:$(cat "$work/port")"
+bench_start_gateway "$gw" "$work/root" "$work" "$work/logs/gateway.log" || exit 1
 log "gateway on $endpoint after $(( $(date +%s) - t0 )) s"
 large_bytes=$((LARGE_MIB * 1048576))
 large_url=$(py urls "$endpoint" "$bucket" large.bin)

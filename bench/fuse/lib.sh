@@ -1,0 +1,37 @@
+# shellcheck shell=bash
+# Sourced by the bench/fuse scripts (run.sh, ab.sh, cpu_per_byte.sh, cpu_per_file.sh): the
+# credentials they all sign with, and one way to start reelfs-gateway on a loopback port.
+# Owns no state besides the variables named below; callers keep their own cleanup traps.
+
+# The benchmark credentials, and no user AWS configuration or credentials file.
+bench_credentials() {
+  export AWS_ACCESS_KEY_ID=benchkey AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1
+  export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+}
+
+# bench_start_gateway GATEWAY ROOT WORK LOG: starts GATEWAY serving ROOT on 127.0.0.1 (a free
+# port, written to WORK/port) and waits until it listens (it indexes ROOT first: up to 10 min).
+# Sets gw_pid (the gateway itself: the subshell execs it) and endpoint. Returns 1, with the
+# log on stderr, when it exits or never listens.
+bench_start_gateway() {
+  local gw=$1 root=$2 work=$3 log=$4
+  # SIGPIPE ignored: reelfs-gateway does not ignore it itself, and a client that closes a
+  # connection in the middle of a sendfile'd body (every mount does at close) kills it (exit 141).
+  ( trap '' PIPE; exec "$gw" --root "$root" --listen 127.0.0.1:0 --port-file "$work/port" \
+    --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" --log-level warn \
+    >"$log" 2>&1 ) &
+  gw_pid=$!
+  local _
+  for _ in $(seq 6000); do
+    [ -s "$work/port" ] && break
+    kill -0 "$gw_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if ! [ -s "$work/port" ]; then
+    echo "gateway did not start:" >&2
+    cat "$log" >&2
+    return 1
+  fi
+  # shellcheck disable=SC2034  # read by the caller
+  endpoint="http://127.0.0.1:$(cat "$work/port")"
+}
