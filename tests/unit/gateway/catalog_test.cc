@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,6 +59,21 @@ ObjectRecord Record(const std::string& key, const std::string& etag) {
   return r;
 }
 
+// A Catalog on a new file in a new directory, closed before the directory is removed (members
+// are destroyed in reverse order).
+struct FreshCatalog {
+  FreshCatalog() {
+    auto opened = Catalog::Open(path);
+    REQUIRE_MESSAGE(opened.ok(), opened.status().ToString());
+    owned = std::move(*opened);
+  }
+  Catalog& catalog() { return *owned; }
+
+  TempDir dir;
+  std::string path = dir.path + "/c.db";
+  std::unique_ptr<Catalog> owned;
+};
+
 std::optional<ObjectRecord> Get(Catalog& cat, const std::string& key) {
   auto got = cat.GetObject("bkt", key);
   REQUIRE_MESSAGE(got.ok(), got.status().ToString());
@@ -65,10 +81,8 @@ std::optional<ObjectRecord> Get(Catalog& cat, const std::string& key) {
 }
 
 TEST_CASE("Catalog: repeated queries reuse their cached statements") {
-  TempDir dir;
-  auto cat = Catalog::Open(dir.path + "/c.db");
-  REQUIRE(cat.ok());
-  Catalog& c = **cat;
+  FreshCatalog fresh;
+  Catalog& c = fresh.catalog();
   REQUIRE(c.PutObject("bkt", Record("a", "e1")).ok());
   REQUIRE(Get(c, "a").has_value());
   CHECK_FALSE(Get(c, "missing").has_value());
@@ -91,10 +105,8 @@ TEST_CASE("Catalog: repeated queries reuse their cached statements") {
 }
 
 TEST_CASE("Catalog: a statement whose step failed is usable again, with fresh bindings") {
-  TempDir dir;
-  auto cat = Catalog::Open(dir.path + "/c.db");
-  REQUIRE(cat.ok());
-  Catalog& c = **cat;
+  FreshCatalog fresh;
+  Catalog& c = fresh.catalog();
   UploadRecord u;
   u.id = "u1";
   u.bucket = "bkt";
@@ -135,11 +147,9 @@ TEST_CASE("Catalog: a statement whose step failed is usable again, with fresh bi
 }
 
 TEST_CASE("Catalog: a lookup leaves no read transaction open (another writer's rows are seen)") {
-  TempDir dir;
-  const std::string path = dir.path + "/c.db";
-  auto cat = Catalog::Open(path);
-  REQUIRE(cat.ok());
-  Catalog& c = **cat;
+  FreshCatalog fresh;
+  const std::string& path = fresh.path;
+  Catalog& c = fresh.catalog();
   REQUIRE(c.PutObject("bkt", Record("a", "ea")).ok());
   // GetObject returns at its first row, without stepping to the end: only the reset ends the
   // statement's read transaction. Were it still open, this connection's snapshot would predate
@@ -155,11 +165,9 @@ TEST_CASE("Catalog: a lookup leaves no read transaction open (another writer's r
 }
 
 TEST_CASE("Catalog: cached statements survive schema changes and a rebuild by another Open") {
-  TempDir dir;
-  const std::string path = dir.path + "/c.db";
-  auto cat = Catalog::Open(path);
-  REQUIRE(cat.ok());
-  Catalog& c = **cat;
+  FreshCatalog fresh;
+  const std::string& path = fresh.path;
+  Catalog& c = fresh.catalog();
   REQUIRE(c.PutObject("bkt", Record("a", "ea")).ok());
   REQUIRE(Get(c, "a").has_value());
   const size_t cached = c.TestOnlyCachedStatements();
@@ -196,10 +204,8 @@ TEST_CASE("Catalog: cached statements survive schema changes and a rebuild by an
 }
 
 TEST_CASE("Catalog: concurrent readers and writers share the cache") {
-  TempDir dir;
-  auto cat = Catalog::Open(dir.path + "/c.db");
-  REQUIRE(cat.ok());
-  Catalog& c = **cat;
+  FreshCatalog fresh;
+  Catalog& c = fresh.catalog();
   constexpr int kThreads = 4;
   constexpr int kOps = 300;
   std::vector<std::thread> threads;
