@@ -22,13 +22,7 @@ for c in curl dd fusermount3 python3; do command -v "$c" >/dev/null || { echo "m
 [ -e /dev/fuse ] || { echo "no /dev/fuse" >&2; exit 77; }
 work=$(mktemp -d /dev/shm/cpu-per-byte.XXXXXX)
 gw_pid=""
-cleanup() {
-  grep -qs " $work/mnt fuse" /proc/mounts && fusermount3 -u "$work/mnt" 2>/dev/null
-  [ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+trap bench_cleanup_single EXIT
 bench_credentials
 mkdir -p "$work/root/bench" "$work/mnt"
 head -c $((SIZE_MIB * 1048576)) /dev/urandom >"$work/root/bench/large.bin"

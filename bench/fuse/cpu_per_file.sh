@@ -28,13 +28,7 @@ for c in curl fusermount3 python3; do command -v "$c" >/dev/null || { echo "miss
 # directory), so a tmpfs work directory makes s3fs cheaper than its default /tmp does.
 work=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/cpu-per-file.XXXXXX")
 gw_pid=""
-cleanup() {
-  grep -qs " $work/mnt fuse" /proc/mounts && fusermount3 -u "$work/mnt" 2>/dev/null
-  [ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+trap bench_cleanup_single EXIT
 bench_credentials
 mkdir -p "$work/mnt" "$work/s3fs-tmp"
 python3 "$here/bench.py" gen "$work/root/bench" --large-mib 1 --small-files "$FILES" \

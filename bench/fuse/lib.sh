@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Sourced by the bench/fuse scripts (run.sh, ab.sh, cpu_per_byte.sh, cpu_per_file.sh): the
-# credentials they all sign with, and one way to start reelfs-gateway on a loopback port.
-# Owns no state besides the variables named below; callers keep their own cleanup traps.
+# credentials they all sign with, one way to start reelfs-gateway on a loopback port, and the
+# EXIT trap of the one-mount scripts (cpu_per_byte.sh, cpu_per_file.sh).
+# Owns no state besides the variables named below (gw_pid, endpoint; work is the caller's).
 
 # The benchmark credentials, and no user AWS configuration or credentials file.
 bench_credentials() {
@@ -34,4 +35,13 @@ bench_start_gateway() {
   fi
   # shellcheck disable=SC2034  # read by the caller
   endpoint="http://127.0.0.1:$(cat "$work/port")"
+}
+
+# EXIT trap of the scripts with one mountpoint ($work/mnt) and one gateway ($gw_pid): unmounts,
+# stops the gateway, waits for the children and removes $work.
+bench_cleanup_single() {
+  grep -qs " $work/mnt fuse" /proc/mounts && fusermount3 -u "$work/mnt" 2>/dev/null
+  [ -n "${gw_pid:-}" ] && kill "$gw_pid" 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$work"
 }
