@@ -155,10 +155,14 @@ e2e_init() {
 start_gateway() {
   local want=${1:-0}
   rm -f "$WORK/port"
-  "$REELFS_GATEWAY_BIN" --root "$ROOT" --listen "127.0.0.1:$want" --port-file "$WORK/port" \
-    --access-key "$GW_ACCESS_KEY" --secret-key "$GW_SECRET_KEY" \
-    --log-level "${GW_LOG_LEVEL:-warn}" ${GATEWAY_EXTRA_ARGS:-} \
-    >>"$WORK/gateway.out" 2>>"$WORK/gateway.err" &
+  # Core dumps on (where the system allows them): a gateway that crashes gets a backtrace in
+  # the failure message (gateway_crash_report). The subshell execs: GW_PID is the gateway.
+  # shellcheck disable=SC2086
+  ( ulimit -c unlimited 2>/dev/null || true
+    exec "$REELFS_GATEWAY_BIN" --root "$ROOT" --listen "127.0.0.1:$want" --port-file "$WORK/port" \
+      --access-key "$GW_ACCESS_KEY" --secret-key "$GW_SECRET_KEY" \
+      --log-level "${GW_LOG_LEVEL:-warn}" ${GATEWAY_EXTRA_ARGS:-} \
+      >>"$WORK/gateway.out" 2>>"$WORK/gateway.err" ) &
   GW_PID=$!
   local i
   for i in $(seq 600); do
@@ -170,6 +174,20 @@ start_gateway() {
   PORT=$(cat "$WORK/port")
   ENDPOINT="http://127.0.0.1:$PORT"
   export AWS_ENDPOINT_URL=$ENDPOINT
+}
+
+# gateway_crash_report RC: for a gateway that died of a signal (RC > 128), the backtrace of its
+# core file when there is one and gdb is installed (kernel.core_pattern "core": the test's
+# working directory), else a line saying why there is none.
+gateway_crash_report() {
+  local rc=$1 core
+  (( rc > 128 )) || return 0
+  core=$(ls -t core core.* 2>/dev/null | head -1)
+  if [[ -z "$core" ]] || ! command -v gdb >/dev/null; then
+    echo "(no backtrace: core file '${core:-none}' in $PWD, core_pattern '$(cat /proc/sys/kernel/core_pattern 2>/dev/null)', gdb $(command -v gdb || echo missing))"
+    return 0
+  fi
+  gdb -batch -q -ex 'thread apply all bt 20' "$REELFS_GATEWAY_BIN" "$core" 2>&1 | grep -E '^(Thread|#)' | head -80
 }
 
 kill_gateway_hard() {  # SIGKILL, no goodbye

@@ -59,7 +59,8 @@ stop_tape_gateway() {
   local rc=0
   wait "$GW_PID" || rc=$?
   GW_PID=""
-  [[ $rc -eq 0 ]] || fail "gateway exited with $rc after SIGTERM: $(tail -n 5 "$WORK/gateway.err")"
+  [[ $rc -eq 0 ]] || fail "gateway exited with $rc after SIGTERM: $(tail -n 5 "$WORK/gateway.err")
+$(gateway_crash_report "$rc")"
 }
 
 # archive_offline BUCKET CARTRIDGES [ORDER] [PREFIX]: `reelfs-gateway archive --release` on the
