@@ -438,24 +438,42 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 struct Server::Impl {
-  Impl(const ServerOptions& o, Handler& h) : options(o), handler(h), acceptor(ioc), signals(ioc) {}
+  // The acceptor and the signal set are used only on `control`: io threads run accept
+  // completions concurrently, and Stop may come from any of them (or a signal). Without the
+  // strand, an accept completion could re-arm async_accept on an acceptor that Stop was closing
+  // on another thread (the epoll reactor then dereferences freed descriptor state).
+  Impl(const ServerOptions& o, Handler& h)
+      : options(o), handler(h), control(net::make_strand(ioc)), acceptor(control), signals(control) {}
 
+  // On `control` only.
   void Accept() {
+    if (stopping) return;
     acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
-      if (!ec) {
+      if (!ec && !stopping) {
         std::make_shared<Session>(std::move(s), handler, options.idle_timeout)->Start();
-      } else if (ec != net::error::operation_aborted) {
+      } else if (ec && ec != net::error::operation_aborted) {
         REELFS_LOG_WARN("gateway.http", "accept: {}", ec.message());
       }
-      if (acceptor.is_open()) Accept();
+      Accept();
     });
+  }
+
+  // On `control` only: no accept is re-armed after this, then the io threads are told to end.
+  void StopOnStrand() {
+    stopping = true;
+    beast::error_code ec;
+    acceptor.close(ec);
+    signals.cancel(ec);
+    ioc.stop();
   }
 
   ServerOptions options;
   Handler& handler;
   net::io_context ioc;
+  net::strand<net::io_context::executor_type> control;
   tcp::acceptor acceptor;
   net::signal_set signals;
+  bool stopping = false;  // on `control` only
 };
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -499,7 +517,7 @@ void Server::Run() {
       Stop();
     });
   }
-  impl_->Accept();
+  net::dispatch(impl_->control, [this] { impl_->Accept(); });
   std::vector<std::thread> threads;
   for (int i = 1; i < std::max(1, impl_->options.threads); ++i) {
     threads.emplace_back([this] { impl_->ioc.run(); });
@@ -509,12 +527,7 @@ void Server::Run() {
 }
 
 void Server::Stop() {
-  net::post(impl_->ioc, [this] {
-    beast::error_code ec;
-    impl_->acceptor.close(ec);
-    impl_->signals.cancel(ec);
-    impl_->ioc.stop();
-  });
+  net::post(impl_->control, [this] { impl_->StopOnStrand(); });
 }
 
 }  // namespace reelfs::gateway::http
