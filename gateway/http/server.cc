@@ -443,7 +443,11 @@ struct Server::Impl {
   // strand, an accept completion could re-arm async_accept on an acceptor that Stop was closing
   // on another thread (the epoll reactor then dereferences freed descriptor state).
   Impl(const ServerOptions& o, Handler& h)
-      : options(o), handler(h), control(net::make_strand(ioc)), acceptor(control), signals(control) {}
+      : options(o),
+        handler(h),
+        control(net::make_strand(ioc)),
+        acceptor(control),
+        signals(control) {}
 
   // On `control` only.
   void Accept() {
