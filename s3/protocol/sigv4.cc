@@ -276,6 +276,41 @@ Status QueryMalformed(std::string msg) {
                    std::move(msg));
 }
 
+// S3 acts on x-amz-* headers (x-amz-copy-source, x-amz-meta-*, x-amz-storage-class, ...), so one
+// added to a signed request would change what it does: AWS refuses any that is not signed.
+Status CheckAmzHeadersSigned(const SignableRequest& req,
+                             const std::vector<std::string>& signed_headers) {
+  for (const auto& [name, value] : req.headers) {
+    const std::string lower = Lower(name);
+    if (!lower.starts_with("x-amz-")) continue;
+    if (std::find(signed_headers.begin(), signed_headers.end(), lower) == signed_headers.end()) {
+      return AccessDenied("There were headers present in the request which were not signed: " +
+                          lower);
+    }
+  }
+  return Status::Ok();
+}
+
+Status InvalidPayloadClaim() {
+  return AuthError(StatusCode::kInvalidArgument, 400, "InvalidArgument",
+                   "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, "
+                   "STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER], "
+                   "STREAMING-UNSIGNED-PAYLOAD-TRAILER, or a valid sha256 value");
+}
+
+std::string ChainedStringToSign(std::string_view algorithm, const ChunkSigningContext& ctx,
+                                std::string_view previous_signature) {
+  std::string out(algorithm);
+  out.push_back('\n');
+  out += ctx.amz_date;
+  out.push_back('\n');
+  out += ctx.scope;
+  out.push_back('\n');
+  out += previous_signature;
+  out.push_back('\n');
+  return out;
+}
+
 // "20150830T123600Z" -> time point; strict, since it is part of what is signed.
 Result<system_clock::time_point> ParseAmzDate(std::string_view s) {
   if (s.size() != 16 || s[8] != 'T' || s[15] != 'Z') {
@@ -402,17 +437,27 @@ Result<VerifiedRequest> CheckSignature(const SignableRequest& req, const AuthCla
   const std::string creq = BuildCanonicalRequest(req, claim.canonical_query,
                                                  NormalizeSignedHeaders(claim.signed_headers),
                                                  claim.payload_hash, params.s3_uri_rules);
-  const std::string expected = HexEncode(
-      HmacSha256(SigningKey(*secret, claim.scope.date, claim.scope.region, claim.scope.service),
-                 StringToSign(creq, params)));
+  std::string signing_key =
+      SigningKey(*secret, claim.scope.date, claim.scope.region, claim.scope.service);
+  const std::string expected = HexEncode(HmacSha256(signing_key, StringToSign(creq, params)));
   if (!ConstantTimeEquals(expected, claim.signature)) {
     return AuthError(StatusCode::kUnauthenticated, 403, "SignatureDoesNotMatch",
                      "the request signature we calculated does not match the signature you "
                      "provided");
   }
-  return VerifiedRequest{.access_key_id = claim.scope.access_key,
-                         .presigned = presigned,
-                         .payload_hash = claim.payload_hash};
+  VerifiedRequest out{.access_key_id = claim.scope.access_key,
+                      .presigned = presigned,
+                      .payload_hash = claim.payload_hash};
+  const PayloadClaim kind = ClassifyPayloadClaim(claim.payload_hash);
+  if (!presigned &&
+      (kind == PayloadClaim::kStreamingSigned || kind == PayloadClaim::kStreamingSignedTrailer)) {
+    out.chunk_signing = ChunkSigningContext{
+        .signing_key = std::move(signing_key),
+        .amz_date = claim.amz_date,
+        .scope = Scope(claim.scope.date, claim.scope.region, claim.scope.service),
+        .seed_signature = claim.signature};
+  }
+  return out;
 }
 
 Result<VerifiedRequest> VerifyHeaderAuth(const SignableRequest& req, std::string_view auth,
@@ -474,6 +519,7 @@ Result<VerifiedRequest> VerifyHeaderAuth(const SignableRequest& req, std::string
   }
   REELFS_RETURN_IF_ERROR(CheckDateMatchesScope(claim, /*presigned=*/false));
   REELFS_RETURN_IF_ERROR(CheckScopeMatches(claim, /*presigned=*/false, options));
+  REELFS_RETURN_IF_ERROR(CheckAmzHeadersSigned(req, claim.signed_headers));
   const auto skew = now > claim.time ? now - claim.time : claim.time - now;
   if (skew > max_skew) {
     return AuthError(StatusCode::kPermissionDenied, 403, "RequestTimeTooSkewed",
@@ -486,7 +532,17 @@ Result<VerifiedRequest> VerifyHeaderAuth(const SignableRequest& req, std::string
   if (CountHeader(req, "x-amz-content-sha256") > 1) {
     return HeaderMalformed("repeated x-amz-content-sha256");
   }
+  // S3 requires the payload claim, signed (CheckAmzHeadersSigned saw to the latter): without it
+  // the body would not be covered by the signature at all.
+  if (claim.scope.service == "s3" && req.payload_hash.empty() &&
+      FindHeader(req, "x-amz-content-sha256") == nullptr) {
+    return AuthError(StatusCode::kInvalidArgument, 400, "InvalidRequest",
+                     "Missing required header for this request: x-amz-content-sha256");
+  }
   claim.payload_hash = ResolvePayloadHash(req);
+  if (ClassifyPayloadClaim(claim.payload_hash) == PayloadClaim::kInvalid) {
+    return InvalidPayloadClaim();
+  }
   return CheckSignature(req, claim, lookup, /*presigned=*/false);
 }
 
@@ -533,6 +589,7 @@ Result<VerifiedRequest> VerifyPresigned(const SignableRequest& req, QueryParams 
   claim.time = *t;
   REELFS_RETURN_IF_ERROR(CheckDateMatchesScope(claim, /*presigned=*/true));
   REELFS_RETURN_IF_ERROR(CheckScopeMatches(claim, /*presigned=*/true, options));
+  REELFS_RETURN_IF_ERROR(CheckAmzHeadersSigned(req, claim.signed_headers));
 
   int64_t expires_s = 0;
   if (expires->empty() || expires->size() > 7 ||
@@ -551,7 +608,18 @@ Result<VerifiedRequest> VerifyPresigned(const SignableRequest& req, QueryParams 
   claim.canonical_query = CanonicalQueryString(params);
   // A presigned URL cannot know the body it will carry (S3 query-auth documentation).
   claim.payload_hash = std::string(kUnsignedPayload);
-  return CheckSignature(req, claim, lookup, /*presigned=*/true);
+  Result<VerifiedRequest> verified = CheckSignature(req, claim, lookup, /*presigned=*/true);
+  // A signed x-amz-content-sha256 sent along still binds the body to a hash; an aws-chunked
+  // body has no seed to chain from here.
+  if (const std::string* h = FindHeader(req, "x-amz-content-sha256"); h && verified.ok()) {
+    const std::string claimed(Trim(*h));
+    const PayloadClaim kind = ClassifyPayloadClaim(claimed);
+    if (kind != PayloadClaim::kSha256 && kind != PayloadClaim::kUnsigned) {
+      return InvalidPayloadClaim();
+    }
+    verified->payload_hash = claimed;
+  }
+  return verified;
 }
 
 }  // namespace
@@ -646,6 +714,35 @@ Result<std::string> PresignQuery(const SignableRequest& req, const Credentials& 
   const std::string creq =
       BuildCanonicalRequest(req, canonical_query, {"host"}, kUnsignedPayload, params.s3_uri_rules);
   return canonical_query + "&X-Amz-Signature=" + Signature(creds.secret_access_key, params, creq);
+}
+
+PayloadClaim ClassifyPayloadClaim(std::string_view value) {
+  if (value.size() == 64 && std::all_of(value.begin(), value.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+      })) {
+    return PayloadClaim::kSha256;
+  }
+  if (value == kUnsignedPayload) return PayloadClaim::kUnsigned;
+  if (value == kStreamingSignedPayload) return PayloadClaim::kStreamingSigned;
+  if (value == kStreamingSignedPayloadTrailer) return PayloadClaim::kStreamingSignedTrailer;
+  if (value == kStreamingUnsignedPayloadTrailer) return PayloadClaim::kStreamingUnsignedTrailer;
+  return PayloadClaim::kInvalid;
+}
+
+std::string ChunkSignature(const ChunkSigningContext& ctx, std::string_view previous_signature,
+                           std::string_view chunk_sha256_hex) {
+  std::string sts = ChainedStringToSign("AWS4-HMAC-SHA256-PAYLOAD", ctx, previous_signature);
+  sts += kEmptyPayloadSha256;  // the (absent) chunk headers
+  sts.push_back('\n');
+  sts += chunk_sha256_hex;
+  return HexEncode(HmacSha256(ctx.signing_key, sts));
+}
+
+std::string TrailerSignature(const ChunkSigningContext& ctx, std::string_view previous_signature,
+                             std::string_view trailer_sha256_hex) {
+  std::string sts = ChainedStringToSign("AWS4-HMAC-SHA256-TRAILER", ctx, previous_signature);
+  sts += trailer_sha256_hex;
+  return HexEncode(HmacSha256(ctx.signing_key, sts));
 }
 
 Result<VerifiedRequest> VerifyRequest(const SignableRequest& req, const SecretLookup& lookup,

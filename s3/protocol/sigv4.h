@@ -45,6 +45,11 @@ struct SigV4Params {
 };
 
 inline constexpr std::string_view kUnsignedPayload = "UNSIGNED-PAYLOAD";
+inline constexpr std::string_view kStreamingSignedPayload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD";
+inline constexpr std::string_view kStreamingSignedPayloadTrailer =
+    "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER";
+inline constexpr std::string_view kStreamingUnsignedPayloadTrailer =
+    "STREAMING-UNSIGNED-PAYLOAD-TRAILER";
 inline constexpr std::string_view kEmptyPayloadSha256 =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
@@ -71,6 +76,42 @@ void SignRequest(SignableRequest& req, const Credentials& creds, const SigV4Para
 Result<std::string> PresignQuery(const SignableRequest& req, const Credentials& creds,
                                  const SigV4Params& params, std::chrono::seconds expires);
 
+// What an x-amz-content-sha256 value claims about the body. The S3 SigV4 documentation lists
+// exactly these: a SHA-256 (64 hex digits, either case), UNSIGNED-PAYLOAD and the STREAMING-*
+// forms of aws-chunked bodies. The SigV4a (ECDSA) forms are kInvalid: a request signed with
+// AWS4-HMAC-SHA256 cannot carry ECDSA chunk signatures.
+enum class PayloadClaim {
+  kSha256,
+  kUnsigned,
+  kStreamingSigned,           // STREAMING-AWS4-HMAC-SHA256-PAYLOAD
+  kStreamingSignedTrailer,    // STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER
+  kStreamingUnsignedTrailer,  // STREAMING-UNSIGNED-PAYLOAD-TRAILER
+  kInvalid,
+};
+PayloadClaim ClassifyPayloadClaim(std::string_view value);
+inline bool IsStreamingClaim(PayloadClaim c) {
+  return c == PayloadClaim::kStreamingSigned || c == PayloadClaim::kStreamingSignedTrailer ||
+         c == PayloadClaim::kStreamingUnsignedTrailer;
+}
+
+// What the chunk signatures of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER] body chain from
+// (S3 "chunked upload" documentation): the request's signing key, date and scope, and its own
+// signature as the seed.
+struct ChunkSigningContext {
+  std::string signing_key;     // raw bytes (SigningKey)
+  std::string amz_date;        // "20130524T000000Z"
+  std::string scope;           // "20130524/us-east-1/s3/aws4_request"
+  std::string seed_signature;  // hex
+};
+// Hex signature of one chunk ("AWS4-HMAC-SHA256-PAYLOAD" string to sign); the final, empty chunk
+// is signed like any other.
+std::string ChunkSignature(const ChunkSigningContext& ctx, std::string_view previous_signature,
+                           std::string_view chunk_sha256_hex);
+// Hex signature of the trailer chunk ("AWS4-HMAC-SHA256-TRAILER"): trailer_sha256_hex hashes the
+// trailer lines as "name:value\n" each, without x-amz-trailer-signature.
+std::string TrailerSignature(const ChunkSigningContext& ctx, std::string_view previous_signature,
+                             std::string_view trailer_sha256_hex);
+
 // Gateway side. Looks up the secret for an access key; nullopt if the key is unknown.
 using SecretLookup = std::function<std::optional<std::string>(std::string_view access_key)>;
 
@@ -89,6 +130,8 @@ struct VerifiedRequest {
   // What the client claims the body hashes to (hex), or "UNSIGNED-PAYLOAD"; the gateway checks
   // the body against it after reading.
   std::string payload_hash;
+  // Set when payload_hash is STREAMING-AWS4-HMAC-SHA256-PAYLOAD[-TRAILER].
+  std::optional<ChunkSigningContext> chunk_signing;
 };
 
 // Verifies header auth (Authorization: AWS4-HMAC-SHA256 ...) or a presigned query. Failures carry
@@ -97,6 +140,10 @@ struct VerifiedRequest {
 // InvalidAccessKeyId and SignatureDoesNotMatch (kUnauthenticated), RequestTimeTooSkewed
 // (kPermissionDenied), AuthorizationHeaderMalformed / AuthorizationQueryParametersError
 // (kInvalidArgument: an AWS4-HMAC-SHA256 header or presigned query that does not parse).
+// Every x-amz-* header present must be signed (403 AccessDenied "There were headers present in
+// the request which were not signed"), with header auth and presigned URLs alike; an S3 request
+// with header auth must carry x-amz-content-sha256 (400 InvalidRequest) holding a value
+// ClassifyPayloadClaim knows (400 InvalidArgument).
 // VerifiedRequest::payload_hash is x-amz-content-sha256 as sent (req.payload_hash if set, the
 // empty-body hash if neither) or UNSIGNED-PAYLOAD for presigned URLs.
 Result<VerifiedRequest> VerifyRequest(const SignableRequest& req, const SecretLookup& lookup,

@@ -494,13 +494,17 @@ TEST_SUITE("s3") {
         {"AWS4-HMAC-SHA256 " + cred + ", SignedHeaders=" + std::string(20000, ';') + ", " + sig,
          "AuthorizationHeaderMalformed"},
         // Well formed and signed with the right key, but not by us: a plain mismatch.
-        {"AWS4-HMAC-SHA256 " + cred + ", SignedHeaders=host;x-amz-date, " + sig,
+        {"AWS4-HMAC-SHA256 " + cred + ", SignedHeaders=host;x-amz-content-sha256;x-amz-date, " +
+             sig,
          "SignatureDoesNotMatch"},
+        // Well formed, but x-amz-content-sha256 travels unsigned (issue 17).
+        {"AWS4-HMAC-SHA256 " + cred + ", SignedHeaders=host;x-amz-date, " + sig, "AccessDenied"},
     };
     for (const Case& c : cases) {
       CAPTURE(c.auth.substr(0, 120));
       SignableRequest req = GwRequest();
       req.headers.emplace_back("x-amz-date", FormatAmzDate(kNow));
+      req.headers.emplace_back("x-amz-content-sha256", std::string(kEmptyPayloadSha256));
       req.headers.emplace_back("Authorization", c.auth);
       Result<VerifiedRequest> v = VerifyRequest(req, GwLookup, kNow);
       REQUIRE_FALSE(v.ok());
@@ -561,6 +565,132 @@ TEST_SUITE("s3") {
       REQUIRE_FALSE(v.ok());
       CHECK_FALSE(v.status().detail().s3_code.empty());
     }
+  }
+
+  // ---- issue 17: what must be signed, and which payload claims exist ----
+
+  TEST_CASE("sigv4: an x-amz-* header that is not signed is refused (header auth)") {
+    // Signed with host;x-amz-content-sha256;x-amz-date only, as in the report.
+    SignableRequest req{.method = "PUT",
+                        .encoded_path = "/bkt/victim",
+                        .raw_query = "",
+                        .headers = {{"host", "127.0.0.1:7070"}},
+                        .payload_hash = std::string(kEmptyPayloadSha256)};
+    SignRequest(req, kGwCreds, kGwParams);
+    REQUIRE(VerifyRequest(req, GwLookup, kNow).ok());
+    for (const auto& [name, value] :
+         std::vector<std::pair<std::string, std::string>>{{"x-amz-copy-source", "/bkt/obj"},
+                                                          {"X-Amz-Meta-Owner", "mallory"},
+                                                          {"x-amz-storage-class", "GLACIER"},
+                                                          {"x-amz-security-token", "t"}}) {
+      CAPTURE(name);
+      SignableRequest tampered = req;
+      tampered.headers.emplace_back(name, value);
+      Result<VerifiedRequest> v = VerifyRequest(tampered, GwLookup, kNow);
+      REQUIRE_FALSE(v.ok());
+      CHECK(v.status().code() == StatusCode::kPermissionDenied);
+      CHECK(v.status().detail().s3_code == "AccessDenied");
+      CHECK(v.status().detail().http_status == 403);
+      CHECK(v.status().message().find(
+                "There were headers present in the request which were not signed") == 0);
+    }
+    // Headers outside x-amz-* may still travel unsigned (proxies add them).
+    req.headers.emplace_back("user-agent", "aws-cli/2");
+    CHECK(VerifyRequest(req, GwLookup, kNow).ok());
+  }
+
+  TEST_CASE("sigv4: an x-amz-* header that is not signed is refused (presigned URL)") {
+    SignableRequest put{.method = "PUT",
+                        .encoded_path = "/bkt/victim",
+                        .raw_query = "",
+                        .headers = {{"host", "127.0.0.1:7070"}},
+                        .payload_hash = ""};
+    Result<std::string> q = PresignQuery(put, kGwCreds, kGwParams, 3600s);
+    REQUIRE(q.ok());
+    put.raw_query = *q;
+    REQUIRE(VerifyRequest(put, GwLookup, kNow).ok());
+    put.headers.emplace_back("x-amz-copy-source", "/bkt/obj");
+    Result<VerifiedRequest> v = VerifyRequest(put, GwLookup, kNow);
+    REQUIRE_FALSE(v.ok());
+    CHECK(v.status().detail().s3_code == "AccessDenied");
+  }
+
+  TEST_CASE("sigv4: S3 header auth needs a signed x-amz-content-sha256 with a documented value") {
+    SUBCASE("absent") {
+      SignableRequest req = GwRequest();
+      SignRequest(req, kGwCreds, kGwParams);
+      std::erase_if(req.headers, [](const auto& h) { return h.first == "x-amz-content-sha256"; });
+      Result<VerifiedRequest> v = VerifyRequest(req, GwLookup, kNow);
+      REQUIRE_FALSE(v.ok());
+      CHECK(v.status().detail().s3_code == "InvalidRequest");
+      CHECK(v.status().detail().http_status == 400);
+    }
+    SUBCASE("present but not signed") {
+      SignableRequest req = GwRequest();
+      SignRequest(
+          req, kGwCreds,
+          SigV4Params{
+              .region = "us-east-1", .service = "other", .time = kNow, .s3_uri_rules = true});
+      req.headers.emplace_back("x-amz-content-sha256", std::string(kUnsignedPayload));
+      CHECK(VerifyRequest(req, GwLookup, kNow).status().detail().s3_code == "AccessDenied");
+    }
+    for (const std::string& claim :
+         {std::string("zz-not-hex"), std::string("unsigned-payload"), std::string(63, 'a'),
+          std::string(65, 'a'), std::string("STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD"),
+          std::string("STREAMING-AWS4-HMAC-SHA256-EVENTS"), std::string(64, 'g')}) {
+      CAPTURE(claim);
+      SignableRequest req = GwRequest();
+      req.payload_hash = claim;
+      SignRequest(req, kGwCreds, kGwParams);
+      req.payload_hash.clear();
+      Result<VerifiedRequest> v = VerifyRequest(req, GwLookup, kNow);
+      REQUIRE_FALSE(v.ok());
+      CHECK(v.status().detail().s3_code == "InvalidArgument");
+      CHECK(v.status().detail().http_status == 400);
+    }
+    // An upper-case hash is a hash; the body check compares case-insensitively.
+    SignableRequest req = GwRequest();
+    std::string upper = Sha256Hex("data");
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    req.payload_hash = upper;
+    SignRequest(req, kGwCreds, kGwParams);
+    req.payload_hash.clear();
+    Result<VerifiedRequest> v = VerifyRequest(req, GwLookup, kNow);
+    REQUIRE_MESSAGE(v.ok(), v.status().ToString());
+    CHECK(v->payload_hash == upper);
+    CHECK_FALSE(v->chunk_signing.has_value());
+  }
+
+  TEST_CASE("sigv4: ClassifyPayloadClaim knows exactly the documented values") {
+    CHECK(ClassifyPayloadClaim(Sha256Hex("")) == PayloadClaim::kSha256);
+    CHECK(ClassifyPayloadClaim(std::string(64, 'F')) == PayloadClaim::kSha256);
+    CHECK(ClassifyPayloadClaim("UNSIGNED-PAYLOAD") == PayloadClaim::kUnsigned);
+    CHECK(ClassifyPayloadClaim("STREAMING-AWS4-HMAC-SHA256-PAYLOAD") ==
+          PayloadClaim::kStreamingSigned);
+    CHECK(ClassifyPayloadClaim("STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER") ==
+          PayloadClaim::kStreamingSignedTrailer);
+    CHECK(ClassifyPayloadClaim("STREAMING-UNSIGNED-PAYLOAD-TRAILER") ==
+          PayloadClaim::kStreamingUnsignedTrailer);
+    CHECK(ClassifyPayloadClaim("") == PayloadClaim::kInvalid);
+    CHECK(ClassifyPayloadClaim("STREAMING-") == PayloadClaim::kInvalid);
+    CHECK(ClassifyPayloadClaim(" UNSIGNED-PAYLOAD") == PayloadClaim::kInvalid);
+  }
+
+  TEST_CASE("sigv4: a signed streaming claim carries the chunk signing context") {
+    SignableRequest req = GwRequest();
+    req.method = "PUT";
+    req.payload_hash = std::string(kStreamingSignedPayload);
+    SignRequest(req, kGwCreds, kGwParams);
+    req.payload_hash.clear();
+    Result<VerifiedRequest> v = VerifyRequest(req, GwLookup, kNow);
+    REQUIRE_MESSAGE(v.ok(), v.status().ToString());
+    REQUIRE(v->chunk_signing.has_value());
+    const std::string auth = HeaderValue(req, "authorization");
+    CHECK(v->chunk_signing->seed_signature == auth.substr(auth.size() - 64));
+    CHECK(v->chunk_signing->amz_date == FormatAmzDate(kNow));
+    CHECK(v->chunk_signing->scope == "20260301/us-east-1/s3/aws4_request");
+    CHECK(v->chunk_signing->signing_key ==
+          SigningKey("gateway-secret", "20260301", "us-east-1", "s3"));
   }
 }
 
