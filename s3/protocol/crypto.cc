@@ -86,7 +86,9 @@ struct Digest::Impl {
 
 Digest::Digest(Algorithm algorithm) : impl_(std::make_unique<Impl>()) {
   if (!impl_->ctx) CryptoFailure();
-  const EVP_MD* md = algorithm == Algorithm::kSha256 ? EVP_sha256() : EVP_md5();
+  const EVP_MD* md = algorithm == Algorithm::kSha256 ? EVP_sha256()
+                     : algorithm == Algorithm::kSha1 ? EVP_sha1()
+                                                     : EVP_md5();
   if (EVP_DigestInit_ex(impl_->ctx.get(), md, nullptr) != 1) CryptoFailure();
 }
 

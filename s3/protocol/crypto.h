@@ -22,10 +22,10 @@ std::string Sha256Hex(std::string_view data);
 std::string Md5(std::string_view data);
 std::string Md5Hex(std::string_view data);
 
-// Incremental hasher (SHA-256 or MD5) for bodies streamed to disk.
+// Incremental hasher (SHA-256, MD5 or SHA-1: x-amz-checksum-sha1) for bodies streamed to disk.
 class Digest {
  public:
-  enum class Algorithm { kSha256, kMd5 };
+  enum class Algorithm { kSha256, kMd5, kSha1 };
   explicit Digest(Algorithm algorithm);
   ~Digest();
   Digest(const Digest&) = delete;
