@@ -387,6 +387,19 @@ http::Handler::Started S3Service::Start(http::Request request) {
     return ErrorResponse(req, code, std::string(verified.status().message()));
   }
   req.auth = std::move(*verified);
+  // A request without a body that claims the hash of one: the body exchanges check every body,
+  // this is the check for the requests that have none (AWS answers the same).
+  if (!req.http.has_body &&
+      s3::ClassifyPayloadClaim(req.auth.payload_hash) == s3::PayloadClaim::kSha256) {
+    std::string claim = req.auth.payload_hash;
+    for (char& c : claim) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (claim != s3::kEmptyPayloadSha256) {
+      return ErrorResponse(req, "XAmzContentSHA256Mismatch",
+                           "The provided 'x-amz-content-sha256' header does not match what was "
+                           "computed.",
+                           400);
+    }
+  }
   const s3api::Context ctx{store_, options_, archive_, faults_};
 
   // S3 over RDMA control (hipobj-rc-v2): ".hipobj-rc" is not a valid bucket name either.

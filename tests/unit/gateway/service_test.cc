@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -101,6 +102,57 @@ struct Fixture {
     auto started = service->Start(std::move(h));
     REQUIRE(std::holds_alternative<http::Response>(started));
     return std::move(std::get<http::Response>(started));
+  }
+
+  // A request signed with exactly `signed_headers` (plus what SignRequest adds: x-amz-date and
+  // x-amz-content-sha256 = payload_hash), then `added` appended unsigned. The body is made after
+  // signing from the chunk signing context of the request (for aws-chunked bodies).
+  struct Raw {
+    std::string method = "PUT";
+    std::string path;
+    std::string query;
+    std::string payload_hash = "UNSIGNED-PAYLOAD";
+    std::vector<std::pair<std::string, std::string>> signed_headers;
+    std::vector<std::pair<std::string, std::string>> added;
+    std::function<std::string(const s3::ChunkSigningContext&)> body;
+    size_t feed = 4096;  // bytes per OnBody call
+  };
+  http::Response SendRaw(const Raw& raw) {
+    s3::SignableRequest req;
+    req.method = raw.method;
+    req.encoded_path = raw.path;
+    req.raw_query = raw.query;
+    req.headers = {{"host", "127.0.0.1:7070"}};
+    req.headers.insert(req.headers.end(), raw.signed_headers.begin(), raw.signed_headers.end());
+    req.payload_hash = raw.payload_hash;
+    s3::SigV4Params params;
+    params.time = std::chrono::system_clock::now();
+    s3::SignRequest(req, s3::Credentials{"AK", "SK", ""}, params);
+    std::string auth;
+    for (const auto& [n, v] : req.headers) {
+      if (n == "authorization") auth = v;
+    }
+    const std::string date = s3::FormatAmzDate(params.time);
+    const s3::ChunkSigningContext ctx{
+        .signing_key = s3::SigningKey("SK", date.substr(0, 8), "us-east-1", "s3"),
+        .amz_date = date,
+        .scope = date.substr(0, 8) + "/us-east-1/s3/aws4_request",
+        .seed_signature = auth.substr(auth.size() - 64)};
+    const std::string body = raw.body ? raw.body(ctx) : std::string();
+    http::Request h;
+    h.method = raw.method;
+    h.target = raw.path + (raw.query.empty() ? "" : "?" + raw.query);
+    h.headers = req.headers;
+    h.headers.insert(h.headers.end(), raw.added.begin(), raw.added.end());
+    h.has_body = !body.empty();
+    h.request_id = "TEST";
+    auto started = service->Start(std::move(h));
+    if (auto* r = std::get_if<http::Response>(&started)) return std::move(*r);
+    auto& ex = std::get<std::unique_ptr<http::Exchange>>(started);
+    for (size_t off = 0; off < body.size(); off += raw.feed) {
+      ex->OnBody(std::string_view(body).substr(off, raw.feed));
+    }
+    return ex->Finish();
   }
 
   static std::string Code(const http::Response& r) {
@@ -308,6 +360,211 @@ TEST_CASE("service: CopyObject refuses hostile sources and unknown storage class
                        {{"x-amz-copy-source", "/bkt/src"}, {"x-amz-storage-class", "BOGUS"}});
   CHECK(Fixture::Code(bad_sc) == "InvalidStorageClass");
   CHECK(f.Send("PUT", "/bkt/dst", "", "", {{"x-amz-copy-source", "/bkt/src"}}).status == 200);
+}
+
+// ---- issue 17, security items 1-4 ----
+
+TEST_CASE("service: x-amz-* headers that are not signed are refused, nothing is acted on") {
+  Fixture f;
+  REQUIRE(f.Call("PUT", "/bkt").status == 200);
+  REQUIRE(f.Send("PUT", "/bkt/obj", "", "the source").status == 200);
+  REQUIRE(f.Send("PUT", "/bkt/victim", "", "the victim").status == 200);
+  // Signed host;x-amz-content-sha256;x-amz-date, then x-amz-copy-source added: the report's
+  // attack, which made victim a copy of obj.
+  for (const auto& extra :
+       std::vector<std::pair<std::string, std::string>>{{"x-amz-copy-source", "/bkt/obj"},
+                                                        {"x-amz-meta-owner", "mallory"},
+                                                        {"X-Amz-Storage-Class", "GLACIER"}}) {
+    CAPTURE(extra.first);
+    auto r = f.SendRaw({.path = "/bkt/victim",
+                        .payload_hash = std::string(s3::kEmptyPayloadSha256),
+                        .added = {extra}});
+    CHECK(r.status == 403);
+    CHECK(Fixture::Code(r) == "AccessDenied");
+    CHECK(r.body.find("There were headers present in the request which were not signed") !=
+          std::string::npos);
+  }
+  std::ifstream in(f.dir + "/root/bkt/victim");
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "the victim");
+  // The same headers, signed, are acted on.
+  auto copied = f.SendRaw({.path = "/bkt/victim",
+                           .payload_hash = std::string(s3::kEmptyPayloadSha256),
+                           .signed_headers = {{"x-amz-copy-source", "/bkt/obj"}}});
+  CHECK(copied.status == 200);
+}
+
+TEST_CASE("service: x-amz-content-sha256 must be a documented value and match the body") {
+  Fixture f;
+  REQUIRE(f.Call("PUT", "/bkt").status == 200);
+  auto body_of = [](std::string text) {
+    return [text](const s3::ChunkSigningContext&) { return text; };
+  };
+  std::string upper_other = s3::Sha256Hex("other data");
+  for (char& c : upper_other) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  // An upper-case hash of other data was stored before (only lower case was checked).
+  auto r = f.SendRaw({.path = "/bkt/a", .payload_hash = upper_other, .body = body_of("data")});
+  CHECK(r.status == 400);
+  CHECK(Fixture::Code(r) == "XAmzContentSHA256Mismatch");
+  CHECK_FALSE(fs::exists(f.dir + "/root/bkt/a"));
+  for (const std::string& claim : {std::string("zz-not-hex"), std::string(64, 'z'),
+                                   std::string("STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD")}) {
+    CAPTURE(claim);
+    auto bad = f.SendRaw({.path = "/bkt/a", .payload_hash = claim, .body = body_of("data")});
+    CHECK(bad.status == 400);
+    CHECK(Fixture::Code(bad) == "InvalidArgument");
+    CHECK_FALSE(fs::exists(f.dir + "/root/bkt/a"));
+  }
+  // The right hash in upper case is accepted.
+  std::string upper = s3::Sha256Hex("data");
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  CHECK(f.SendRaw({.path = "/bkt/a", .payload_hash = upper, .body = body_of("data")}).status ==
+        200);
+  // A request without a body claiming the hash of one.
+  auto get = f.SendRaw({.method = "GET", .path = "/bkt/a", .payload_hash = s3::Sha256Hex("x")});
+  CHECK(get.status == 400);
+  CHECK(Fixture::Code(get) == "XAmzContentSHA256Mismatch");
+}
+
+// An aws-chunked body of `data` in chunks of `chunk` bytes, signed from ctx (or, with
+// `zero_from` set, every signature from that chunk on replaced by 64 zeros).
+std::string SignedChunked(const s3::ChunkSigningContext& ctx, const std::string& data, size_t chunk,
+                          size_t zero_from = SIZE_MAX) {
+  std::string out;
+  std::string prev = ctx.seed_signature;
+  size_t n = 0;
+  for (size_t off = 0;; off += chunk, ++n) {
+    const std::string piece = data.substr(std::min(off, data.size()), chunk);
+    std::string sig = s3::ChunkSignature(ctx, prev, s3::Sha256Hex(piece));
+    prev = sig;
+    if (n >= zero_from) sig = std::string(64, '0');
+    char size[32];
+    std::snprintf(size, sizeof(size), "%zx", piece.size());
+    out += std::string(size) + ";chunk-signature=" + sig + "\r\n" + piece + "\r\n";
+    if (piece.empty()) break;
+  }
+  return out;
+}
+
+TEST_CASE("service: aws-chunked chunk signatures are verified before anything is stored") {
+  Fixture f;
+  REQUIRE(f.Call("PUT", "/bkt").status == 200);
+  std::string data(200000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 % 251);
+  const std::vector<std::pair<std::string, std::string>> headers = {
+      {"content-encoding", "aws-chunked"},
+      {"x-amz-decoded-content-length", std::to_string(data.size())}};
+  auto good = f.SendRaw(
+      {.path = "/bkt/chunked",
+       .payload_hash = std::string(s3::kStreamingSignedPayload),
+       .signed_headers = headers,
+       .body = [&](const s3::ChunkSigningContext& c) { return SignedChunked(c, data, 65536); },
+       .feed = 1000});
+  REQUIRE(good.status == 200);
+  {
+    std::ifstream in(f.dir + "/root/bkt/chunked", std::ios::binary);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == data);
+  }
+  // A chunk signed 000...0 (the report), the final chunk's signature wrong, a signature from
+  // another request: 403 SignatureDoesNotMatch, nothing stored.
+  for (size_t zero_from : {size_t{0}, size_t{2}, size_t{4}}) {
+    CAPTURE(zero_from);
+    auto bad = f.SendRaw({.path = "/bkt/forged",
+                          .payload_hash = std::string(s3::kStreamingSignedPayload),
+                          .signed_headers = headers,
+                          .body = [&](const s3::ChunkSigningContext& c) {
+                            return SignedChunked(c, data, 65536, zero_from);
+                          }});
+    CHECK(bad.status == 403);
+    CHECK(Fixture::Code(bad) == "SignatureDoesNotMatch");
+    CHECK_FALSE(fs::exists(f.dir + "/root/bkt/forged"));
+  }
+  auto replayed = f.SendRaw({.path = "/bkt/forged",
+                             .payload_hash = std::string(s3::kStreamingSignedPayload),
+                             .signed_headers = headers,
+                             .body = [&](const s3::ChunkSigningContext& c) {
+                               s3::ChunkSigningContext other = c;
+                               other.seed_signature = std::string(64, 'a');
+                               return SignedChunked(other, data, 65536);
+                             }});
+  CHECK(Fixture::Code(replayed) == "SignatureDoesNotMatch");
+  CHECK_FALSE(fs::exists(f.dir + "/root/bkt/forged"));
+  // No temporary file is left behind by the refusals.
+  CHECK(fs::is_empty(f.dir + "/root/.reelfs-gateway/tmp"));
+
+  // STREAMING-UNSIGNED-PAYLOAD-TRAILER: the trailing checksum is verified.
+  for (const bool right : {true, false}) {
+    CAPTURE(right);
+    auto r = f.SendRaw({.path = right ? "/bkt/trailer-ok" : "/bkt/trailer-bad",
+                        .payload_hash = std::string(s3::kStreamingUnsignedPayloadTrailer),
+                        .signed_headers = {{"content-encoding", "aws-chunked"},
+                                           {"x-amz-decoded-content-length", "3"},
+                                           {"x-amz-trailer", "x-amz-checksum-crc32"}},
+                        .body = [&](const s3::ChunkSigningContext&) {
+                          return std::string("3\r\n") + (right ? "abc" : "abd") +
+                                 "\r\n0\r\nx-amz-checksum-crc32:NSRBwg==\r\n\r\n";
+                        }});
+    CHECK(r.status == (right ? 200 : 400));
+    if (!right) CHECK(Fixture::Code(r) == "BadDigest");
+    CHECK(fs::exists(f.dir + (right ? "/root/bkt/trailer-ok" : "/root/bkt/trailer-bad")) == right);
+  }
+}
+
+TEST_CASE("service: a directory symlink planted in the root answers like a missing key") {
+  Fixture f;
+  REQUIRE(f.Call("PUT", "/bkt").status == 200);
+  REQUIRE(f.Send("PUT", "/bkt/real", "", "real object").status == 200);
+  const std::string outside = f.dir + "/outside";
+  fs::create_directories(outside);
+  { std::ofstream(outside + "/secret") << "top secret"; }
+  fs::create_directory_symlink(outside, f.dir + "/root/bkt/link");
+  fs::create_directory_symlink(outside, f.dir + "/root/bkt/link2");
+
+  for (const char* method : {"GET", "HEAD"}) {
+    for (const char* key : {"/bkt/link/secret", "/bkt/link/", "/bkt/link/none/deeper"}) {
+      CAPTURE(method);
+      CAPTURE(key);
+      auto r = f.Call(method, key);
+      CHECK(r.status == 404);
+      if (std::string(method) == "GET") CHECK(Fixture::Code(r) == "NoSuchKey");
+    }
+  }
+  auto list = f.Call("GET", "/bkt", "list-type=2&prefix=link");
+  CHECK(list.status == 200);
+  CHECK(list.body.find("secret") == std::string::npos);
+  CHECK(list.body.find("<KeyCount>0</KeyCount>") != std::string::npos);
+  auto copy = f.SendRaw({.path = "/bkt/dst",
+                         .payload_hash = std::string(s3::kEmptyPayloadSha256),
+                         .signed_headers = {{"x-amz-copy-source", "/bkt/link/secret"}}});
+  CHECK(copy.status == 404);
+  CHECK(Fixture::Code(copy) == "NoSuchKey");
+  CHECK(f.Call("DELETE", "/bkt/link2/secret").status == 204);
+  CHECK(fs::exists(outside + "/secret"));
+
+  // A PUT below the link behaves as below a missing directory: stored in the bucket, never in
+  // the link's target.
+  CHECK(f.Send("PUT", "/bkt/link/new", "", "mine").status == 200);
+  CHECK_FALSE(fs::exists(outside + "/new"));
+  CHECK(f.Call("GET", "/bkt/link/new").status == 200);
+  CHECK(f.Call("GET", "/bkt/link/secret").status == 404);
+
+  // Multipart completion below a link, likewise.
+  fs::create_directory_symlink(outside, f.dir + "/root/bkt/link3");
+  auto created = f.Call("POST", "/bkt/link3/mp", "uploads=");
+  REQUIRE(created.status == 200);
+  const size_t a = created.body.find("<UploadId>") + 10;
+  const std::string upload_id = created.body.substr(a, created.body.find("</UploadId>") - a);
+  auto part = f.Send("PUT", "/bkt/link3/mp", "partNumber=1&uploadId=" + upload_id, "part one");
+  REQUIRE(part.status == 200);
+  std::string etag;
+  for (const auto& [n, v] : part.headers) {
+    if (n == "ETag") etag = v;
+  }
+  const std::string complete = "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>" +
+                               etag + "</ETag></Part></CompleteMultipartUpload>";
+  auto done = f.Send("POST", "/bkt/link3/mp", "uploadId=" + upload_id, complete);
+  CHECK(done.status == 200);
+  CHECK_FALSE(fs::exists(outside + "/mp"));
+  CHECK(fs::exists(outside + "/secret"));
 }
 
 }  // namespace
