@@ -46,13 +46,47 @@ Result<UniqueFd> OpenDirAt(int dir_fd, const char* name) {
   return UniqueFd(fd);
 }
 
+std::string RandomHex(size_t bytes);
+
+bool IsSymlinkAt(int dir_fd, const char* name) {
+  struct stat st {};
+  return ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
+// A symlink planted in the root is not part of the namespace: for a write below it the gateway
+// does what it does for a missing directory, creating one in the link's place (as a PUT of the
+// link's own key replaces the link). The swap is atomic (RENAME_EXCHANGE), and what was swapped
+// out is removed only if it still is a symlink: an object published there meanwhile is put back.
+// Returns the new directory's fd, or -1 with errno set.
+int ReplaceSymlinkWithDir(int dir_fd, const std::string& comp) {
+  const std::string tmp = ".reelfs-gateway-mkdir-" + RandomHex(8);
+  if (::mkdirat(dir_fd, tmp.c_str(), 0755) != 0) return -1;
+  if (::renameat2(dir_fd, tmp.c_str(), dir_fd, comp.c_str(), RENAME_EXCHANGE) != 0) {
+    const int err = errno;
+    ::unlinkat(dir_fd, tmp.c_str(), AT_REMOVEDIR);
+    errno = err;
+    return -1;
+  }
+  if (IsSymlinkAt(dir_fd, tmp.c_str())) {
+    ::unlinkat(dir_fd, tmp.c_str(), 0);
+  } else {
+    ::renameat2(dir_fd, tmp.c_str(), dir_fd, comp.c_str(), RENAME_EXCHANGE);
+    ::unlinkat(dir_fd, tmp.c_str(), AT_REMOVEDIR);
+    errno = ENOTDIR;
+    return -1;
+  }
+  return ::openat(dir_fd, comp.c_str(), kDirFlags);
+}
+
 // Classifies why a directory component could not be opened.
 Status ComponentError(int dir_fd, const std::string& comp, int err, bool creating) {
   struct stat st {};
   if (::fstatat(dir_fd, comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISLNK(st.st_mode)) {
-      return S3CodeError(StatusCode::kPermissionDenied, "AccessDenied", 403,
-                         "path component is a symlink; refused");
+      // Never followed, never listed, never told apart from a missing key (a 403 here would
+      // reveal that the link exists).
+      return S3CodeError(StatusCode::kNotFound, "NoSuchKey", 404,
+                         "The specified key does not exist.");
     }
     if (!S_ISDIR(st.st_mode)) {
       if (creating) {
@@ -73,6 +107,10 @@ Status WalkDirs(int start_fd, const std::vector<std::string>& comps, size_t coun
   for (size_t i = 0; i < count; ++i) {
     const std::string& comp = comps[i];
     int fd = ::openat(cur, comp.c_str(), kDirFlags);
+    if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && create &&
+        IsSymlinkAt(cur, comp.c_str())) {
+      fd = ReplaceSymlinkWithDir(cur, comp);
+    }
     if (fd < 0 && errno == ENOENT && create) {
       if (::mkdirat(cur, comp.c_str(), 0755) != 0 && errno != EEXIST) {
         int err = errno;
@@ -310,10 +348,7 @@ Result<FsRoot::OpenedObject> FsRoot::OpenObject(const std::string& bucket,
   bool marker = IsDirectoryMarker(key);
   size_t dirs = marker ? comps.size() : comps.size() - 1;
   Status st = WalkDirs(bucket_fd.get(), comps, dirs, false, &levels);
-  if (!st.ok()) {
-    if (st.detail().s3_code == "AccessDenied") return st;
-    return NoSuchKey(key);
-  }
+  if (!st.ok()) return NoSuchKey(key);
   int parent = levels.empty() ? bucket_fd.get() : levels.back().get();
   OpenedObject out;
   if (marker) {
@@ -377,6 +412,10 @@ Result<FileStat> FsRoot::MakeMarker(const std::string& bucket, std::string_view 
   REELFS_RETURN_IF_ERROR(WalkDirs(bucket_fd.get(), comps, comps.size() - 1, true, &levels));
   int parent = levels.empty() ? bucket_fd.get() : levels.back().get();
   const char* leaf = comps.back().c_str();
+  if (IsSymlinkAt(parent, leaf)) {
+    const int fd = ReplaceSymlinkWithDir(parent, comps.back());
+    if (fd >= 0) ::close(fd);
+  }
   if (::mkdirat(parent, leaf, 0755) != 0 && errno != EEXIST) {
     return ErrnoToStatus(errno, "mkdir marker");
   }

@@ -3,11 +3,13 @@
 // Layout: ROOT/<bucket>/<key path>; ROOT/.reelfs-gateway/{tmp,uploads}/ are internal. Paths are
 // never built as strings and handed to open(2): each component is opened with openat(2) and
 // O_NOFOLLOW from the bucket's directory fd, so a symlink planted in the root (or a key that
-// slipped past validation) cannot reach a file outside it. Keys must be validated
+// slipped past validation) cannot reach a file outside it. Such a symlink is not part of the
+// namespace: reads through it are NoSuchKey like any missing key, and a write below it (or onto
+// it) replaces the link with what it writes, never touching the target. Keys must be validated
 // (key_validation.h) before they get here.
 //
 // Errors carry detail().s3_code for the API layer: NoSuchBucket, NoSuchKey, ObjectParentIsFile,
-// ExistingObjectIsDirectory, BucketNotEmpty, BucketAlreadyOwnedByYou, AccessDenied (symlink).
+// ExistingObjectIsDirectory, BucketNotEmpty, BucketAlreadyOwnedByYou.
 //
 // Thread-safety: FsRoot is safe to use from many threads (it holds only directory fds); a
 // TmpFile has a single owner.

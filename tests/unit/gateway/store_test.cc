@@ -71,17 +71,39 @@ TEST_CASE("FsRoot: symlinks planted in the root are never followed") {
   fs::create_directory_symlink(outside.path, dir.path + "/root/bkt/link");
   fs::create_symlink(outside.path + "/secret", dir.path + "/root/bkt/file-link");
 
-  // Reads through the links fail.
-  CHECK_FALSE((*root)->OpenObject("bkt", "link/secret").ok());
-  CHECK_FALSE((*root)->OpenObject("bkt", "file-link").ok());
+  // Reads through the links are NoSuchKey, as for any missing key: an AccessDenied would tell a
+  // client that something is there (issue 17).
+  for (const char* key : {"link/secret", "file-link", "link/", "link/sub/deeper"}) {
+    CAPTURE(key);
+    auto opened = (*root)->OpenObject("bkt", key);
+    REQUIRE_FALSE(opened.ok());
+    CHECK(opened.status().detail().s3_code == "NoSuchKey");
+    CHECK(opened.status().detail().http_status == 404);
+  }
 
-  // Writes through the directory link are refused and nothing appears outside.
+  // A write below the directory link creates a directory in the link's place, as for a missing
+  // directory; nothing appears outside and the link's target is untouched.
   auto tmp = (*root)->CreateTmp("t");
   REQUIRE(tmp.ok());
-  REQUIRE(tmp->Write("pwned").ok());
+  REQUIRE(tmp->Write("mine").ok());
   auto published = (*root)->Publish(*tmp, "bkt", "link/new");
-  CHECK_FALSE(published.ok());
+  REQUIRE_MESSAGE(published.ok(), published.status().ToString());
   CHECK_FALSE(fs::exists(outside.path + "/new"));
+  CHECK(ReadFile(outside.path + "/secret") == "top secret");
+  CHECK_FALSE(fs::is_symlink(dir.path + "/root/bkt/link"));
+  CHECK(ReadFile(dir.path + "/root/bkt/link/new") == "mine");
+  CHECK_FALSE((*root)->OpenObject("bkt", "link/secret").ok());
+  // So does a directory marker onto a link.
+  fs::create_directory_symlink(outside.path, dir.path + "/root/bkt/mlink");
+  REQUIRE((*root)->MakeMarker("bkt", "mlink/").ok());
+  CHECK_FALSE(fs::is_symlink(dir.path + "/root/bkt/mlink"));
+  CHECK(fs::is_directory(dir.path + "/root/bkt/mlink"));
+  CHECK(fs::exists(outside.path + "/secret"));
+  // No temporary directory is left behind in the bucket.
+  for (const auto& e : fs::directory_iterator(dir.path + "/root/bkt")) {
+    CHECK(e.path().filename().string().find("reelfs-gateway-mkdir") == std::string::npos);
+  }
+  fs::create_directory_symlink(outside.path, dir.path + "/root/bkt/link2");
 
   // Overwriting the file link replaces the link itself, never its target.
   auto tmp2 = (*root)->CreateTmp("t");
@@ -92,8 +114,14 @@ TEST_CASE("FsRoot: symlinks planted in the root are never followed") {
   CHECK_FALSE(fs::is_symlink(dir.path + "/root/bkt/file-link"));
 
   // Deleting through the link does nothing outside.
-  CHECK((*root)->RemoveObject("bkt", "link/secret", nullptr).ok());
+  CHECK((*root)->RemoveObject("bkt", "link2/secret", nullptr).ok());
   CHECK(fs::exists(outside.path + "/secret"));
+  // Listing never enters the link.
+  std::vector<std::string> listed;
+  REQUIRE((*root)
+              ->Walk("bkt", [&](const std::string& k, const FileStat&) { listed.push_back(k); })
+              .ok());
+  for (const auto& k : listed) CHECK(k.find("secret") == std::string::npos);
 
   // A bucket that is a symlink is not a bucket.
   fs::create_directory_symlink(outside.path, dir.path + "/root/linkbucket");
