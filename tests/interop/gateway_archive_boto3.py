@@ -29,7 +29,7 @@ def skip(why):
 
 try:
     import boto3
-    from botocore.auth import SigV4Auth
+    from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.config import Config
     from botocore.credentials import Credentials
@@ -64,10 +64,11 @@ class Gateway:
         self.endpoint = line.split(" on ", 1)[1]
 
     def admin(self, method, name, query=""):
-        """A SigV4-signed admin request (as curl --aws-sigv4 would send it)."""
+        """A SigV4-signed admin request (as curl --aws-sigv4 -H 'x-amz-content-sha256: ...' would
+        send it: S3 header auth needs the signed payload hash)."""
         url = f"{self.endpoint}/_reelfs/admin/{name}" + (f"?{query}" if query else "")
         req = AWSRequest(method=method, url=url, data=b"")
-        SigV4Auth(Credentials(ACCESS, SECRET), "s3", "us-east-1").add_auth(req)
+        S3SigV4Auth(Credentials(ACCESS, SECRET), "s3", "us-east-1").add_auth(req)
         prepared = req.prepare()
         r = urllib.request.Request(url, method=method, headers=dict(prepared.headers), data=None)
         with urllib.request.urlopen(r, timeout=60) as resp:
