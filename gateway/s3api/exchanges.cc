@@ -4,6 +4,7 @@
 
 #include "gateway/s3api/internal.h"
 #include "s3/protocol/aws_chunked.h"
+#include "s3/protocol/checksum.h"
 #include "s3/protocol/crypto.h"
 
 namespace reelfs::gateway::s3api {
@@ -22,13 +23,30 @@ class BodyChecks {
       }
     }
     if (const std::string* md5 = req.Header("content-md5")) content_md5_ = *md5;
+    // x-amz-checksum-<algorithm> (what current SDKs send instead of Content-MD5) covers the body,
+    // except on CompleteMultipartUpload, where it names the assembled object's checksum.
+    const bool complete = req.http.method == "POST" && req.Has("uploadId");
+    for (const auto& [name, value] : req.http.headers) {
+      std::optional<s3::Checksum::Algorithm> alg = s3::Checksum::FromHeaderName(name);
+      if (!alg || complete) continue;
+      if (checksum_) {
+        setup_error_ = S3CodeError(StatusCode::kInvalidArgument, "InvalidRequest", 400,
+                                   "Expecting a single x-amz-checksum- header");
+        break;
+      }
+      checksum_.emplace(*alg);
+      checksum_name_ = name;
+      checksum_value_ = value;
+    }
   }
   void Update(std::string_view decoded, std::string_view raw) {
     if (check_sha256_) sha256_.Update(raw);
     md5_.Update(decoded);
+    if (checksum_) checksum_->Update(decoded);
   }
   // Returns the hex MD5 of the decoded body, or the error to answer.
   Result<std::string> Finish() {
+    REELFS_RETURN_IF_ERROR(setup_error_);
     std::string md5 = md5_.Finish();
     if (check_sha256_ && s3::HexEncode(sha256_.Finish()) != claim_) {
       return S3CodeError(StatusCode::kInvalidArgument, "XAmzContentSHA256Mismatch", 400,
@@ -39,6 +57,11 @@ class BodyChecks {
       return S3CodeError(StatusCode::kInvalidArgument, "BadDigest", 400,
                          "The Content-MD5 you specified did not match what we received.");
     }
+    if (checksum_ && checksum_->FinishBase64() != checksum_value_) {
+      return S3CodeError(
+          StatusCode::kInvalidArgument, "BadDigest", 400,
+          "The " + checksum_name_ + " you specified did not match the calculated checksum.");
+    }
     return s3::HexEncode(md5);
   }
 
@@ -48,6 +71,10 @@ class BodyChecks {
   bool check_sha256_ = false;
   std::string claim_;  // lower case
   std::string content_md5_;
+  std::optional<s3::Checksum> checksum_;
+  std::string checksum_name_;
+  std::string checksum_value_;
+  Status setup_error_;
 };
 
 bool IsAwsChunked(const S3Request& req) {
@@ -128,24 +155,39 @@ class UploadExchange : public http::Exchange {
 
 class BufferedExchange : public http::Exchange {
  public:
-  BufferedExchange(Context ctx, S3Request req, BufferedDone done)
-      : ctx_(ctx), req_(std::move(req)), done_(std::move(done)), checks_(req_) {}
+  BufferedExchange(Context ctx, S3Request req, BufferedDone done,
+                   std::optional<s3::AwsChunkedDecoder> decoder)
+      : ctx_(ctx),
+        req_(std::move(req)),
+        done_(std::move(done)),
+        checks_(req_),
+        decoder_(std::move(decoder)) {}
 
   void OnBody(std::string_view chunk) override {
-    if (too_big_) return;
-    if (body_.size() + chunk.size() > ctx_.options.max_xml_body) {
+    if (too_big_ || !error_.ok()) return;
+    std::string_view payload = chunk;
+    if (decoder_) {
+      decoded_.clear();
+      error_ = decoder_->Feed(chunk, &decoded_);
+      if (!error_.ok()) return;
+      payload = decoded_;
+    }
+    if (body_.size() + payload.size() > ctx_.options.max_xml_body) {
       too_big_ = true;
       body_.clear();
       return;
     }
-    checks_.Update(chunk, chunk);
-    body_.append(chunk);
+    checks_.Update(payload, chunk);
+    body_.append(payload);
   }
 
   http::Response Finish() override {
     if (too_big_) {
       return ErrorResponse(req_, "MaxMessageLengthExceeded", "Your request was too big.", 400);
     }
+    // An aws-chunked XML body is verified like an upload's before it is acted on.
+    if (error_.ok() && decoder_) error_ = decoder_->Finish();
+    if (!error_.ok()) return ErrorResponse(req_, error_);
     auto md5 = checks_.Finish();
     if (!md5.ok()) return ErrorResponse(req_, md5.status());
     return done_(req_, std::move(body_));
@@ -156,8 +198,11 @@ class BufferedExchange : public http::Exchange {
   S3Request req_;
   BufferedDone done_;
   BodyChecks checks_;
+  std::optional<s3::AwsChunkedDecoder> decoder_;
+  std::string decoded_;
   std::string body_;
   bool too_big_ = false;
+  Status error_;
 };
 
 }  // namespace
@@ -185,11 +230,14 @@ Started StartUpload(Context ctx, S3Request req, std::string_view purpose, Upload
 }
 
 Started StartBuffered(Context ctx, S3Request req, BufferedDone done) {
+  auto decoder = DecoderFor(req);
+  if (!decoder.ok()) return ErrorResponse(req, decoder.status());
   if (!req.http.has_body) {
-    BufferedExchange ex(ctx, std::move(req), std::move(done));
+    BufferedExchange ex(ctx, std::move(req), std::move(done), std::move(*decoder));
     return ex.Finish();
   }
-  return std::make_unique<BufferedExchange>(ctx, std::move(req), std::move(done));
+  return std::make_unique<BufferedExchange>(ctx, std::move(req), std::move(done),
+                                            std::move(*decoder));
 }
 
 }  // namespace reelfs::gateway::s3api

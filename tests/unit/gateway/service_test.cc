@@ -509,6 +509,62 @@ TEST_CASE("service: aws-chunked chunk signatures are verified before anything is
   }
 }
 
+TEST_CASE("service: x-amz-checksum-* headers are verified; XML bodies may be aws-chunked") {
+  Fixture f;
+  REQUIRE(f.Call("PUT", "/bkt").status == 200);
+  auto body_of = [](std::string text) {
+    return [text](const s3::ChunkSigningContext&) { return text; };
+  };
+  // CRC32("abc") = NSRBwg== (what boto3 sends on PutObject, UploadPart and DeleteObjects).
+  auto ok = f.SendRaw({.path = "/bkt/crc-ok",
+                       .signed_headers = {{"x-amz-checksum-crc32", "NSRBwg=="}},
+                       .body = body_of("abc")});
+  CHECK(ok.status == 200);
+  auto bad = f.SendRaw({.path = "/bkt/crc-bad",
+                        .signed_headers = {{"x-amz-checksum-crc32", "NSRBwg=="}},
+                        .body = body_of("abd")});
+  CHECK(bad.status == 400);
+  CHECK(Fixture::Code(bad) == "BadDigest");
+  CHECK_FALSE(fs::exists(f.dir + "/root/bkt/crc-bad"));
+  auto two = f.SendRaw(
+      {.path = "/bkt/crc-two",
+       .signed_headers = {{"x-amz-checksum-crc32", "NSRBwg=="}, {"x-amz-checksum-sha256", "x"}},
+       .body = body_of("abc")});
+  CHECK(Fixture::Code(two) == "InvalidRequest");
+  CHECK_FALSE(fs::exists(f.dir + "/root/bkt/crc-two"));
+
+  // DeleteObjects: a wrong checksum deletes nothing; an aws-chunked body is verified first.
+  const std::string xml = "<Delete><Object><Key>crc-ok</Key></Object></Delete>";
+  auto del_bad = f.SendRaw({.method = "POST",
+                            .path = "/bkt",
+                            .query = "delete=",
+                            .signed_headers = {{"x-amz-checksum-crc32", "NSRBwg=="}},
+                            .body = body_of(xml)});
+  CHECK(Fixture::Code(del_bad) == "BadDigest");
+  CHECK(fs::exists(f.dir + "/root/bkt/crc-ok"));
+  const std::vector<std::pair<std::string, std::string>> chunked = {
+      {"content-encoding", "aws-chunked"},
+      {"x-amz-decoded-content-length", std::to_string(xml.size())}};
+  auto del_forged = f.SendRaw(
+      {.method = "POST",
+       .path = "/bkt",
+       .query = "delete=",
+       .payload_hash = std::string(s3::kStreamingSignedPayload),
+       .signed_headers = chunked,
+       .body = [&](const s3::ChunkSigningContext& c) { return SignedChunked(c, xml, 65536, 0); }});
+  CHECK(Fixture::Code(del_forged) == "SignatureDoesNotMatch");
+  CHECK(fs::exists(f.dir + "/root/bkt/crc-ok"));
+  auto del = f.SendRaw(
+      {.method = "POST",
+       .path = "/bkt",
+       .query = "delete=",
+       .payload_hash = std::string(s3::kStreamingSignedPayload),
+       .signed_headers = chunked,
+       .body = [&](const s3::ChunkSigningContext& c) { return SignedChunked(c, xml, 65536); }});
+  CHECK(del.status == 200);
+  CHECK_FALSE(fs::exists(f.dir + "/root/bkt/crc-ok"));
+}
+
 TEST_CASE("service: a directory symlink planted in the root answers like a missing key") {
   Fixture f;
   REQUIRE(f.Call("PUT", "/bkt").status == 200);
