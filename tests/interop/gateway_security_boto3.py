@@ -7,7 +7,7 @@
    'zz-not-hex' -> InvalidArgument, nothing stored; the right hash in upper case is stored.
 3. aws-chunked STREAMING-AWS4-HMAC-SHA256-PAYLOAD with a seed signed by botocore and chunk
    signatures chained from it: stored; a chunk signed 000...0 -> 403 SignatureDoesNotMatch,
-   nothing stored. Then whatever boto3 itself sends for put_object / upload_file (checksums,
+   nothing stored; a wrong x-amz-checksum-crc32 -> 400 BadDigest. Then whatever boto3 itself sends for put_object / upload_file (checksums,
    aws-chunked where it uses it) must still be accepted, byte for byte.
 4. A directory symlink planted in the root: GET/HEAD through it -> 404 NoSuchKey.
 
@@ -156,6 +156,11 @@ try:
     upper = hashlib.sha256(b"data").hexdigest().upper()
     code, _ = raw("PUT", "/bkt/a", signed("PUT", "/bkt/a", b"data", upper), b"data")
     check(code == 200 and read("bkt/a") == b"data", f"the right hash in upper case -> 200 ({code})")
+
+    h = signed("PUT", "/bkt/crc", b"data", headers={"x-amz-checksum-crc32": "AAAAAA=="})
+    code, body = raw("PUT", "/bkt/crc", h, b"data")
+    check(code == 400 and b"BadDigest" in body, f"a wrong x-amz-checksum-crc32 -> 400 BadDigest ({code})")
+    check(not os.path.exists(os.path.join(root, "bkt/crc")), "nothing stored")
 
     print("== 3. aws-chunked chunk signatures")
     data = os.urandom(150000)
