@@ -145,7 +145,8 @@ struct VerifiedRequest {
 // with header auth must carry x-amz-content-sha256 (400 InvalidRequest) holding a value
 // ClassifyPayloadClaim knows (400 InvalidArgument).
 // VerifiedRequest::payload_hash is x-amz-content-sha256 as sent (req.payload_hash if set, the
-// empty-body hash if neither) or UNSIGNED-PAYLOAD for presigned URLs.
+// empty-body hash if neither); for presigned URLs UNSIGNED-PAYLOAD, or the hash a signed
+// x-amz-content-sha256 header sent along names.
 Result<VerifiedRequest> VerifyRequest(const SignableRequest& req, const SecretLookup& lookup,
                                       std::chrono::system_clock::time_point now,
                                       std::chrono::seconds max_skew = std::chrono::minutes(15));
