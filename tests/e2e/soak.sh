@@ -109,6 +109,7 @@ now() { "$PY" -c 'import time; print(f"{time.monotonic():.3f}")'; }
 # faults_fired: how many injected faults this gateway process has fired so far (admin metrics).
 faults_fired() {
   curl -sS --max-time 5 --aws-sigv4 "aws:amz:us-east-1:s3" --user "$GW_ACCESS_KEY:$GW_SECRET_KEY" \
+    -H "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" \
     "$ENDPOINT/_reelfs/admin/metrics" 2>/dev/null |
     "$PY" -c 'import json,sys; print(sum(r["fired"] for r in json.load(sys.stdin)["http_faults"]))' \
     2>/dev/null || echo 0

@@ -36,7 +36,9 @@ for i in 1 2 3 4; do head -c 1500000 /dev/urandom >"$ROOT/hot/obj-$i"; done
 
 body='<RestoreRequest><Days>1</Days><GlacierJobParameters><Tier>Standard</Tier></GlacierJobParameters></RestoreRequest>'
 sha=$(printf '%s' "$body" | sha256sum | cut -d' ' -f1)
+# curl 7.88 sends no x-amz-content-sha256, which S3 header auth requires: name the empty body's.
 sig=(--aws-sigv4 "aws:amz:us-east-1:s3" --user "$GW_ACCESS_KEY:$GW_SECRET_KEY")
+nobody=(-H "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
 
 # traffic: GETs and HEADs over parallel keep-alive connections and one RestoreObject, in the
 # background; their outcome does not matter (the server stops under them), only the server's.
@@ -45,14 +47,14 @@ traffic() {
   for _ in $(seq 1 6); do
     for i in 1 2 3 4; do urls+=(-o /dev/null "$ENDPOINT/hot/obj-$i"); done
   done
-  curl -sS "${sig[@]}" --parallel --parallel-max 8 --max-time 20 "${urls[@]}" \
+  curl -sS "${sig[@]}" "${nobody[@]}" --parallel --parallel-max 8 --max-time 20 "${urls[@]}" \
     >/dev/null 2>&1 &
   # Connection churn: a new connection per request, so accepts complete while Stop runs.
   local churn=()
   for _ in $(seq 1 150); do churn+=(-o /dev/null "$ENDPOINT/hot/obj-1"); done
-  curl -sS "${sig[@]}" -H 'Connection: close' -r 0-99 --parallel --parallel-max 6 \
+  curl -sS "${sig[@]}" "${nobody[@]}" -H 'Connection: close' -r 0-99 --parallel --parallel-max 6 \
     --max-time 20 "${churn[@]}" >/dev/null 2>&1 &
-  curl -sS "${sig[@]}" --max-time 20 -I "$ENDPOINT/tapes/cold-$((RANDOM % 12 + 1))" \
+  curl -sS "${sig[@]}" "${nobody[@]}" --max-time 20 -I "$ENDPOINT/tapes/cold-$((RANDOM % 12 + 1))" \
     >/dev/null 2>&1 &
   curl -sS "${sig[@]}" --max-time 20 -o /dev/null -X POST -H 'Content-Type: application/xml' \
     -H "x-amz-content-sha256: $sha" --data-binary "$body" \
@@ -66,12 +68,13 @@ for cycle in $(seq 1 "$cycles"); do
   rm -f "$WORK/port"
   start_gateway --config "$WORK/gw.yaml"
   # Restored objects go offline again, so that every cycle's RestoreObject starts a recall.
-  curl -sS "${sig[@]}" -o /dev/null -X POST "$ENDPOINT/_reelfs/admin/release?bucket=tapes" ||
-    fail "admin release"
+  code=$(curl -sS "${sig[@]}" "${nobody[@]}" -o "$WORK/release.out" -w '%{http_code}' -X POST \
+    "$ENDPOINT/_reelfs/admin/release?bucket=tapes") || fail "admin release: curl failed"
+  [[ $code == 200 ]] || fail "admin release answered $code: $(cat "$WORK/release.out")"
   traffic
   # 0-150 ms: sometimes before the first request is read, sometimes mid-body or mid-recall.
   sleep "0.$(printf '%03d' $((RANDOM % 150)))"
-  curl -sS "${sig[@]}" --max-time 5 "$ENDPOINT/_reelfs/admin/metrics" 2>/dev/null |
+  curl -sS "${sig[@]}" "${nobody[@]}" --max-time 5 "$ENDPOINT/_reelfs/admin/metrics" 2>/dev/null |
     grep -q '"recalls_in_flight":[1-9]' && in_flight=$((in_flight + 1))
   kill -TERM "$GW_PID" 2>/dev/null || true
   waited=0
