@@ -13,7 +13,8 @@ void S3Client::ListBuckets(Callback<std::vector<BucketInfo>> done) {
                            if (!r.ok()) return done(r.status());
                            auto parsed = ParseListBuckets(r->body);
                            if (!parsed.ok())
-                             return done(parsed.status().WithContext("ListBuckets"));
+                             return done(internal::ProtocolViolation(
+                                 "ListBuckets", "unparsable body", r->status, parsed.status()));
                            done(std::move(parsed).value());
                          });
 }

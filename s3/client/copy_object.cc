@@ -22,7 +22,9 @@ void S3Client::CopyObject(const CopyObjectRequest& req, Callback<std::string> do
   PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     auto parsed = ParseCopyObjectResult(resp->body);
-    if (!parsed.ok()) return done(parsed.status().WithContext("CopyObject"));
+    if (!parsed.ok())
+      return done(internal::ProtocolViolation("CopyObject", "unparsable body", resp->status,
+                                              parsed.status()));
     done(std::move(parsed->etag));
   });
 }

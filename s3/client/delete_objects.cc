@@ -25,7 +25,9 @@ void S3Client::DeleteObjects(const DeleteObjectsRequest& req, Callback<DeleteObj
   PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     auto parsed = ParseDeleteResult(resp->body);
-    if (!parsed.ok()) return done(parsed.status().WithContext("DeleteObjects response"));
+    if (!parsed.ok())
+      return done(internal::ProtocolViolation("DeleteObjects", "unparsable body", resp->status,
+                                              parsed.status()));
     done(std::move(parsed).value());
   });
 }

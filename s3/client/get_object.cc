@@ -29,13 +29,38 @@ std::vector<std::pair<std::string, std::string>> RdmaHeaders(
 
 // The collected body of a request with extra headers, placed into the caller's buffer: a 206 is
 // the range itself; a 200 is the whole object, sliced to the range asked for.
+//
+// As the streamed path does (transport.cc), the answer is checked before a byte is copied: a
+// different ETag than the pinned one is ESTALE's kFailedPrecondition (an ETag-less answer is
+// accepted here: its data may have gone over RDMA, and rdmaio's reply classifier and fuse/core
+// judge that), a Content-Range that is not the range asked for, or a body longer than it, is a
+// protocol violation (kDataLoss).
 Result<GetObjectResult> CopyCollectedBody(const GetObjectRequest& req, HttpResponse& resp) {
   GetObjectResult out;
   std::string_view body = resp.body;
+  const std::string what = internal::What("GetObject", req.bucket, req.key);
+  if (!req.if_match.empty()) {
+    const std::string* etag = resp.Header("etag");
+    if (etag != nullptr && StripEtag(*etag) != StripEtag(req.if_match)) {
+      return internal::PinnedEtagMismatch(what, StripEtag(req.if_match), StripEtag(*etag),
+                                          resp.status);
+    }
+  }
   if (resp.status == 206) {
     if (const std::string* cr = resp.Header("content-range")) {
       auto parsed = ParseContentRange(*cr);
-      if (!parsed.ok()) return parsed.status();
+      if (!parsed.ok()) {
+        return internal::ProtocolViolation(what, "unparsable Content-Range", resp.status,
+                                           parsed.status());
+      }
+      const uint64_t want = req.range ? req.range->offset : 0;
+      const uint64_t span = parsed->last >= parsed->first ? parsed->last - parsed->first + 1 : 0;
+      if (parsed->first != want || span == 0 || (req.range && span > req.range->length) ||
+          (parsed->total_known && parsed->last >= parsed->total) ||
+          (!body.empty() && body.size() != span)) {
+        return internal::ProtocolViolation(
+            what, "Content-Range '" + *cr + "' is not the range asked for", resp.status);
+      }
       out.object_size = parsed->total_known ? parsed->total : 0;
     }
   } else if (!body.empty() || req.range) {
@@ -50,9 +75,12 @@ Result<GetObjectResult> CopyCollectedBody(const GetObjectRequest& req, HttpRespo
     }
   }
   if (body.size() > req.buffer.size()) {
-    return Status::OutOfRange(internal::What("GetObject", req.bucket, req.key) + ": body (" +
-                              std::to_string(body.size()) + " bytes) is larger than the buffer (" +
-                              std::to_string(req.buffer.size()) + " bytes)");
+    // The buffer holds the range asked for: a longer body is the server's doing.
+    return internal::ProtocolViolation(what,
+                                       "body (" + std::to_string(body.size()) +
+                                           " bytes) is longer than the range asked for (" +
+                                           std::to_string(req.buffer.size()) + " bytes)",
+                                       resp.status);
   }
   std::memcpy(req.buffer.data(), body.data(), body.size());
   out.bytes = body.size();
@@ -83,6 +111,7 @@ void S3Client::GetObject(const GetObjectRequest& req, Callback<GetObjectResult> 
   r.cancel = req.cancel;
   if (!req.if_match.empty()) {
     r.headers.emplace_back("if-match", "\"" + StripEtag(req.if_match) + "\"");
+    r.pinned_etag = StripEtag(req.if_match);
   }
   for (const auto& header : req.extra_headers) r.headers.push_back(header);
   // With extra headers the request is copied into the completion: its buffer and range place the

@@ -24,7 +24,9 @@ void S3Client::ListObjects(const ListObjectsRequest& req, Callback<ListObjectsPa
   PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     auto page = ParseListObjectsV2(resp->body);
-    if (!page.ok()) return done(page.status().WithContext("ListObjectsV2 response"));
+    if (!page.ok())
+      return done(internal::ProtocolViolation("ListObjectsV2", "unparsable body", resp->status,
+                                              page.status()));
     done(std::move(page).value());
   });
 }

@@ -16,7 +16,9 @@ void S3Client::CreateMultipartUpload(const CreateMultipartUploadRequest& req,
   PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) return done(resp.status());
     auto parsed = ParseInitiateMultipartUploadResult(resp->body);
-    if (!parsed.ok()) return done(parsed.status().WithContext("CreateMultipartUpload response"));
+    if (!parsed.ok())
+      return done(internal::ProtocolViolation("CreateMultipartUpload", "unparsable body",
+                                              resp->status, parsed.status()));
     if (parsed->upload_id.empty())
       return done(Status::Internal("CreateMultipartUpload: no UploadId"));
     done(std::move(parsed->upload_id));
@@ -54,7 +56,9 @@ void S3Client::CompleteMultipartUpload(const CompleteMultipartUploadRequest& req
     // A 200 with an <Error> was turned into a (retryable when the code says so) failure by
     // RejectErrorDocument; the parser still rejects anything else malformed.
     auto parsed = ParseCompleteMultipartUploadResult(resp->body);
-    if (!parsed.ok()) return done(parsed.status().WithContext("CompleteMultipartUpload"));
+    if (!parsed.ok())
+      return done(internal::ProtocolViolation("CompleteMultipartUpload", "unparsable body",
+                                              resp->status, parsed.status()));
     done(std::move(parsed->etag));
   });
 }

@@ -34,6 +34,39 @@ inline std::string What(std::string_view op, std::string_view bucket, std::strin
   return s;
 }
 
+// The server broke the protocol: a response this client cannot use (unparsable XML, a
+// Content-Range that is not the range asked for, a body longer than it announced). That is
+// neither the caller's fault (kInvalidArgument: EINVAL in the mount) nor worth a retry of the
+// same exchange: kDataLoss, which the mount answers EIO (docs/semantics.md "## Errors"). `cause`
+// (a codec's kInvalidArgument, if any) is kept in the message; the HTTP status in the detail.
+inline Status ProtocolViolation(std::string_view what, std::string_view reason, int http_status,
+                                const Status& cause = Status::Ok()) {
+  std::string message(what);
+  message += ": the server's answer breaks the protocol: ";
+  message += reason;
+  if (!cause.ok()) {
+    message += ": ";
+    message += cause.message();
+  }
+  return Status(StatusCode::kDataLoss, std::move(message),
+                StatusDetail{.http_status = http_status});
+}
+
+// A 2xx GET answer whose ETag is not the one the request was pinned to with If-Match: the server
+// ignored If-Match and sent another version of the object. Reported as the 412 the server should
+// have sent (kFailedPrecondition + PreconditionFailed, ESTALE in the mount), never as data.
+inline Status PinnedEtagMismatch(std::string_view what, std::string_view pinned,
+                                 std::string_view got, int http_status) {
+  std::string message(what);
+  message += ": the server answered ";
+  message += got.empty() ? std::string("without an ETag") : "ETag \"" + std::string(got) + "\"";
+  message += " for a GET pinned to \"";
+  message += pinned;
+  message += "\" (it ignored If-Match); the body is dropped";
+  return Status(StatusCode::kFailedPrecondition, std::move(message),
+                StatusDetail{.http_status = http_status, .s3_code = "PreconditionFailed"});
+}
+
 // Completion that only needs the status.
 inline HttpCallback StatusOnly(StatusCallback done) {
   return [done = std::move(done)](Result<HttpResponse> r) {

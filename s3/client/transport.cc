@@ -1,6 +1,7 @@
 #include "s3/client/transport.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -14,6 +15,7 @@
 #include "s3/client/curl_handles.h"
 #include "s3/client/curl_status.h"
 #include "s3/client/object_headers.h"
+#include "s3/client/operation_internal.h"
 #include "s3/client/redact.h"
 #include "s3/protocol/crypto.h"
 #include "s3/protocol/error_codec.h"
@@ -171,25 +173,59 @@ struct Exchange {
     // A weak ETag cannot back If-Match (strong comparison): treat it as none.
     const std::string this_etag =
         etag != nullptr && !IsWeakEtag(*etag) ? StripEtag(*etag) : std::string();
+    // Every answer of a pinned GET, the first one included: the server may ignore If-Match
+    // (docs/semantics.md "Reads"). An ETag-less answer cannot show it is the pinned version.
+    if (!req.pinned_etag.empty() && (etag == nullptr || StripEtag(*etag) != req.pinned_etag)) {
+      return internal::PinnedEtagMismatch(req.what, req.pinned_etag,
+                                          etag ? StripEtag(*etag) : std::string(), status);
+    }
     if (shape_known && !first_etag.empty() && !this_etag.empty() && this_etag != first_etag) {
+      // The version changed between two attempts: the reader's view is gone, as with a 412.
       return Status(StatusCode::kFailedPrecondition,
-                    req.what + ": object changed while resuming an interrupted transfer");
+                    req.what + ": object changed while resuming an interrupted transfer",
+                    StatusDetail{.http_status = status, .s3_code = "PreconditionFailed"});
     }
     const std::string* cl = Header("content-length");
-    const uint64_t content_length = cl ? std::strtoull(cl->c_str(), nullptr, 10) : 0;
+    uint64_t content_length = 0;
+    if (cl != nullptr) {
+      const auto [end, ec] = std::from_chars(cl->data(), cl->data() + cl->size(), content_length);
+      if (ec != std::errc() || end != cl->data() + cl->size() || cl->empty()) {
+        return internal::ProtocolViolation(req.what, "malformed Content-Length '" + *cl + "'",
+                                           status);
+      }
+    }
     uint64_t first = 0, length = 0, total = 0;
     if (status == 206) {
       const std::string* cr = Header("content-range");
-      if (cr == nullptr) return Status::Internal("206 response without Content-Range");
-      auto parsed = ParseContentRange(*cr);
-      if (!parsed.ok()) return parsed.status();
-      const uint64_t want = attempt_range ? attempt_range->offset : 0;
-      if (parsed->first != want) {
-        return Status::Internal("server answered a different range than requested: " + *cr);
+      if (cr == nullptr) {
+        return internal::ProtocolViolation(req.what, "206 without Content-Range", status);
       }
+      auto parsed = ParseContentRange(*cr);
+      if (!parsed.ok()) {
+        return internal::ProtocolViolation(req.what, "unparsable Content-Range", status,
+                                           parsed.status());
+      }
+      // The range must be the one asked for: the same first byte, no more bytes than asked, inside
+      // the object, and as long as the body (a shifted or over-long range would put other bytes
+      // at the reader's offset).
+      const uint64_t want = attempt_range ? attempt_range->offset : 0;
+      const bool total_known = parsed->total_known;
+      std::string problem;
+      if (parsed->first != want) {
+        problem = "Content-Range '" + *cr + "' starts at " + std::to_string(parsed->first) +
+                  ", the request asked for " + std::to_string(want);
+      } else if (parsed->last < parsed->first || (total_known && parsed->last >= parsed->total)) {
+        problem = "Content-Range '" + *cr + "' is not a range of the object";
+      } else if (attempt_range && parsed->last - parsed->first + 1 > attempt_range->length) {
+        problem = "Content-Range '" + *cr + "' is longer than the " +
+                  std::to_string(attempt_range->length) + " bytes asked for";
+      } else if (cl != nullptr && content_length != parsed->last - parsed->first + 1) {
+        problem = "Content-Length " + *cl + " does not match Content-Range '" + *cr + "'";
+      }
+      if (!problem.empty()) return internal::ProtocolViolation(req.what, problem, status);
       first = parsed->first;
       length = parsed->last - parsed->first + 1;
-      total = parsed->total_known ? parsed->total : 0;
+      total = total_known ? parsed->total : 0;
       skip = 0;
       keep = length;
     } else {

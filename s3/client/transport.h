@@ -85,6 +85,10 @@ struct HttpRequest {
   // behind its caller's back, since a timed-out attempt may still be written into the window by
   // the server (rdmaio fences it; a silent retry would hide that it timed out).
   bool single_attempt = false;
+  // A GET sent with If-Match: the ETag (stripped) every 2xx answer must carry. A server that
+  // ignores If-Match answers another version's bytes; this catches it before any byte is
+  // delivered (kFailedPrecondition + PreconditionFailed, as the 412 it should have sent).
+  std::string pinned_etag;
 };
 
 struct HttpResponse {

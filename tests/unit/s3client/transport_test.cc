@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -635,4 +636,121 @@ TEST_CASE("StripEtag removes quotes and the weak marker") {
   CHECK(IsWeakEtag("W/\"abc\""));
   CHECK_FALSE(IsWeakEtag("\"abc\""));
   CHECK(StripEtag("\"") == "\"");
+}
+
+namespace {
+
+// A pinned (If-Match) GetObject of 50 bytes at offset 100 of a 1000-byte object, ETag "e1".
+Result<GetObjectResult> PinnedGet(S3Client& client, std::vector<std::byte>& buf) {
+  return Await<GetObjectResult>([&](auto cb) {
+    client.GetObject(
+        {.bucket = "b", .key = "k", .range = ByteRange{100, 50}, .buffer = buf, .if_match = "e1"},
+        cb);
+  });
+}
+
+bool AllZero(const std::vector<std::byte>& buf) {
+  return std::all_of(buf.begin(), buf.end(), [](std::byte b) { return b == std::byte{0}; });
+}
+
+}  // namespace
+
+TEST_CASE("a pinned GET answered with another version: kFailedPrecondition, no byte copied") {
+  // A server (or proxy) that ignores If-Match: issue 17 item 5. Each answer is the wrong object,
+  // and none is retried (the same server would answer the same).
+  const std::string other(1000, 'X');
+  struct Case {
+    const char* name;
+    std::string response;
+  };
+  const std::vector<Case> cases = {
+      {"200 text/html of the object's size, another ETag",
+       Response(200, "OK", other, "Content-Type: text/html\r\nETag: \"e2\"\r\n")},
+      {"206 of the range, another ETag",
+       Response(206, "Partial Content", other.substr(100, 50),
+                "Content-Range: bytes 100-149/1000\r\nETag: \"e2\"\r\n")},
+      {"200 without an ETag", Response(200, "OK", other, "Content-Type: text/html\r\n")},
+      {"206 with a weak ETag of another version",
+       Response(206, "Partial Content", other.substr(100, 50),
+                "Content-Range: bytes 100-149/1000\r\nETag: W/\"e2\"\r\n")},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    ScriptedServer server({c.response});
+    auto client = MakeClient(server.port());
+    std::vector<std::byte> buf(50);
+    auto r = PinnedGet(*client, buf);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kFailedPrecondition);
+    CHECK(r.status().detail().s3_code == "PreconditionFailed");  // ESTALE in the mount
+    CHECK(AllZero(buf));
+    CHECK(client->counters().retries == 0);
+    CHECK(Has(server.requests()[0], "if-match: \"e1\""));
+  }
+}
+
+TEST_CASE("a pinned GET answered by the pinned version is delivered") {
+  const std::string body = Body(1000);
+  ScriptedServer server({Response(206, "Partial Content", body.substr(100, 50),
+                                  "Content-Range: bytes 100-149/1000\r\nETag: \"e1\"\r\n")});
+  auto client = MakeClient(server.port());
+  std::vector<std::byte> buf(50);
+  auto r = PinnedGet(*client, buf);
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK(r->bytes == 50);
+  CHECK(Str(buf, 50) == body.substr(100, 50));
+}
+
+TEST_CASE("a Content-Range that is not the range asked for is a protocol violation (kDataLoss)") {
+  // Issue 17 item 7: the caller's request was valid, the server's answer was not, so the mount
+  // answers EIO (kDataLoss), not EINVAL (kInvalidArgument), and no byte is copied.
+  const std::string body = Body(2000);
+  struct Case {
+    const char* name;
+    std::string response;
+  };
+  auto partial = [&](std::string_view range, size_t first, size_t n, std::string_view extra = "") {
+    return Response(
+        206, "Partial Content", body.substr(first, n),
+        "Content-Range: " + std::string(range) + "\r\nETag: \"e1\"\r\n" + std::string(extra));
+  };
+  const std::vector<Case> cases = {
+      {"shifted by one byte", partial("bytes 101-150/1000", 101, 50)},
+      {"unparsable", partial("bytes banana", 100, 50)},
+      {"no Content-Range",
+       Response(206, "Partial Content", body.substr(100, 50), "ETag: \"e1\"\r\n")},
+      {"longer than asked", partial("bytes 100-1099/2000", 100, 1000)},
+      {"past the object's end", partial("bytes 100-149/120", 100, 50)},
+      {"last before first", partial("bytes 100-90/1000", 100, 50)},
+      {"numbers that overflow", partial("bytes 100-99999999999999999999999/1000", 100, 50)},
+      {"Content-Length that disagrees",
+       "HTTP/1.1 206 Partial Content\r\nContent-Length: 40\r\nContent-Range: bytes 100-149/1000"
+       "\r\nETag: \"e1\"\r\n\r\n" +
+           body.substr(100, 40)},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    ScriptedServer server({c.response});
+    auto client = MakeClient(server.port());
+    std::vector<std::byte> buf(50);
+    auto r = PinnedGet(*client, buf);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kDataLoss);
+    CHECK(AllZero(buf));
+    CHECK(client->counters().retries == 0);
+  }
+}
+
+TEST_CASE("malformed XML in a listing is a protocol violation (kDataLoss), not kInvalidArgument") {
+  for (const std::string& body : {std::string("<ListBucketResult><Contents><Key>unterminated"),
+                                  std::string("not xml"), std::string("<Other/>")}) {
+    CAPTURE(body);
+    ScriptedServer server({Response(200, "OK", body, "Content-Type: application/xml\r\n")});
+    auto client = MakeClient(server.port());
+    auto r = Await<ListObjectsPage>(
+        [&](auto cb) { client->ListObjects({.bucket = "b", .prefix = "p/"}, cb); });
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kDataLoss);
+    CHECK(r.status().detail().http_status == 200);
+  }
 }
