@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 
+#include <atomic>
 #include <cerrno>
 #include <future>
 #include <map>
@@ -460,6 +461,180 @@ TEST_CASE("errors from the store surface with their Status codes") {
   CHECK(f.GetAttr(file->attr.ino).status().code() == StatusCode::kUnavailable);
   faults->FailNext(Operation::kHeadObject, 1, Status::Unavailable("injected"));
   CHECK(f.Open(file->attr.ino).status().code() == StatusCode::kUnavailable);
+}
+
+// A server that breaks the protocol in one chosen way (issue 17 items 5-7), in front of the fake:
+// everything else is forwarded.
+class MisbehavingStore final : public s3::ObjectStore {
+ public:
+  enum class Fault {
+    kNone,
+    kRepeatToken,       // every ListObjects page: IsTruncated, the same token
+    kTokenCycle,        // tokens A, B, A, ...: a cycle, not a plain repeat
+    kTruncatedNoToken,  // IsTruncated with no token
+    kIgnoreIfMatch,     // GetObject drops If-Match and reports the object's current ETag
+  };
+  explicit MisbehavingStore(std::shared_ptr<s3::ObjectStore> inner) : inner_(std::move(inner)) {}
+  std::atomic<Fault> fault{Fault::kNone};
+  std::atomic<int> list_calls{0};
+
+  void ListObjects(const s3::ListObjectsRequest& req,
+                   s3::Callback<s3::ListObjectsPage> done) override {
+    const int call = ++list_calls;
+    const Fault f = fault.load();
+    if (f == Fault::kNone || f == Fault::kIgnoreIfMatch) return inner_->ListObjects(req, done);
+    s3::ListObjectsRequest first_page = req;  // the fake knows none of these tokens
+    first_page.continuation_token.clear();
+    inner_->ListObjects(
+        first_page, [f, call, done = std::move(done)](Result<s3::ListObjectsPage> page) {
+          if (!page.ok()) return done(std::move(page));
+          page->is_truncated = true;
+          page->next_continuation_token = f == Fault::kRepeatToken  ? "same"
+                                          : f == Fault::kTokenCycle ? (call % 2 == 0 ? "A" : "B")
+                                                                    : "";
+          done(std::move(page));
+        });
+  }
+  void GetObject(const s3::GetObjectRequest& req, s3::Callback<s3::GetObjectResult> done) override {
+    if (fault.load() != Fault::kIgnoreIfMatch) return inner_->GetObject(req, std::move(done));
+    s3::GetObjectRequest copy = req;
+    copy.if_match.clear();
+    inner_->GetObject(copy, std::move(done));
+  }
+
+  void ListBuckets(s3::Callback<std::vector<s3::BucketInfo>> done) override {
+    inner_->ListBuckets(std::move(done));
+  }
+  void CreateBucket(const std::string& b, s3::StatusCallback done) override {
+    inner_->CreateBucket(b, std::move(done));
+  }
+  void DeleteBucket(const std::string& b, s3::StatusCallback done) override {
+    inner_->DeleteBucket(b, std::move(done));
+  }
+  void HeadObject(const s3::HeadObjectRequest& r, s3::Callback<s3::ObjectInfo> done) override {
+    inner_->HeadObject(r, std::move(done));
+  }
+  void PutObject(const s3::PutObjectRequest& r, s3::Callback<std::string> done) override {
+    inner_->PutObject(r, std::move(done));
+  }
+  void CreateMultipartUpload(const s3::CreateMultipartUploadRequest& r,
+                             s3::Callback<std::string> done) override {
+    inner_->CreateMultipartUpload(r, std::move(done));
+  }
+  void UploadPart(const s3::UploadPartRequest& r, s3::Callback<std::string> done) override {
+    inner_->UploadPart(r, std::move(done));
+  }
+  void CompleteMultipartUpload(const s3::CompleteMultipartUploadRequest& r,
+                               s3::Callback<std::string> done) override {
+    inner_->CompleteMultipartUpload(r, std::move(done));
+  }
+  void AbortMultipartUpload(const s3::AbortMultipartUploadRequest& r,
+                            s3::StatusCallback done) override {
+    inner_->AbortMultipartUpload(r, std::move(done));
+  }
+  void DeleteObject(const s3::DeleteObjectRequest& r, s3::StatusCallback done) override {
+    inner_->DeleteObject(r, std::move(done));
+  }
+  void DeleteObjects(const s3::DeleteObjectsRequest& r,
+                     s3::Callback<s3::DeleteObjectsResult> done) override {
+    inner_->DeleteObjects(r, std::move(done));
+  }
+  void CopyObject(const s3::CopyObjectRequest& r, s3::Callback<std::string> done) override {
+    inner_->CopyObject(r, std::move(done));
+  }
+  void RestoreObject(const s3::RestoreObjectRequest& r,
+                     s3::Callback<s3::RestoreOutcome> done) override {
+    inner_->RestoreObject(r, std::move(done));
+  }
+
+ private:
+  std::shared_ptr<s3::ObjectStore> inner_;
+};
+
+std::string Bytes(const ReadData& data) {
+  std::string got;
+  for (auto piece : data.pieces) {
+    got.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+  }
+  return got;
+}
+
+TEST_CASE("a listing whose continuation token repeats, cycles or is missing fails (EIO), bounded") {
+  using Fault = MisbehavingStore::Fault;
+  auto fake = std::make_shared<FakeObjectStore>();
+  auto bad = std::make_shared<MisbehavingStore>(fake);
+  Fixture f("", bad, /*lookup_listing_pages=*/0);
+  f.fake = fake;
+  fake->CreateBucketForTest(kBucket);
+  fake->PutObjectForTest(kBucket, "dir/a", "a");
+  auto dir = f.Lookup(kRootInode, "dir");
+  REQUIRE(dir.ok());
+  // Each case: the listing stops at the first page that cannot be followed (a server paging for
+  // ever would otherwise be listed for ever), with a protocol-violation status the errno table
+  // maps to EIO, never a partial listing.
+  struct Case {
+    Fault fault;
+    int max_calls;
+  };
+  for (const Case c : {Case{Fault::kRepeatToken, 2}, Case{Fault::kTokenCycle, 3},
+                       Case{Fault::kTruncatedNoToken, 1}}) {
+    CAPTURE(static_cast<int>(c.fault));
+    bad->fault = c.fault;
+    bad->list_calls = 0;
+    auto dh = f.OpenDir(dir->attr.ino);
+    REQUIRE_FALSE(dh.ok());
+    CHECK(dh.status().code() == StatusCode::kDataLoss);
+    CHECK(bad->list_calls.load() == c.max_calls);
+  }
+  // The same server fixed: the listing works again.
+  bad->fault = Fault::kNone;
+  CHECK(f.Names(dir->attr.ino) == std::vector<std::string>{"a"});
+}
+
+TEST_CASE("a server that ignores If-Match: another version's bytes never reach read()") {
+  using Fault = MisbehavingStore::Fault;
+  auto fake = std::make_shared<FakeObjectStore>();
+  auto bad = std::make_shared<MisbehavingStore>(fake);
+  Fixture f("", bad);
+  f.fake = fake;
+  fake->CreateBucketForTest(kBucket);
+  const std::string v1(20 << 20, 'a');  // larger than a part: read by ranged GETs
+  fake->PutObjectForTest(kBucket, "big", v1);
+  fake->PutObjectForTest(kBucket, "small", "version one");  // fetched whole at open
+  auto e = f.Lookup(kRootInode, "big");
+  REQUIRE(e.ok());
+  auto small = f.Lookup(kRootInode, "small");
+  REQUIRE(small.ok());
+  auto h = f.Open(e->attr.ino);
+  REQUIRE(h.ok());
+  auto read = [&](InodeId ino, uint64_t fh, uint64_t off, size_t size) {
+    return Call<ReadData>([&](auto cb) { f.fs->Read(ino, fh, off, size, nullptr, cb); });
+  };
+  auto first = read(e->attr.ino, h->fh, 0, 4096);
+  REQUIRE(first.ok());
+  CHECK(Bytes(*first) == v1.substr(0, 4096));
+  // Both objects are replaced by ones of the same size; the server ignores If-Match.
+  bad->fault = Fault::kIgnoreIfMatch;
+  fake->PutObjectForTest(kBucket, "big", std::string(20 << 20, 'b'));
+  fake->PutObjectForTest(kBucket, "small", "version two");
+  // A far jump: a new ranged GET, answered with the new version's bytes and ETag.
+  auto late = read(e->attr.ino, h->fh, 16 << 20, 65536);
+  REQUIRE_FALSE(late.ok());
+  CHECK(late.status().code() == StatusCode::kFailedPrecondition);
+  CHECK(late.status().detail().s3_code == "PreconditionFailed");  // ESTALE in the errno table
+  // The small file's GET at open (pinned to the listed ETag) gets the new version too.
+  auto hs = f.Open(small->attr.ino);
+  REQUIRE(hs.ok());
+  auto small_read = read(small->attr.ino, hs->fh, 0, 4096);
+  REQUIRE_FALSE(small_read.ok());
+  CHECK(small_read.status().detail().s3_code == "PreconditionFailed");
+  f.fs->Release(hs->fh);
+  // A server that honours If-Match says the same with a 412.
+  bad->fault = Fault::kNone;
+  auto honest = read(e->attr.ino, h->fh, 8 << 20, 65536);
+  REQUIRE_FALSE(honest.ok());
+  CHECK(honest.status().code() == StatusCode::kFailedPrecondition);
+  f.fs->Release(h->fh);
 }
 
 TEST_CASE("a mount prefix is the root") {
