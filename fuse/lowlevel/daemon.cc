@@ -187,8 +187,16 @@ Status Daemon::Run(const std::function<void()>& on_loop_end) {
     REELFS_LOG_INFO(kSubject, "loop ended (rc={}): {} unmounted", rc, impl_->options.mountpoint);
   }
   if (on_loop_end) on_loop_end();
-  // Replies to requests the FileSystem is still working on go to the session: keep it until
-  // they are done.
+  // Every request still unanswered is answered EINTR now, whatever the FileSystem is doing with
+  // it (a listing of a server that pages for ever, a GET that retries): a caller blocked on the
+  // mount must not keep the unmount waiting. Their late answers are dropped (reply.h).
+  if (const size_t answered =
+          impl_->ctx.pending.AnswerAll(Status::Cancelled("the mount is shutting down"));
+      answered > 0) {
+    REELFS_LOG_INFO(kSubject, "answered {} pending requests EINTR at unmount", answered);
+  }
+  // Replies still being sent (a completion that took its request just before) go to the
+  // session: keep it until they are done.
   impl_->drained = impl_->ctx.in_flight.WaitIdle(kDrainTimeout);
   if (rc < 0) return ErrnoToStatus(-rc, "fuse_session_loop_mt");
   return Status::Ok();

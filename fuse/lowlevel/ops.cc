@@ -41,6 +41,8 @@ void Guard(fuse_req_t req, RequestInfo info, Reply::Kind kind, Body&& body) noex
     OpsContext& ctx = Ctx(req);
     info.id = ctx.next_id.fetch_add(1, std::memory_order_relaxed);
     reply = std::make_shared<Reply>(req, info, &ctx.in_flight, kind);
+    // Every request can be interrupted (answered EINTR) while the FileSystem works on it.
+    if (kind == Reply::Kind::kAnswer) reply->Track(&ctx.pending);
     REELFS_LOG_TRACE(kSubject, "req={} {} ino={} fh={} off={} size={}", info.id, info.op, info.ino,
                      info.fh, info.offset, info.size);
     body(ctx, reply);
@@ -201,6 +203,9 @@ void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
 // FileSystem exactly which ones the kernel got (READDIRPLUS entries count as lookups).
 void ReplyDirEntries(OpsContext& ctx, Reply& reply, size_t size, bool plus,
                      std::vector<DirEntry> entries) {
+  // Answered EINTR already (interrupted, or the mount went down, and then `ctx` may be gone):
+  // the kernel gets none of these entries, so none counts as a lookup.
+  if (reply.answered()) return;
   std::vector<char> buf(size);
   size_t used = 0;
   size_t fitted = 0;
@@ -289,43 +294,15 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   });
 }
 
-// libfuse calls this when the kernel sends INTERRUPT for `req` (or at once if it already did).
-// `data` is the OpsContext; the token is looked up under its lock and cancelled outside it,
-// because cancelling may complete the read, whose reply removes the entry.
-void InterruptRead(fuse_req_t req, void* data) noexcept {
-  auto* ctx = static_cast<OpsContext*>(data);
-  std::shared_ptr<CancellationToken> token;
-  {
-    std::lock_guard<std::mutex> lock(ctx->interrupt_mutex);
-    auto it = ctx->interruptible.find(req);
-    if (it != ctx->interruptible.end()) token = it->second;
-  }
-  REELFS_LOG_DEBUG(kSubject, "interrupt of a read ({})", token != nullptr ? "cancelled" : "done");
-  if (token != nullptr) token->Cancel();
-}
-
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) noexcept {
   Guard(
       req,
       {.op = "read", .ino = ino, .fh = fi->fh, .offset = static_cast<uint64_t>(off), .size = size},
       [&](OpsContext& ctx, ReplyPtr reply) {
         // A read of an offline object may wait for its restore (--offline=wait); an INTERRUPT
-        // (Ctrl-C on the reader) must then answer EINTR at once.
-        auto interrupt = CancellationToken::Create();
-        {
-          std::lock_guard<std::mutex> lock(ctx.interrupt_mutex);
-          ctx.interruptible[req] = interrupt;
-        }
-        OpsContext* c = &ctx;
-        auto forget = [c, req] {
-          std::lock_guard<std::mutex> lock(c->interrupt_mutex);
-          c->interruptible.erase(req);
-        };
-        // Registered before the FileSystem call; may run InterruptRead right here.
-        fuse_req_interrupt_func(req, InterruptRead, c);
-        ctx.fs.Read(ino, fi->fh, static_cast<uint64_t>(off), size, std::move(interrupt),
-                    Completion<ReadData>(reply, [forget](Reply& answer, Result<ReadData> r) {
-                      forget();  // before the reply: `req` is freed by it
+        // (Ctrl-C on the reader) cancels the wait through the request's token.
+        ctx.fs.Read(ino, fi->fh, static_cast<uint64_t>(off), size, reply->cancel(),
+                    Completion<ReadData>(reply, [](Reply& answer, Result<ReadData> r) {
                       if (!r.ok()) return answer.Error(r.status());
                       answer.Data(*r);
                       // `r` (and its keepalive) dies here, after the bytes reached /dev/fuse.

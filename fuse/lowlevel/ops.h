@@ -19,6 +19,7 @@
 #include "common/cancel.h"
 #include "fuse/core/filesystem.h"
 #include "fuse/lowlevel/fuse_api_internal.h"
+#include "fuse/lowlevel/pending_requests.h"
 #include "fuse/lowlevel/reply.h"
 
 namespace reelfs::fuse {
@@ -53,12 +54,11 @@ struct OpsContext {
   InFlight in_flight;                // requests not yet answered
   std::atomic<uint64_t> next_id{1};  // request ids for logs (libfuse 3.14 hides `unique`)
 
-  // READs that may wait for a restore, by request, so a FUSE INTERRUPT cancels the right token.
-  // libfuse may call the interrupt function after the reply was sent (it reads the function and
-  // its data before the reply clears them), so the data it gets is this long-lived context and
-  // the request is looked up here; entries are removed before the reply.
-  std::mutex interrupt_mutex;
-  std::unordered_map<fuse_req_t, std::shared_ptr<CancellationToken>> interruptible;
+  // Every request not yet answered (but forgets), so that a FUSE INTERRUPT or the teardown
+  // answers it EINTR (pending_requests.h). libfuse may call the interrupt function after the
+  // reply was sent (it reads the function and its data before the reply clears them), so its
+  // data is this long-lived table and the request is looked up in it.
+  PendingRequests pending;
 };
 
 // The operations; the userdata passed to fuse_session_new must be an OpsContext*.

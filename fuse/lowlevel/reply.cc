@@ -73,13 +73,19 @@ Reply::Reply(fuse_req_t req, RequestInfo info, InFlight* in_flight, Kind kind)
 }
 
 Reply::Reply(Reply&& other) noexcept
-    : req_(other.req_), info_(other.info_), in_flight_(other.in_flight_), kind_(other.kind_) {
-  other.req_ = nullptr;
+    : req_(other.req_.exchange(nullptr)),
+      info_(other.info_),
+      in_flight_(other.in_flight_),
+      kind_(other.kind_),
+      pending_(other.pending_),
+      cancel_(std::move(other.cancel_)),
+      interrupted_(other.interrupted_.load()) {
   other.in_flight_ = nullptr;
+  other.pending_ = nullptr;
 }
 
 Reply::~Reply() {
-  if (req_ == nullptr) return;
+  if (req_.load() == nullptr) return;
   REELFS_LOG_ERROR(kSubject, "req={} {} ino={} fh={}: no reply was sent; answering {}", info_.id,
                    info_.op, info_.ino, info_.fh, kind_ == Kind::kNone ? "none" : "EIO");
   // No assert here, unlike a double reply: the destructor also runs when a handler threw, and
@@ -92,15 +98,47 @@ Reply::~Reply() {
 }
 
 fuse_req_t Reply::Take() {
-  assert(req_ != nullptr && "a FUSE request was answered twice");
-  if (req_ == nullptr) {
+  fuse_req_t req = req_.exchange(nullptr);
+  if (req == nullptr) {
+    if (interrupted_.load()) {
+      // The interrupt (or teardown) answer and the FileSystem's raced; one of them was sent.
+      REELFS_LOG_DEBUG(kSubject, "req={} {} ino={}: answered EINTR already; reply dropped",
+                       info_.id, info_.op, info_.ino);
+      return nullptr;
+    }
+    assert(false && "a FUSE request was answered twice");
     REELFS_LOG_ERROR(kSubject, "req={} {} ino={}: second reply suppressed", info_.id, info_.op,
                      info_.ino);
     return nullptr;
   }
-  fuse_req_t req = req_;
-  req_ = nullptr;
+  // Before the answer frees `req`: an interrupt must not find it afterwards.
+  if (pending_ != nullptr) pending_->Remove(req);
   return req;
+}
+
+namespace {
+
+// libfuse's interrupt function; `data` is the PendingRequests (it outlives the session).
+void OnInterrupt(fuse_req_t req, void* data) noexcept {
+  static_cast<PendingRequests*>(data)->Interrupt(req);
+}
+
+}  // namespace
+
+void Reply::Track(PendingRequests* pending) {
+  fuse_req_t req = req_.load();
+  if (req == nullptr || kind_ == Kind::kNone) return;
+  pending_ = pending;
+  cancel_ = CancellationToken::Create();
+  pending->Add(req, weak_from_this(), cancel_);
+  // May call OnInterrupt right here (the INTERRUPT came first); it only queues.
+  fuse_req_interrupt_func(req, OnInterrupt, pending);
+}
+
+void Reply::Interrupted(const Status& why) {
+  interrupted_.store(true);
+  if (answered()) return;  // the FileSystem's answer went first
+  Error(why);
 }
 
 void Reply::Sent(int rc) {

@@ -12,10 +12,17 @@
 // InFlight counts requests not yet answered so the daemon can wait for late callbacks before it
 // destroys the session they would reply on.
 //
-// Thread-safety: one Reply is used by one thread at a time (the one that completes it, which
-// may not be the one that created it); InFlight is thread-safe.
+// A tracked Reply (Track) is also answered by PendingRequests (pending_requests.h): EINTR when the
+// kernel interrupts the request or the mount goes down. Then the FileSystem's own answer, when
+// it comes, is dropped: the request pointer is taken out atomically, so exactly one of the two
+// answers is sent.
+//
+// Thread-safety: one Reply is completed by one thread at a time (the one that completes it,
+// which may not be the one that created it), except Interrupted(), which may race with that
+// completion; InFlight is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -28,6 +35,7 @@
 #include "common/status.h"
 #include "fuse/core/types.h"
 #include "fuse/lowlevel/fuse_api_internal.h"
+#include "fuse/lowlevel/pending_requests.h"
 
 namespace reelfs::fuse {
 
@@ -56,7 +64,7 @@ struct RequestInfo {
   uint64_t size = 0;
 };
 
-class Reply {
+class Reply : public std::enable_shared_from_this<Reply> {
  public:
   enum class Kind { kAnswer, kNone };  // kNone: forget/forget_multi, answered by fuse_reply_none
 
@@ -67,6 +75,15 @@ class Reply {
   Reply& operator=(const Reply&) = delete;
   ~Reply();
 
+  // Registers this reply (owned by a shared_ptr) in `pending`, which must outlive it, and points
+  // libfuse's interrupt function there; its answer removes it again. Not for forget (kNone).
+  void Track(PendingRequests* pending);
+  // Cancelled when the request is interrupted or the mount goes down (set by Track; else null):
+  // for work that can stop early, such as a read waiting for a restore.
+  const std::shared_ptr<CancellationToken>& cancel() const { return cancel_; }
+  // Answers `why` (EINTR for kCancelled) unless an answer was sent; a later answer is dropped
+  // quietly. May run concurrently with the FileSystem's completion.
+  void Interrupted(const Status& why);
   // The mapped errno of `status` (never 0), logged once.
   void Error(const Status& status);
   // A fixed errno decided by the adapter itself (EROFS for writes, ENODATA): DEBUG only.
@@ -82,9 +99,9 @@ class Reply {
   void StatFs(const struct statvfs& st);
   void Xattr(size_t size);
 
-  fuse_req_t req() const { return req_; }
+  fuse_req_t req() const { return req_.load(); }
   const RequestInfo& info() const { return info_; }
-  bool answered() const { return req_ == nullptr; }
+  bool answered() const { return req_.load() == nullptr; }
 
  private:
   // Hands out the request exactly once and marks this Reply as answered.
@@ -96,10 +113,13 @@ class Reply {
     if (req != nullptr) Sent(fn(req, std::forward<Args>(args)...));
   }
 
-  fuse_req_t req_;
+  std::atomic<fuse_req_t> req_;
   RequestInfo info_;
   InFlight* in_flight_;
   Kind kind_;
+  PendingRequests* pending_ = nullptr;         // set by Track, before any answer
+  std::shared_ptr<CancellationToken> cancel_;  // set by Track
+  std::atomic<bool> interrupted_{false};  // an interrupt answer was attempted: a second is normal
 };
 
 // struct stat for a reply: inode, type and mode, size, owner, times (mtime for all three).
