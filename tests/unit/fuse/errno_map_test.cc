@@ -42,6 +42,7 @@ std::vector<Row> Table() {
       {"etag changed", S3Error(StatusCode::kFailedPrecondition, 412, "PreconditionFailed"), ESTALE},
       {"412 without code", S3Error(StatusCode::kFailedPrecondition, 412, ""), ESTALE},
       {"other precondition", Status::FailedPrecondition("x"), EIO},
+      // EINVAL stays for what the caller (or the kernel on its behalf) did wrong.
       {"invalid argument", Status::InvalidArgument("x"), EINVAL},
       {"out of range", Status::OutOfRange("x"), EINVAL},
       {"resource exhausted", Status::ResourceExhausted("x"), ENOMEM},
@@ -55,6 +56,24 @@ std::vector<Row> Table() {
       {"socket errno is not leaked", Sys(StatusCode::kUnavailable, ECONNREFUSED), EIO},
       {"timeout errno is not leaked", Sys(StatusCode::kDeadlineExceeded, ETIMEDOUT), EIO},
       {"data loss", Status::DataLoss("x"), EIO},
+      // The server broke the protocol (issue 17 item 7): an unparsable, shifted or over-long
+      // Content-Range, malformed listing XML, a listing that repeats its continuation token.
+      // The caller's request was valid, so EIO (the reason is in the log line), never EINVAL.
+      {"protocol violation: Content-Range",
+       Status(StatusCode::kDataLoss, "GetObject b/k: unparsable Content-Range",
+              StatusDetail{.http_status = 206}),
+       EIO},
+      {"protocol violation: listing XML",
+       Status(StatusCode::kDataLoss, "ListObjectsV2: unparsable body",
+              StatusDetail{.http_status = 200}),
+       EIO},
+      // A 2xx GET whose ETag is not the pinned one (the server ignored If-Match): the 412 it
+      // should have sent, ESTALE (issue 17 item 5).
+      {"If-Match ignored by the server",
+       Status(StatusCode::kFailedPrecondition, "ETag changed",
+              StatusDetail{.http_status = 200, .s3_code = "PreconditionFailed"}),
+       ESTALE},
+      {"interrupted", Status::Cancelled("interrupted by the caller (FUSE INTERRUPT)"), EINTR},
       {"aborted", Status::Aborted("x"), EIO},
       {"internal", Status::Internal("x"), EIO},
       {"unknown", Status(StatusCode::kUnknown, "x"), EIO},
