@@ -145,13 +145,14 @@ Status CheckAnswer(const ObjectRef& object, const Part& part, std::string_view e
   const std::string_view pinned = BareEtag(object.etag);
   const std::string_view got = BareEtag(etag);
   if (!pinned.empty() && !got.empty() && got != pinned) {
-    // The HTTP status is not known here; 200 keeps it apart from a window refusal (no status).
+    // Taken as the 412 the server should have sent (which also keeps it apart from a window
+    // refusal, which has no HTTP status).
     return Status(StatusCode::kFailedPrecondition,
                   "GetObject " + object.key + " at offset " + std::to_string(part.offset) +
                       ": the server answered ETag \"" + std::string(got) +
                       "\" for a read pinned to \"" + std::string(pinned) +
                       "\" (it ignored If-Match); the bytes are dropped",
-                  StatusDetail{.http_status = 200, .s3_code = "PreconditionFailed"});
+                  StatusDetail{.http_status = 412, .s3_code = "PreconditionFailed"});
   }
   if (object_size != 0 && object_size != object.size) {
     return Status::DataLoss("GetObject " + object.key + ": the answer says the object has " +

@@ -40,6 +40,10 @@ Status ErrorFromReply(const ControlReply& reply, std::string_view what) {
     code = StatusCode::kInvalidArgument;
   } else if (s >= 500) {
     code = StatusCode::kUnavailable;
+  } else if (IsSuccess(s)) {
+    // A 2xx the classifier would not use (a contradictory control answer): the server broke the
+    // protocol, which the mount answers EIO, as for the same fault over HTTP.
+    code = StatusCode::kDataLoss;
   }
   return Status(code, fmt::format("{}: HTTP {} {}", what, reply.http_status, reply.s3_error_code),
                 std::move(detail));

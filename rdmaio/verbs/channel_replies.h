@@ -24,8 +24,9 @@ wire::ReplyVerdict ClassifyDataGetReply(const ControlReply& reply, uint64_t offs
 
 // The error a non-2xx answer to a data request stands for: 404 kNotFound, 412 and 403
 // InvalidObjectState kFailedPrecondition (the restore path), other 403 kPermissionDenied, 416
-// kOutOfRange, 400 kInvalidArgument, 5xx kUnavailable, anything else kInternal; the HTTP status
-// and S3 code ride in the detail.
+// kOutOfRange, 400 kInvalidArgument, 5xx kUnavailable, a 2xx (an answer the classifier found
+// contradictory) kDataLoss, anything else kInternal; the HTTP status and S3 code ride in the
+// detail.
 Status ErrorFromReply(const ControlReply& reply, std::string_view what);
 
 // The plain ranged GET of `request` into its window's host bytes (the body lands where the

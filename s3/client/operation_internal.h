@@ -38,33 +38,39 @@ inline std::string What(std::string_view op, std::string_view bucket, std::strin
 // Content-Range that is not the range asked for, a body longer than it announced). That is
 // neither the caller's fault (kInvalidArgument: EINVAL in the mount) nor worth a retry of the
 // same exchange: kDataLoss, which the mount answers EIO (docs/semantics.md "## Errors"). `cause`
-// (a codec's kInvalidArgument, if any) is kept in the message; the HTTP status in the detail.
+// (a codec's kInvalidArgument, if any) is kept in the message, and so is the HTTP status: the
+// detail carries none, because a Status with an HTTP status reads as an S3 error answer
+// (rdmaio's control plane turns it into one for its reply classifier).
 inline Status ProtocolViolation(std::string_view what, std::string_view reason, int http_status,
                                 const Status& cause = Status::Ok()) {
   std::string message(what);
-  message += ": the server's answer breaks the protocol: ";
+  message += ": the server's answer (HTTP ";
+  message += std::to_string(http_status);
+  message += ") breaks the protocol: ";
   message += reason;
   if (!cause.ok()) {
     message += ": ";
     message += cause.message();
   }
-  return Status(StatusCode::kDataLoss, std::move(message),
-                StatusDetail{.http_status = http_status});
+  return Status(StatusCode::kDataLoss, std::move(message));
 }
 
 // A 2xx GET answer whose ETag is not the one the request was pinned to with If-Match: the server
 // ignored If-Match and sent another version of the object. Reported as the 412 the server should
-// have sent (kFailedPrecondition + PreconditionFailed, ESTALE in the mount), never as data.
+// have sent (kFailedPrecondition + PreconditionFailed + HTTP 412: ESTALE in the mount, the same
+// verdict in rdmaio's reply classifier), never as data; the message says what really came.
 inline Status PinnedEtagMismatch(std::string_view what, std::string_view pinned,
                                  std::string_view got, int http_status) {
   std::string message(what);
-  message += ": the server answered ";
-  message += got.empty() ? std::string("without an ETag") : "ETag \"" + std::string(got) + "\"";
-  message += " for a GET pinned to \"";
+  message += ": the server answered HTTP ";
+  message += std::to_string(http_status);
+  message +=
+      got.empty() ? std::string(" without an ETag") : " with ETag \"" + std::string(got) + "\"";
+  message += " to a GET pinned to \"";
   message += pinned;
-  message += "\" (it ignored If-Match); the body is dropped";
+  message += "\" (it ignored If-Match); the body is dropped and the answer taken as a 412";
   return Status(StatusCode::kFailedPrecondition, std::move(message),
-                StatusDetail{.http_status = http_status, .s3_code = "PreconditionFailed"});
+                StatusDetail{.http_status = 412, .s3_code = "PreconditionFailed"});
 }
 
 // Completion that only needs the status.

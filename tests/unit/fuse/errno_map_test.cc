@@ -60,18 +60,20 @@ std::vector<Row> Table() {
       // Content-Range, malformed listing XML, a listing that repeats its continuation token.
       // The caller's request was valid, so EIO (the reason is in the log line), never EINVAL.
       {"protocol violation: Content-Range",
-       Status(StatusCode::kDataLoss, "GetObject b/k: unparsable Content-Range",
-              StatusDetail{.http_status = 206}),
+       Status(StatusCode::kDataLoss,
+              "GetObject b/k: the server's answer (HTTP 206) breaks the "
+              "protocol: unparsable Content-Range"),
        EIO},
       {"protocol violation: listing XML",
-       Status(StatusCode::kDataLoss, "ListObjectsV2: unparsable body",
-              StatusDetail{.http_status = 200}),
+       Status(StatusCode::kDataLoss,
+              "ListObjectsV2: the server's answer (HTTP 200) breaks the "
+              "protocol: unparsable body"),
        EIO},
       // A 2xx GET whose ETag is not the pinned one (the server ignored If-Match): the 412 it
       // should have sent, ESTALE (issue 17 item 5).
       {"If-Match ignored by the server",
        Status(StatusCode::kFailedPrecondition, "ETag changed",
-              StatusDetail{.http_status = 200, .s3_code = "PreconditionFailed"}),
+              StatusDetail{.http_status = 412, .s3_code = "PreconditionFailed"}),
        ESTALE},
       {"interrupted", Status::Cancelled("interrupted by the caller (FUSE INTERRUPT)"), EINTR},
       {"aborted", Status::Aborted("x"), EIO},
