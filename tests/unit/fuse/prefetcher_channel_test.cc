@@ -101,7 +101,7 @@ class FakeChannel final : public rdmaio::DataChannel {
     get.key = request.key;
     get.range = s3::ByteRange{request.object_offset, w.length};
     get.buffer = w.region->host_bytes().subspan(w.offset, w.length);
-    get.if_match = request.if_match;
+    get.if_match = ignore_if_match ? std::string() : request.if_match;
     get.cancel = request.cancel;
     const rdmaio::DataPath via = via_;
     store_->GetObject(get, [done = std::move(done), via](Result<s3::GetObjectResult> r) {
@@ -114,6 +114,8 @@ class FakeChannel final : public rdmaio::DataChannel {
 
   std::atomic<int> fetches{0};
   Status fail;  // set before reads start: every fetch fails with it
+  // A server that ignores If-Match: every fetch answers the object as it is now, with its ETag.
+  bool ignore_if_match = false;
   // The next this many fetches find their window quarantined (as after a failed fence), and so
   // does every later fetch into one of those windows.
   int quarantine_next = 0;
@@ -317,6 +319,31 @@ TEST_CASE("channel: a 412 or 403 kFailedPrecondition is the object's, not a refu
   CHECK(r.status().detail().http_status == 412);
   CHECK(p->counters().quarantined_windows == 0);
   CHECK(s.store->CallCount(s3::Operation::kGetObject) == 0);  // no HTTP retry behind its back
+}
+
+TEST_CASE("channel: an answer with another ETag or object size is never served (ESTALE, EIO)") {
+  // The RDMA path's answers are checked against the handle as the HTTP path's are (issue 17
+  // item 5): the bytes are in the window already, but no read may be answered from them.
+  for (const rdmaio::DataPath via : {rdmaio::DataPath::kRdma, rdmaio::DataPath::kHttp}) {
+    CAPTURE(static_cast<int>(via));
+    Setup s(via);
+    s.channel->ignore_if_match = true;
+    ObjectRef other = s.Put("other-version", 20 * kMiB);
+    other.etag = "the-etag-seen-at-open";
+    auto p = s.Create(other);
+    Result<ReadData> r = ReadNow(*p, 4 * kMiB, 65536);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kFailedPrecondition);
+    CHECK(r.status().detail().s3_code == "PreconditionFailed");  // ESTALE
+    CHECK(r.status().detail().http_status != 0);                 // not a refused window
+    ObjectRef resized = s.Put("resized", 20 * kMiB);
+    resized.size = 21 * kMiB;  // the handle opened another size than the answers report
+    auto q = s.Create(resized);
+    Result<ReadData> t = ReadNow(*q, 4 * kMiB, 65536);
+    REQUIRE_FALSE(t.ok());
+    CHECK(t.status().code() == StatusCode::kDataLoss);  // EIO
+    CHECK(s.channel->fetches.load() >= 2);
+  }
 }
 
 TEST_CASE("channel: unregistered buffers are read over the ObjectStore, the channel unused") {
