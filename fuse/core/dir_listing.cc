@@ -3,19 +3,15 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <string>
-#include <unordered_set>
 
 #include "common/log.h"
+#include "s3/protocol/list_paging.h"
 
 namespace reelfs::fuse {
 namespace {
 
 // S3's page size; asking for more is capped by the server anyway.
 constexpr int kListPageKeys = 1000;
-// Pages one listing may take (100 M keys at S3's page size): past it the server is taken to be
-// paging without end, and the listing fails rather than run (and grow) for ever.
-constexpr uint32_t kMaxListPages = 100'000;
 
 // The one paging loop of every listing here: ListObjects with continuation tokens, `on_request`
 // before each call (counters), `on_page(page, last)` after each page, which returns whether to go
@@ -27,31 +23,10 @@ struct PagingState {
   std::function<void()> on_request;
   std::function<bool(s3::ListObjectsPage page, bool last)> on_page;
   std::function<void(Status)> done;
-  uint32_t pages = 0;                      // pages received so far
-  std::unordered_set<std::string> tokens;  // continuation tokens the server has handed out
+  // Refuses a server that would page for ever (a repeated or cycling continuation token, more
+  // than 100 000 pages) or end the listing silently short (IsTruncated without a token).
+  s3::ListPaging paging;
 };
-
-// A page that cannot be followed: a server that repeats a continuation token (IsTruncated true
-// and a token it already gave) would be listed for ever, one with IsTruncated and no token would
-// end the listing silently short. Both are the server breaking ListObjectsV2: kDataLoss (EIO),
-// logged here once per listing with the prefix, since the reply's line names only the inode.
-Status CheckNextPage(PagingState& state, const s3::ListObjectsPage& page) {
-  std::string problem;
-  if (page.next_continuation_token.empty()) {
-    problem = "IsTruncated is true but there is no NextContinuationToken";
-  } else if (!state.tokens.insert(page.next_continuation_token).second) {
-    problem = "the server repeated the continuation token '" +
-              PrintableKey(page.next_continuation_token) + "'";
-  } else if (state.pages >= kMaxListPages) {
-    problem = "more than " + std::to_string(kMaxListPages) + " pages";
-  } else {
-    return Status::Ok();
-  }
-  REELFS_LOG_WARN("fuse", "listing s3://{}/{} stopped after {} pages: {}", state.request.bucket,
-                  PrintableKey(state.request.prefix), state.pages, problem);
-  return Status::DataLoss("ListObjectsV2 " + state.request.bucket + "/" + state.request.prefix +
-                          ": " + problem + " (page " + std::to_string(state.pages) + ")");
-}
 
 void RequestNextPage(std::shared_ptr<PagingState> state) {
   if (state->on_request) state->on_request();
@@ -63,16 +38,18 @@ void RequestNextPage(std::shared_ptr<PagingState> state) {
       done(page.status());
       return;
     }
-    ++state->pages;
-    const bool last = !page->is_truncated;
-    if (!last) {
-      if (Status bad = CheckNextPage(*state, *page); !bad.ok()) {
-        auto done = std::move(state->done);
-        done(std::move(bad));
-        return;
-      }
+    Result<std::optional<std::string>> next = state->paging.Next(*page);
+    if (!next.ok()) {
+      // The reply's line names only the inode: this one names the listing (kDataLoss: EIO).
+      REELFS_LOG_WARN("fuse", "listing s3://{}/{} stopped: {}", state->request.bucket,
+                      PrintableKey(state->request.prefix), next.status().message());
+      auto done = std::move(state->done);
+      done(next.status().WithContext("ListObjectsV2 " + state->request.bucket + "/" +
+                                     state->request.prefix));
+      return;
     }
-    state->request.continuation_token = page->next_continuation_token;
+    const bool last = !next->has_value();
+    if (!last) state->request.continuation_token = **next;
     if (!state->on_page(std::move(page).value(), last) || last) {
       auto done = std::move(state->done);
       done(Status::Ok());
