@@ -493,9 +493,23 @@ void RcServer::RunWorker(size_t index) {
       jobs_.pop_front();
     }
     if (job->fault == RdmaFault::kTimeout) {
-      // Held back on this worker, never on an io thread; the client gives up first.
-      std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, options_.fault_delay, [this] { return stopping_; });
+      // Held back on this worker, never on an io thread; the client gives up first. The two log
+      // lines let a test order an HTTP request against the hold (issue 21: nothing else may wait
+      // on it).
+      REELFS_LOG_INFO(kLog, "session {}: holding the transfer {} ms (--rdma-fault timeout)",
+                      job->session->id, options_.fault_delay.count());
+      bool stopping = false;
+      {
+        std::unique_lock lock(mutex_);
+        stopping = wake_.wait_for(lock, options_.fault_delay, [this] { return stopping_; });
+      }
+      if (stopping) {
+        // Shutting down: the transfer never starts (nor stores anything), as for a queued job.
+        ReturnSession(job->session, true);
+        job->sink(ErrorAnswer(503, "SlowDown", "gateway stopping"));
+        continue;
+      }
+      REELFS_LOG_INFO(kLog, "session {}: hold over, transfer starts", job->session->id);
     }
     bool healthy = true;
     http::Response answer;
