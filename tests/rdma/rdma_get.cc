@@ -5,9 +5,16 @@
 //
 //   reelfs-rdma-get --endpoint http://127.0.0.1:PORT --bucket B --key K --source FILE
 //                   [--device rxe0] [--window BYTES] [--parallel N] [--rounds R]
-//                   [--timeout-ms MS] --expect rdma|http|fallback
+//                   [--timeout-ms MS] [--http-timeout-ms MS] --expect rdma|http|fallback
 //   reelfs-rdma-get --endpoint URL --bucket B --key K --put FILE [--put-parts N]
-//                   [--device rxe0] [--parallel N] [--rounds R] --expect rdma|http|fallback
+//                   [--device rxe0] [--parallel N] [--rounds R] [--timeout-ms MS]
+//                   [--http-timeout-ms MS] --expect rdma|http|fallback
+//
+// --timeout-ms bounds each attempt of the RDMA attempt's control requests (PREPARE, READY, the
+// session PUT): a held transfer ends there and the request falls back to HTTP. The HTTP fallback
+// (and every other plain S3 request: session GETs, read-backs) has its own per-attempt limit,
+// --http-timeout-ms, 0 (default): none, only the S3 client's 30 s without a byte moving. One
+// shared limit made the fallback flake (issue 21): in the VM a 3 MiB PUT alone takes 2-3 s.
 //
 // --put uploads FILE as object K (RcChannel::Put from one registered window), then reads it back
 // with a plain S3 GET and compares; --put-parts N uploads it as a multipart upload of N parts
@@ -16,7 +23,8 @@
 // window of the object back through the channel (a session GET, which confirms the session
 // extension), so the next round's PUTs are session PUTs. Its counters line starts "rdma_put:".
 //
-// Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. Prints one line of counters:
+// Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; REELFS_LOG sets the log spec
+// (common/log.h). Prints one line of counters:
 // "rdma_get: endpoint=... rdma_bytes=... http_bytes=... fallbacks=... sessions_opened=...".
 // --expect rdma: every byte over RDMA; http: none over RDMA; fallback: at least one fetch tried
 // RDMA and fell back to HTTP. Exit 0 when the bytes match and the expectation holds, 1 otherwise,
@@ -36,6 +44,7 @@
 #include <fmt/format.h>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "rdmaio/s3bridge/s3_control_plane.h"
 #include "rdmaio/verbs/device.h"
 #include "rdmaio/verbs/rc_channel.h"
@@ -51,9 +60,10 @@ struct Args {
   uint64_t window = 1 << 20;
   int parallel = 2;
   int rounds = 1;
-  int timeout_ms = 0;
-  std::string put;    // --put FILE
-  int put_parts = 0;  // --put-parts N (0: one PutObject)
+  int timeout_ms = 0;       // the control plane's requests (the RDMA attempt)
+  int http_timeout_ms = 0;  // the S3 client's (the HTTP fallback, read-backs)
+  std::string put;          // --put FILE
+  int put_parts = 0;        // --put-parts N (0: one PutObject)
 };
 
 std::vector<char> ReadFile(const std::string& path, bool* ok) {
@@ -69,6 +79,7 @@ int Usage(const std::string& why) {
 
 struct Channel {
   std::shared_ptr<s3::ObjectStore> store;
+  const s3::S3Client* client = nullptr;  // `store`, for its counters
   std::shared_ptr<rdmaio::verbs::VerbsQpProvider> provider;
   std::shared_ptr<rdmaio::verbs::RcChannel> channel;
 };
@@ -89,17 +100,29 @@ int OpenChannel(const Args& args, Channel* out) {
   const char* ak = std::getenv("AWS_ACCESS_KEY_ID");
   const char* sk = std::getenv("AWS_SECRET_ACCESS_KEY");
   options.credentials = {ak ? ak : "", sk ? sk : "", ""};
-  options.total_timeout = std::chrono::milliseconds(args.timeout_ms);
+  options.total_timeout = std::chrono::milliseconds(args.http_timeout_ms);
   options.retry.max_attempts = 2;
   auto client = s3::S3Client::Create(options);
   if (!client.ok()) return Usage(client.status().ToString());
+  out->client = client->get();
   out->store = std::move(client).value();
-  auto control = rdmaio::s3bridge::S3ControlPlane::Create(out->store, options);
+  s3::ClientOptions control_options = options;
+  control_options.total_timeout = std::chrono::milliseconds(args.timeout_ms);
+  auto control = rdmaio::s3bridge::S3ControlPlane::Create(out->store, control_options);
   if (!control.ok()) return Usage(control.status().ToString());
   out->channel =
       rdmaio::verbs::RcChannel::Create(std::move(control).value(), out->provider, RealClock(),
                                        {.max_sessions = static_cast<size_t>(args.parallel)});
   return 0;
+}
+
+// The S3 client's own counters, for the counters line: the channel counts outcomes (an HTTP PUT
+// that failed is only in `failed`, a session whose READY never answered is not "opened"), these
+// count the plain S3 operations (fallbacks, read-backs, session GETs) and their retries.
+std::string S3Counters(const Channel& ch) {
+  const s3::ClientCounters s = ch.client->counters();
+  return fmt::format(" s3_requests={} s3_retries={} s3_failures={}", s.requests, s.retries,
+                     s.failures);
 }
 
 // Uploads args.put (args.rounds times) and reads it back over plain HTTP after each round.
@@ -220,7 +243,7 @@ int RunPut(const Args& args) {
                    c.http_put_requests, c.http_put_bytes, c.fallbacks, c.sessions_opened,
                    c.sessions_fenced, c.failed, ch.channel->session_extension_confirmed() ? 1 : 0,
                    bad.load())
-            << std::endl;
+            << S3Counters(ch) << std::endl;
   const uint64_t total = size * args.rounds;
   bool ok = bad == 0 && c.rdma_put_bytes + c.http_put_bytes == total;
   if (args.expect == "rdma") ok = ok && c.rdma_put_bytes == total && c.http_put_bytes == 0;
@@ -297,7 +320,7 @@ int Run(const Args& args) {
                    "sessions_fenced={} failed={} mismatches={}",
                    c.endpoint, fetches, c.rdma_requests, c.rdma_bytes, c.http_requests,
                    c.http_bytes, c.fallbacks, c.sessions_opened, c.sessions_fenced, c.failed, bad)
-            << std::endl;
+            << S3Counters(ch) << std::endl;
   const uint64_t total = size * args.rounds;
   bool ok = bad == 0 && c.rdma_bytes + c.http_bytes == total;
   if (args.expect == "rdma") ok = ok && c.rdma_bytes == total && c.http_bytes == 0;
@@ -312,6 +335,13 @@ int Run(const Args& args) {
 }  // namespace reelfs
 
 int main(int argc, char** argv) {
+  // A failing run is read from timestamps: REELFS_LOG=warn,rdma=debug,s3=debug,curl=trace shows
+  // each control request, each HTTP attempt and when its body was sent.
+  if (const char* spec = std::getenv("REELFS_LOG")) {
+    if (reelfs::Status st = reelfs::ConfigureLogging(spec); !st.ok()) {
+      return reelfs::Usage("REELFS_LOG: " + st.ToString());
+    }
+  }
   reelfs::Args args;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -336,6 +366,8 @@ int main(int argc, char** argv) {
       args.rounds = std::atoi(value.c_str());
     else if (flag == "--timeout-ms")
       args.timeout_ms = std::atoi(value.c_str());
+    else if (flag == "--http-timeout-ms")
+      args.http_timeout_ms = std::atoi(value.c_str());
     else if (flag == "--put")
       args.put = value;
     else if (flag == "--put-parts")
@@ -350,7 +382,7 @@ int main(int argc, char** argv) {
     return reelfs::Usage(
         "usage: --endpoint URL --bucket B --key K (--source FILE | --put FILE [--put-parts N]) "
         "--expect rdma|http|fallback [--device D] [--window BYTES] [--parallel N] [--rounds R] "
-        "[--timeout-ms MS]");
+        "[--timeout-ms MS] [--http-timeout-ms MS]");
   }
   return args.put.empty() ? reelfs::Run(args) : reelfs::RunPut(args);
 }
