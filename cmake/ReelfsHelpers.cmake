@@ -1,8 +1,12 @@
 # Helpers shared by every module: warnings, sanitizers, tests.
 
 function(reelfs_set_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow=local
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic
                                            -Wno-missing-field-initializers)
+  # -Wshadow=local is GCC's; clang has no such level (its -Wshadow also flags members).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -Wshadow=local)
+  endif()
   if(REELFS_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
@@ -15,6 +19,20 @@ endfunction()
 
 if(REELFS_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# REELFS_FUZZ: every library gets libFuzzer's coverage instrumentation and ASan + UBSan; the fuzz
+# targets (tests/fuzz) add -fsanitize=fuzzer at link time.
+if(REELFS_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "REELFS_FUZZ needs clang (libFuzzer): CC=clang CXX=clang++")
+  endif()
+  if(REELFS_SANITIZE)
+    message(FATAL_ERROR "REELFS_FUZZ already sanitizes; leave REELFS_SANITIZE off")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
                       -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
 endif()
