@@ -61,30 +61,33 @@ for name in "${targets[@]}"; do
 done
 wait
 
+# Failures first (log tail and reproducer), then one summary line per target.
 failed=0
-printf '%-18s %12s %8s %8s %s\n' target execs cov ft verdict
+summary=$(printf '%-18s %12s %8s %8s %s' target execs cov ft verdict)
 for name in "${targets[@]}"; do
   rc=$(cat "$work/$name.rc")
   done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$name.log" | tail -1 || true)
-  execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$work/$name.log" | grep -oE '[0-9]+$' || echo '?')
+  execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$work/$name.log" |
+    grep -oE '[0-9]+$' || echo '?')
   cov=$(grep -oE 'cov: [0-9]+' <<<"$done_line" | grep -oE '[0-9]+' || echo '?')
   ft=$(grep -oE 'ft: [0-9]+' <<<"$done_line" | grep -oE '[0-9]+' || echo '?')
-  if [ "$rc" = 0 ]; then
-    printf '%-18s %12s %8s %8s %s\n' "$name" "$execs" "$cov" "$ft" ok
-    continue
+  verdict=ok
+  if [ "$rc" != 0 ]; then
+    failed=1
+    verdict="FAILED (rc=$rc)"
+    echo "---- fuzz_$name FAILED: last lines of its log"
+    tail -n 40 "$work/$name.log"
+    for input in "$work/$name.artifacts"/*; do
+      [ -e "$input" ] || continue
+      echo "---- reproducer $(basename "$input") ($(stat -c %s "$input") bytes), base64:"
+      base64 -w 100 "$input"
+      echo "---- reproduce: save the base64 above as crash.b64, then"
+      echo "     base64 -d crash.b64 >crash && $BUILD_DIR/tests/fuzz/fuzz_$name crash"
+    done
   fi
-  failed=1
-  printf '%-18s %12s %8s %8s %s\n' "$name" "$execs" "$cov" "$ft" "FAILED (rc=$rc)"
-  echo "---- fuzz_$name: last lines of the log"
-  tail -n 60 "$work/$name.log"
-  for input in "$work/$name.artifacts"/*; do
-    [ -e "$input" ] || continue
-    echo "---- reproducer $(basename "$input") ($(stat -c %s "$input") bytes, base64):"
-    base64 -w 100 "$input"
-    echo "---- to reproduce: base64 -d >crash <<'EOF'  (the text above)  EOF;" \
-         "$BUILD_DIR/tests/fuzz/fuzz_$name crash"
-  done
+  summary+=$'\n'$(printf '%-18s %12s %8s %8s %s' "$name" "$execs" "$cov" "$ft" "$verdict")
 done
+echo "$summary"
 echo "fuzz: ${#targets[@]} targets, ${FUZZ_SECONDS} s each, $FUZZ_JOBS at a time," \
      "$(($(date +%s) - start)) s in all (build $((built - start)) s)"
 exit "$failed"

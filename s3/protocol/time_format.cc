@@ -61,6 +61,15 @@ Result<system_clock::time_point> FromCivil(const CivilTime& c, std::string_view 
   if (tm.tm_mday != c.day && c.second != 60) {
     return Status::InvalidArgument("no such date: '" + std::string(original) + "'");
   }
+  // system_clock counts nanoseconds in 64 bits (libstdc++): about years 1678 to 2262. A four-digit
+  // year reaches past both ends, and the conversion below would overflow (undefined behaviour,
+  // found by tests/fuzz). A day of margin leaves room for an ISO 8601 offset.
+  constexpr int64_t kLimit =
+      std::chrono::duration_cast<std::chrono::seconds>(system_clock::duration::max()).count() -
+      86400;
+  if (secs > kLimit || secs < -kLimit) {
+    return Status::InvalidArgument("time out of range: '" + std::string(original) + "'");
+  }
   return system_clock::time_point(std::chrono::duration_cast<system_clock::duration>(
       std::chrono::seconds(secs) + std::chrono::nanoseconds(c.nanos)));
 }
