@@ -18,11 +18,10 @@ reelfs::s3::AwsChunkedOptions OptionsFor(uint8_t mode) {
   switch (mode % 3) {
     case 0:
       o.claim = reelfs::s3::PayloadClaim::kStreamingSigned;
-      o.signing = reelfs::s3::ChunkSigningContext{
-          .signing_key = std::string(32, 'k'),
-          .amz_date = "20130524T000000Z",
-          .scope = "20130524/us-east-1/s3/aws4_request",
-          .seed_signature = std::string(64, '0')};
+      o.signing = reelfs::s3::ChunkSigningContext{.signing_key = std::string(32, 'k'),
+                                                  .amz_date = "20130524T000000Z",
+                                                  .scope = "20130524/us-east-1/s3/aws4_request",
+                                                  .seed_signature = std::string(64, '0')};
       break;
     case 1:
       o.claim = reelfs::s3::PayloadClaim::kStreamingUnsignedTrailer;

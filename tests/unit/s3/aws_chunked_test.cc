@@ -228,6 +228,21 @@ TEST_CASE("aws-chunked: unsigned trailer checksums are verified") {
   }
 }
 
+// The fuzz target's split property (tests/fuzz aws_chunked) found an earlier decoder that skipped
+// bytes between a chunk's data and its CRLF when they came in the same read as the LF.
+TEST_CASE("aws-chunked: anything but CRLF after a chunk's data is refused, split at any size") {
+  for (std::string_view bad :
+       {"3\r\nabcXY\r\n0\r\n\r\n", "3\r\nabc\r\r\n0\r\n\r\n", "3\r\nabc \n0\r\n\r\n"}) {
+    for (size_t step = 1; step <= bad.size(); ++step) {
+      CAPTURE(bad);
+      CAPTURE(step);
+      AwsChunkedDecoder d = Make(PayloadClaim::kStreamingUnsignedTrailer, std::nullopt);
+      std::string out;
+      CHECK(Decode(d, bad, step, &out).detail().s3_code == "IncompleteBody");
+    }
+  }
+}
+
 TEST_CASE("aws-chunked: framing errors and impossible options") {
   for (const char* body :
        {"zz\r\nabc\r\n0\r\n\r\n", "3\r\nabcd\r\n0\r\n\r\n", "3\r\nab", "3;foo=bar\r\nabc\r\n",
