@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/s3_url.h"
 #include "s3/await.h"
+#include "s3/protocol/list_paging.h"
 
 namespace reelfs::cli {
 namespace {
@@ -30,7 +31,8 @@ int RunLs(s3::ObjectStore& store, const LsArgs& args) {
   }
   s3::ListObjectsRequest req{.bucket = url->bucket, .prefix = url->key};
   if (!args.recursive) req.delimiter = "/";
-  do {
+  s3::ListPaging paging;  // a server repeating its continuation token fails the listing
+  for (;;) {
     auto page = s3::Await<s3::ListObjectsPage>([&](auto cb) { store.ListObjects(req, cb); });
     if (!page.ok()) {
       std::cerr << "reelfs ls: " << page.status().ToString() << "\n";
@@ -44,9 +46,14 @@ int RunLs(s3::ObjectStore& store, const LsArgs& args) {
       std::printf("%s %10llu %s\n", FormatListingTime(o.last_modified).c_str(),
                   static_cast<unsigned long long>(o.size), name.c_str());
     }
-    req.continuation_token = page->is_truncated ? page->next_continuation_token : "";
-  } while (!req.continuation_token.empty());
-  return 0;
+    auto next = paging.Next(*page);
+    if (!next.ok()) {
+      std::cerr << "reelfs ls: " << next.status().ToString() << "\n";
+      return 1;
+    }
+    if (!*next) return 0;
+    req.continuation_token = **next;
+  }
 }
 
 int RunStat(s3::ObjectStore& store, const std::string& text) {

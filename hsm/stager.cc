@@ -13,6 +13,7 @@
 
 #include "common/log.h"
 #include "s3/await.h"
+#include "s3/protocol/list_paging.h"
 
 namespace reelfs::hsm {
 namespace {
@@ -226,6 +227,7 @@ Result<std::vector<StageObject>> Stager::Enumerate(const std::vector<StageTarget
     req.prefix = target.key;
     req.fetch_restore_status = true;
     req.fetch_tape_hints = true;
+    s3::ListPaging paging;  // a server repeating its continuation token fails the listing
     for (;;) {
       auto page = s3::Await<s3::ListObjectsPage>(
           [&](s3::Callback<s3::ListObjectsPage> cb) { store_.ListObjects(req, std::move(cb)); });
@@ -242,8 +244,11 @@ Result<std::vector<StageObject>> Stager::Enumerate(const std::vector<StageTarget
         }
         Absorb(o, info);
       }
-      if (!page->is_truncated || page->next_continuation_token.empty()) break;
-      req.continuation_token = page->next_continuation_token;
+      auto next = paging.Next(*page);
+      if (!next.ok())
+        return next.status().WithContext("listing s3://" + bucket_ + "/" + req.prefix);
+      if (!*next) break;
+      req.continuation_token = **next;
     }
     auto entries = ledger_.FindPrefix(endpoint_, bucket_, target.key);
     if (!entries.ok()) {

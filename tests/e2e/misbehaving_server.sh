@@ -83,6 +83,14 @@ echo "LIST requests for loop/: $loops"
 # One opendir (the kernel may retry it once) lists two pages: the repeated token stops it there.
 (( loops >= 2 && loops <= 4 )) || fail "the repeating listing took $loops LISTs (want 2..4)"
 
+step "the CLI's listings follow the same paging rule: reelfs ls fails instead of looping"
+rc=0
+timeout 60 "$REELFS_BIN" --endpoint "$ENDPOINT" ls s3://hb/loop/ >"$WORK/cli_ls.out" 2>&1 || rc=$?
+[[ $rc == 1 ]] || fail "reelfs ls on the repeating listing: exit $rc, want 1: $(tail -3 "$WORK/cli_ls.out")"
+grep -q "continuation token" "$WORK/cli_ls.out" ||
+  fail "reelfs ls did not name the repeated token: $(tail -3 "$WORK/cli_ls.out")"
+echo "  reelfs ls: exit 1, $(grep -o 'repeated[^:]*' "$WORK/cli_ls.out" | head -1)"
+
 step "an ls stuck on a listing dies of SIGTERM at once (FUSE INTERRUPT answered EINTR)"
 stuck_lists() { grep -cE 'prefix=stuck2?(%2F|/)' "$WORK/requests.log" || true; }
 before=$(stuck_lists)

@@ -15,6 +15,7 @@
 #include "s3/fake/fake_object_store.h"
 #include "s3/fake/fault_injecting_store.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/fakes/misbehaving_store.h"
 
 namespace reelfs::hsm {
 namespace {
@@ -530,4 +531,29 @@ TEST_CASE("a missing key target is NotFound; a key target is HEADed") {
   CHECK((*one)[0].size == 101);
 }
 
+}  // namespace reelfs::hsm
+
+namespace reelfs::hsm {
+namespace {
+
+// The one paging rule (s3/protocol/list_paging.h) holds for `reelfs stage` too: a server that
+// repeats its continuation token, cycles, or truncates without a token fails the listing.
+TEST_CASE("enumerate: a listing that would never end fails (kDataLoss) instead of looping") {
+  using Fault = testing::MisbehavingStore::Fault;
+  for (Fault fault : {Fault::kRepeatToken, Fault::kTokenCycle, Fault::kTruncatedNoToken}) {
+    auto bad = std::make_shared<testing::MisbehavingStore>(MakeStore(3, 0));
+    bad->fault = fault;
+    auto ledger = Ledger::InMemory();
+    testing::FakeClock clock;
+    StageOptions options;
+    options.batch = "b";
+    Stager stager(*bad, *ledger, kEndpoint, kBucket, clock, options);
+    auto objects = stager.Enumerate({StageTarget{"", true, ""}});
+    REQUIRE_FALSE(objects.ok());
+    CHECK(objects.status().code() == StatusCode::kDataLoss);
+    CHECK(bad->list_calls.load() <= 3);
+  }
+}
+
+}  // namespace
 }  // namespace reelfs::hsm
