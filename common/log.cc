@@ -70,6 +70,9 @@ void ReplaceSink(spdlog::sink_ptr sink, bool with_time) {
   logger->set_pattern(with_time ? "%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v" : "%l %v",
                       spdlog::pattern_time_type::utc);
   logger->set_level(spdlog::level::trace);
+  // A warning or an error reaches the file at once: a daemon's log is read while it runs (and
+  // after a crash), not only after a clean exit flushed the buffer.
+  logger->flush_on(spdlog::level::warn);
   std::unique_lock lock(s.mutex);
   s.logger = std::move(logger);
 }
