@@ -6,6 +6,9 @@ function(reelfs_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic
                                            $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>
                                            -Wno-missing-field-initializers)
+  if(REELFS_THREAD_SAFETY)
+    target_compile_options(${target} PRIVATE -Wthread-safety)
+  endif()
   if(REELFS_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
@@ -16,10 +19,25 @@ function(reelfs_set_warnings target)
   endif()
 endfunction()
 
-if(REELFS_SANITIZE)
+if(REELFS_THREAD_SAFETY AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  message(FATAL_ERROR "REELFS_THREAD_SAFETY needs clang (-DCMAKE_CXX_COMPILER=clang++-14)")
+endif()
+
+# REELFS_SANITIZED: true in either sanitizer build, for tests that only run without one.
+string(TOLOWER "${REELFS_SANITIZE}" reelfs_sanitize_)
+set(REELFS_SANITIZED ON)
+if(reelfs_sanitize_ STREQUAL "thread")
+  # TSan cannot be combined with ASan; tsan.supp (scripts/tsan.sh) holds the third-party reports.
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(reelfs_sanitize_ MATCHES "^(on|address|yes|true|1)$")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
                       -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
+elseif(reelfs_sanitize_ MATCHES "^(off|no|false|0|)$")
+  set(REELFS_SANITIZED OFF)
+else()
+  message(FATAL_ERROR "REELFS_SANITIZE=${REELFS_SANITIZE}: want OFF, ON, address or thread")
 endif()
 
 # REELFS_FUZZ: every library gets libFuzzer's coverage instrumentation and ASan + UBSan; the fuzz
