@@ -326,7 +326,8 @@ TEST_SUITE("fuse") {
   TEST_CASE("turned off: every lookup is HEAD+LIST as before") {
     for (auto [pages, ttl] :
          {std::pair{0u, std::chrono::seconds(100)}, std::pair{16u, std::chrono::seconds(0)}}) {
-      CAPTURE(pages);
+      const auto& pages_ = pages;  // clang 14 cannot capture a structured binding
+      CAPTURE(pages_);
       Mount m(pages, ttl);
       m.Put("d/a");
       m.Put("d/b");

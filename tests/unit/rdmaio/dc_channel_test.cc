@@ -352,11 +352,11 @@ TEST_SUITE("rdmaio") {
         {"timeout", {Mode::kNoAnswer, true, DataPath::kHttp, true, false}},
     };
     for (const auto& [name, row] : rows) {
-      CAPTURE(name);
+      const auto& name_ = name;  // clang 14 cannot capture a structured binding
+      CAPTURE(name_);
       Fixture f;
       f.server->mode = row.mode;
       auto region = std::make_shared<FakeRegion>(256 << 10);
-      std::optional<uint32_t> dctn_at_done;
       std::set<uint32_t> live_at_done;
       auto got = f.FetchAsync(region, 8192, 200 << 10, 0, nullptr,
                               [&] { live_at_done = f.provider->book.live; });

@@ -113,7 +113,8 @@ TEST_CASE("library: a drive that goes down while unloading hands its next cartri
 
 TEST_CASE("library: rewind before unload is 55/110/165 s by bytes moved in the mount") {
   for (auto [gb, rewind] : {std::pair{1.0, 55.0}, {10.0, 110.0}, {60.0, 165.0}}) {
-    CAPTURE(gb);
+    const auto& gb_ = gb;  // clang 14 cannot capture a structured binding
+    CAPTURE(gb_);
     auto lib = MakeLibrary(DiscreteConfig("fifo"));
     REQUIRE(lib->AddCartridge("A").ok());
     REQUIRE(lib->AddCartridge("B").ok());
