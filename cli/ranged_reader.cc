@@ -1,11 +1,11 @@
 #include "cli/ranged_reader.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace reelfs::cli {
 namespace {
@@ -23,12 +23,12 @@ struct Completion {
 class CompletionQueue {
  public:
   void Push(Completion c) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     queue_.push_back(std::move(c));
     cv_.notify_one();
   }
   Completion Pop() {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     cv_.wait(lock, [this] { return !queue_.empty(); });
     Completion c = std::move(queue_.front());
     queue_.pop_front();
@@ -36,8 +36,8 @@ class CompletionQueue {
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   std::deque<Completion> queue_;  // GUARDED_BY(mu_)
 };
 

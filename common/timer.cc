@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <condition_variable>
-#include <mutex>
 #include <queue>
 #include <string>
 #include <thread>
@@ -13,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 
 namespace reelfs {
@@ -45,7 +44,7 @@ class RealTimer final : public Timer {
     assert(std::this_thread::get_id() != thread_.get_id() && "Timer destroyed from a callback");
     std::unordered_map<Id, std::function<void()>> dropped;  // destroyed outside the lock
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stop_ = true;
       dropped.swap(fns_);
     }
@@ -58,7 +57,7 @@ class RealTimer final : public Timer {
     Id id;
     bool wake;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       id = next_id_++;
       fns_.emplace(id, std::move(fn));
       heap_.push(Entry{deadline, id});
@@ -71,7 +70,7 @@ class RealTimer final : public Timer {
 
   bool Cancel(Id id) override {
     std::function<void()> dropped;  // may own anything: destroyed outside the lock
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = fns_.find(id);
     if (it == fns_.end()) return false;
     dropped = std::move(it->second);
@@ -93,7 +92,7 @@ class RealTimer final : public Timer {
   };
 
   void Run() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     while (!stop_) {
       // Drop entries of cancelled callbacks.
       while (!heap_.empty() && !fns_.contains(heap_.top().id)) heap_.pop();
@@ -130,8 +129,8 @@ class RealTimer final : public Timer {
   Clock& clock_;
   const bool real_;  // clock_ is RealClock(): wait on the condition variable until the deadline
 
-  std::mutex mutex_;  // leaf lock: never held while a callback runs
-  std::condition_variable cv_;
+  Mutex mutex_;  // leaf lock: never held while a callback runs
+  CondVar cv_;
   bool stop_ GUARDED_BY(mutex_) = false;
   Id next_id_ GUARDED_BY(mutex_) = 1;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_ GUARDED_BY(mutex_);

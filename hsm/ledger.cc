@@ -25,6 +25,7 @@
 
 #include "common/c_handle.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 
 namespace reelfs::hsm {
@@ -225,7 +226,7 @@ class SqliteLedger final : public Ledger {
   const std::string& path() const override { return path_; }
 
   Status UpsertMany(std::span<const LedgerEntry> entries) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (entries.empty()) return Status::Ok();
     // One transaction: a `reelfs stage` of 2 000 objects is one fsync, not 2 000.
     REELFS_RETURN_IF_ERROR(Exec(db_.get(), "BEGIN IMMEDIATE"));
@@ -242,7 +243,7 @@ class SqliteLedger final : public Ledger {
   }
 
   Result<std::optional<LedgerEntry>> Find(const LedgerKey& id) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     sqlite3_stmt* stmt = find_.get();
     StmtUse use(stmt);
     BindText(stmt, 1, id.endpoint);
@@ -257,7 +258,7 @@ class SqliteLedger final : public Ledger {
   Result<std::vector<LedgerEntry>> FindPrefix(const std::string& endpoint,
                                               const std::string& bucket,
                                               const std::string& prefix) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     sqlite3_stmt* stmt = find_prefix_.get();
     StmtUse use(stmt);
     BindText(stmt, 1, endpoint);
@@ -281,7 +282,7 @@ class SqliteLedger final : public Ledger {
 
   Status SetPhase(const LedgerKey& id, LedgerPhase phase, const std::string& error,
                   s3::WallTime now) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     sqlite3_stmt* stmt = set_phase_.get();
     StmtUse use(stmt);
     BindText(stmt, 1, LedgerPhaseName(phase));
@@ -296,7 +297,7 @@ class SqliteLedger final : public Ledger {
   }
 
   Result<uint64_t> Prune(s3::WallTime cutoff) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     sqlite3_stmt* stmt = prune_.get();
     StmtUse use(stmt);
     sqlite3_bind_int64(stmt, 1, ToMillis(cutoff));
@@ -309,6 +310,7 @@ class SqliteLedger final : public Ledger {
   SqliteLedger(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)) {}
 
   Status PrepareAll() {
+    MutexLock lock(mutex_);  // uncontended (not yet shared): the statements are GUARDED_BY it
     const std::string cols = kColumns;
     REELFS_ASSIGN_OR_RETURN(upsert_, Prepare(db_.get(), "INSERT OR REPLACE INTO restores (" + cols +
                                                             ") VALUES "
@@ -355,7 +357,7 @@ class SqliteLedger final : public Ledger {
   }
 
   const std::string path_;
-  std::mutex mutex_;  // one connection: every use of db_ and the statements is under it
+  Mutex mutex_;  // one connection: every use of db_ and the statements is under it
   // Declaration order is teardown order: statements are finalized before the connection closes.
   Db db_;
   Stmt upsert_ GUARDED_BY(mutex_);
@@ -514,7 +516,7 @@ Result<std::unique_ptr<Ledger>> SqliteLedger::Open(const std::string& path, bool
 
   std::unique_ptr<SqliteLedger> ledger(new SqliteLedger(path, std::move(db)));
   {
-    std::lock_guard lock(ledger->mutex_);
+    MutexLock lock(ledger->mutex_);
     REELFS_RETURN_IF_ERROR(ledger->PrepareAll());
   }
   return std::unique_ptr<Ledger>(std::move(ledger));

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 #include "hsm/state.h"
 
@@ -196,8 +197,8 @@ class RestorerImpl final : public Restorer, public std::enable_shared_from_this<
   Timer& timer_;
   RestorerOptions options_;
 
-  mutable std::mutex mutex_;  // before the Timer's and the Ledger's own locks; never held while
-                              // a callback, a store call or ledger I/O runs
+  mutable Mutex mutex_;  // before the Timer's and the Ledger's own locks; never held while
+                         // a callback, a store call or ledger I/O runs
   bool shutdown_ GUARDED_BY(mutex_) = false;
   std::unordered_map<std::string, KeyState> keys_ GUARDED_BY(mutex_);
   std::unordered_map<std::string, s3::ObjectInfo> last_seen_ GUARDED_BY(mutex_);
@@ -278,7 +279,7 @@ void RestorerImpl::CancelPollLocked(KeyState& ks) {
 void RestorerImpl::OnPollTimer(const std::string& key) {
   Actions actions;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (shutdown_) return;
     auto it = keys_.find(key);
     if (it == keys_.end()) return;
@@ -315,7 +316,7 @@ void RestorerImpl::OnRestore(const std::string& key, int attempts,
   std::vector<s3::StatusCallback> callers;
   Status status = result.ok() ? Status::Ok() : result.status();
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     CallDoneLocked(actions);
     if (shutdown_) {
       // Callers were answered by Shutdown; only the queue slot matters.
@@ -365,7 +366,7 @@ void RestorerImpl::Request(const std::string& key, const std::string& etag, uint
   Status answer;
   bool answered = true;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (shutdown_) {
       answer = Status::Cancelled("restorer shut down");
     } else {
@@ -414,7 +415,7 @@ void RestorerImpl::WaitOnline(const std::string& key, Clock::TimePoint deadline,
   Actions actions;
   uint64_t id = 0;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (shutdown_) {
       actions.push_back(
           [done = std::move(done)] { done(Status::Cancelled("restorer shut down")); });
@@ -451,7 +452,7 @@ void RestorerImpl::WaitOnline(const std::string& key, Clock::TimePoint deadline,
   if (cancel_id == 0) return;  // already ran
   bool still_waiting = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (auto it = keys_.find(key); it != keys_.end()) {
       if (auto w = it->second.waiters.find(id); w != it->second.waiters.end()) {
         w->second.cancel_id = cancel_id;
@@ -467,7 +468,7 @@ void RestorerImpl::FinishWaiter(const std::string& key, uint64_t id, Status stat
                                 bool from_cancel) {
   Waiter waiter;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = keys_.find(key);
     if (it == keys_.end()) return;
     KeyState& ks = it->second;
@@ -513,7 +514,7 @@ void RestorerImpl::OnHead(const std::string& key, Result<s3::ObjectInfo> result)
   }
   Actions actions;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     CallDoneLocked(actions);
     auto it = keys_.find(key);
     if (shutdown_ || it == keys_.end()) {
@@ -600,12 +601,12 @@ void RestorerImpl::RememberLocked(const std::string& key, const s3::ObjectInfo& 
 }
 
 void RestorerImpl::NoteOffline(const std::string& key) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   last_seen_.erase(key);
 }
 
 std::optional<s3::ObjectInfo> RestorerImpl::LastSeen(const std::string& key) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = last_seen_.find(key);
   if (it == last_seen_.end()) return std::nullopt;
   return it->second;
@@ -613,7 +614,7 @@ std::optional<s3::ObjectInfo> RestorerImpl::LastSeen(const std::string& key) con
 
 bool RestorerImpl::IsRequested(const std::string& key) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = keys_.find(key);
     if (it != keys_.end() && (it->second.live || it->second.request_in_flight)) return true;
   }
@@ -621,7 +622,7 @@ bool RestorerImpl::IsRequested(const std::string& key) {
 }
 
 RestorerCounters RestorerImpl::counters() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return counters_;
 }
 
@@ -629,7 +630,7 @@ void RestorerImpl::Shutdown() {
   std::vector<Waiter> waiters;
   std::vector<s3::StatusCallback> callers;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (shutdown_) return;
     shutdown_ = true;
     for (auto& [key, ks] : keys_) {

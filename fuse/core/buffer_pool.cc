@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <iterator>
 #include <map>
-#include <mutex>
 #include <new>
 #include <string>
 #include <utility>
@@ -13,6 +12,7 @@
 
 #include <sys/mman.h>
 
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 
 namespace reelfs::fuse {
@@ -70,7 +70,7 @@ class FreeList {
 
   // An idle buffer of `size_class`, or null (then the caller allocates; Added accounts it).
   Block Take(size_t size_class, std::vector<Block>* to_free) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     TrimLocked(to_free);
     auto it = idle_.find(size_class);
     if (it != idle_.end() && !it->second.empty()) {
@@ -96,20 +96,20 @@ class FreeList {
   }
 
   BufferPoolStats stats() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return {in_use_bytes_, idle_bytes_, fresh_allocations_};
   }
 
   // A fresh allocation failed: undo Take's accounting.
   void Failed(size_t size_class) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     in_use_bytes_ -= size_class;
   }
 
   // Takes a buffer back; it is freed (by `to_free`'s destruction, after the lock) if keeping it
   // would exceed max_bytes.
   void Return(size_t size_class, Block bytes, std::vector<Block>* to_free) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     in_use_bytes_ -= size_class;
     TrimLocked(to_free);
     if (in_use_bytes_ + idle_bytes_ + size_class > max_bytes_) {
@@ -145,7 +145,7 @@ class FreeList {
   const size_t max_bytes_;
   const Clock::Duration idle_ttl_;
   Clock& clock_;
-  mutable std::mutex mutex_;  // leaf lock: held only around the map, never across free()
+  mutable Mutex mutex_;  // leaf lock: held only around the map, never across free()
   std::map<size_t, std::vector<Idle>> idle_ GUARDED_BY(mutex_);
   size_t idle_bytes_ GUARDED_BY(mutex_) = 0;
   size_t in_use_bytes_ GUARDED_BY(mutex_) = 0;

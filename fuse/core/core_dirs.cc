@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "fuse/core/core_internal.h"
 
 namespace reelfs::fuse::detail {
@@ -25,7 +26,7 @@ constexpr InodeId kUnknownIno = 0xffffffff;  // FUSE_UNKNOWN_INO
 void Core::OpenDir(InodeId ino, Callback<uint64_t> done) {
   std::string prefix;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     InodeRecord* rec = FindOrFail(lock, ino, Want::kDir, "opendir of", done);
     if (rec == nullptr) return;
     if (rec->listing != nullptr && clock_.Now() < rec->listing_expiry) {
@@ -50,7 +51,7 @@ void Core::OpenDir(InodeId ino, Callback<uint64_t> done) {
         }
         Result<uint64_t> out = Stale(ino);
         {
-          std::lock_guard<std::mutex> lock(self->mutex_);
+          MutexLock lock(self->mutex_);
           if (InodeRecord* rec = self->inodes_.Find(ino); rec != nullptr) {
             rec->listing = *listing;
             rec->listing_expiry = self->Expiry();
@@ -68,7 +69,7 @@ void Core::ReadDir(InodeId ino, uint64_t dh, uint64_t offset, size_t max_entries
                    Callback<std::vector<DirEntry>> done) {
   std::vector<DirEntry> out;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = dir_handles_.find(dh);
     if (it == dir_handles_.end() || it->second.ino != ino) {
       lock.unlock();
@@ -120,7 +121,7 @@ void Core::ReadDir(InodeId ino, uint64_t dh, uint64_t offset, size_t max_entries
 }
 
 void Core::AcceptDirEntries(const std::vector<DirEntry>& accepted) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   for (const DirEntry& d : accepted) {
     // The kernel takes no reference for "." and ".." (fuse_direntplus_link skips them).
     if (d.name == "." || d.name == ".." || d.entry.attr.ino == 0) continue;
@@ -133,7 +134,7 @@ void Core::AcceptDirEntries(const std::vector<DirEntry>& accepted) {
 }
 
 void Core::ReleaseDir(uint64_t dh) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = dir_handles_.find(dh);
   if (it == dir_handles_.end()) return;
   DirHandle h = std::move(it->second);

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "fuse/core/core_internal.h"
 #include "fuse/core/prefetcher.h"
 
@@ -47,7 +48,7 @@ void Core::Open(InodeId ino, int flags, Callback<OpenedFile> done) {
   }
   std::string key;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     InodeRecord* rec = FindOrFail(lock, ino, Want::kFile, "open of", done);
     if (rec == nullptr) return;
     if (clock_.Now() < rec->attr_expiry) {
@@ -77,7 +78,7 @@ void Core::FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool 
   std::string key;
   bool readable = false;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "open of", done);
     if (rec == nullptr) return;
     // The kernel's page cache for this inode is still valid only if the object did not change.
@@ -97,7 +98,7 @@ void Core::FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool 
                        options_.prefetch, budget_, pool_, data_path_.channel);
   bool closed = false;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = file_handles_.find(opened.fh);
     if (it != file_handles_.end()) {
       it->second.prefetcher = prefetcher;
@@ -134,7 +135,7 @@ void Core::StartRead(std::shared_ptr<ReadOp> op) {
   std::shared_ptr<Prefetcher> prefetcher;
   bool known_offline = false;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = file_handles_.find(op->fh);
     if (it != file_handles_.end() && it->second.ino == op->ino) prefetcher = it->second.prefetcher;
     // A state seen unreadable within state_ttl is trusted: no GET that would only fail again.
@@ -171,7 +172,7 @@ void Core::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
   ObjectRef ref;
   bool nonblock = false;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = file_handles_.find(op->fh);
     if (it == file_handles_.end()) {
       // The callback replies to the kernel and may call back into Core: never under mutex_.
@@ -250,7 +251,7 @@ void Core::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
           return;
         }
         {
-          std::lock_guard<std::mutex> lock(self->mutex_);
+          MutexLock lock(self->mutex_);
           if (InodeRecord* rec = self->inodes_.Find(op->ino); rec != nullptr) {
             self->RecordObjectLocked(rec, *r, self->clock_.Now());
           }
@@ -264,7 +265,7 @@ void Core::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
 void Core::ReplacePrefetcher(uint64_t fh) {
   ObjectRef ref;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = file_handles_.find(fh);
     if (it == file_handles_.end()) return;
     ref = it->second.ref;
@@ -273,7 +274,7 @@ void Core::ReplacePrefetcher(uint64_t fh) {
       CreatePrefetcher(store_, ref, options_.prefetch, budget_, pool_, data_path_.channel);
   std::shared_ptr<Prefetcher> old;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = file_handles_.find(fh);
     if (it != file_handles_.end()) {
       old = std::move(it->second.prefetcher);
@@ -288,7 +289,7 @@ void Core::ReplacePrefetcher(uint64_t fh) {
 void Core::Release(uint64_t fh) {
   std::shared_ptr<Prefetcher> prefetcher;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = file_handles_.find(fh);
     if (it == file_handles_.end()) return;
     prefetcher = std::move(it->second.prefetcher);

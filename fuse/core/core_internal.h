@@ -31,6 +31,7 @@
 
 #include <fmt/format.h>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
 #include "fuse/core/dir_listing.h"
@@ -179,10 +180,11 @@ class Core : public std::enable_shared_from_this<Core> {
   // The preamble of most operations: FindLocked, entered with `lock` held on mutex_. On failure
   // it releases the lock, answers `done` with FindLocked's error (never replying under the lock)
   // and returns null; the caller then returns at once. `done` is any callback taking a Status
-  // (Callback<T>, std::function<void(Status)>). Not REQUIRES-annotated: it may release the lock.
+  // (Callback<T>, std::function<void(Status)>). The analysis cannot follow a release on one path
+  // only: it checks the callers (REQUIRES), not the body.
   template <class Done>
-  InodeRecord* FindOrFail(std::unique_lock<std::mutex>& lock, InodeId ino, Want want,
-                          std::string_view what, Done& done) {
+  InodeRecord* FindOrFail(MutexLock& lock, InodeId ino, Want want, std::string_view what,
+                          Done& done) REQUIRES(mutex_) NO_THREAD_SAFETY_ANALYSIS {
     Result<InodeRecord*> found = FindLocked(ino, want, what);
     if (found.ok()) return *found;
     lock.unlock();
@@ -224,7 +226,7 @@ class Core : public std::enable_shared_from_this<Core> {
 
   // Guards everything below. Leaf lock: never held while calling the store, a Prefetcher or a
   // callback (WarnOnce's lock is never taken under it either).
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   NegativeCache negative_ GUARDED_BY(mutex_);
   InodeTable inodes_ GUARDED_BY(mutex_);
   std::unordered_map<uint64_t, DirHandle> dir_handles_ GUARDED_BY(mutex_);

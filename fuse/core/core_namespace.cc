@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "fuse/core/core_internal.h"
 #include "fuse/core/name_rules.h"
 #include "hsm/state.h"
@@ -151,7 +152,7 @@ void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
   bool start_listing = false;  // this lookup queued itself on a listing it must start
   std::string list_prefix;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     InodeRecord* p = FindOrFail(lock, parent, Want::kDir, "lookup in", done);
     if (p == nullptr) return;
     key = p->key + std::string(name);
@@ -213,7 +214,7 @@ void Core::StartLookupListing(InodeId dir, std::string prefix) {
       [self, dir](uint32_t pages) {
         std::vector<ListingWaiter> released;
         {
-          std::lock_guard<std::mutex> lock(self->mutex_);
+          MutexLock lock(self->mutex_);
           released = self->lookup_listings_.TakeImpatient(dir, pages);
         }
         for (ListingWaiter& w : released) {
@@ -229,7 +230,7 @@ void Core::FinishLookupListing(InodeId dir, Result<std::shared_ptr<const DirList
   std::vector<ListingWaiter> waiters;
   std::vector<std::pair<Callback<Entry>, Result<Entry>>> answers;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     waiters = lookup_listings_.Finish(dir);
     if (listing.ok() && *listing != nullptr) {
       const std::shared_ptr<const DirListing>& l = *listing;
@@ -274,7 +275,7 @@ void Core::FinishLookupListing(InodeId dir, Result<std::shared_ptr<const DirList
 // tells file, directory (with or without marker) or nothing. The directory wins.
 void Core::LookupRemote(InodeId parent, std::string name, std::string key, Callback<Entry> done) {
   struct Pending {
-    std::mutex mutex;
+    Mutex mutex;
     int remaining = 2;
     std::optional<Result<s3::ObjectInfo>> head;
     std::optional<Result<s3::ListObjectsPage>> list;
@@ -287,7 +288,7 @@ void Core::LookupRemote(InodeId parent, std::string name, std::string key, Callb
     bool is_dir = list.ok() && (!list->objects.empty() || !list->common_prefixes.empty());
     Result<Entry> result = Status::Internal("unreachable");
     {
-      std::lock_guard<std::mutex> lock(self->mutex_);
+      MutexLock lock(self->mutex_);
       if (is_dir) {
         result = self->AddEntryLocked(parent, name, true, nullptr, true, self->clock_.Now());
       } else if (!list.ok()) {
@@ -306,7 +307,7 @@ void Core::LookupRemote(InodeId parent, std::string name, std::string key, Callb
   auto arrive = [pending, finish = std::make_shared<decltype(finish)>(std::move(finish))]() {
     bool last;
     {
-      std::lock_guard<std::mutex> lock(pending->mutex);
+      MutexLock lock(pending->mutex);
       last = --pending->remaining == 0;
     }
     if (last) (*finish)();
@@ -315,7 +316,7 @@ void Core::LookupRemote(InodeId parent, std::string name, std::string key, Callb
   list_requests_.fetch_add(1, std::memory_order_relaxed);
   store_->HeadObject({options_.bucket, key}, [pending, arrive](Result<s3::ObjectInfo> r) {
     {
-      std::lock_guard<std::mutex> lock(pending->mutex);
+      MutexLock lock(pending->mutex);
       pending->head.emplace(std::move(r));
     }
     arrive();
@@ -327,7 +328,7 @@ void Core::LookupRemote(InodeId parent, std::string name, std::string key, Callb
   req.max_keys = 1;
   store_->ListObjects(req, [pending, arrive](Result<s3::ListObjectsPage> r) {
     {
-      std::lock_guard<std::mutex> lock(pending->mutex);
+      MutexLock lock(pending->mutex);
       pending->list.emplace(std::move(r));
     }
     arrive();
@@ -335,7 +336,7 @@ void Core::LookupRemote(InodeId parent, std::string name, std::string key, Callb
 }
 
 void Core::Forget(InodeId ino, uint64_t nlookup) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (!inodes_.Forget(ino, nlookup)) {
     REELFS_LOG_DEBUG("fuse", "forget of unknown inode {}", ino);
   }
@@ -352,7 +353,7 @@ void Core::RefreshFile(InodeId ino, std::string key, Callback<InodeRecord> done)
                        }
                        Result<InodeRecord> out = Stale(ino);
                        {
-                         std::lock_guard<std::mutex> lock(self->mutex_);
+                         MutexLock lock(self->mutex_);
                          if (InodeRecord* rec = self->inodes_.Find(ino); rec != nullptr) {
                            self->RecordObjectLocked(rec, *r, self->clock_.Now());
                            InodeRecord copy;  // only the fields callers read; no listing copy
@@ -369,7 +370,7 @@ void Core::RefreshFile(InodeId ino, std::string key, Callback<InodeRecord> done)
 void Core::GetAttr(InodeId ino, Callback<Attributes> done) {
   std::string key;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "getattr of", done);
     if (rec == nullptr) return;
     // Directories have nothing to revalidate: their attributes are synthetic.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "fuse/core/core_internal.h"
 #include "hsm/state.h"
 #include "s3/protocol/restore_header.h"
@@ -94,7 +95,7 @@ void Core::GetXattr(InodeId ino, std::string_view name, Callback<std::string> do
   const std::string n(name);
   FileXattrView view;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "getxattr of", done);
     if (rec == nullptr) return;
     if (rec->is_dir) {
@@ -139,7 +140,7 @@ void Core::GetXattr(InodeId ino, std::string_view name, Callback<std::string> do
         FileXattrView fresh;
         bool gone = false;
         {
-          std::lock_guard<std::mutex> relock(self->mutex_);
+          MutexLock relock(self->mutex_);
           auto it = self->xattr_waiters_.find(ino);
           if (it != self->xattr_waiters_.end()) {
             ready = std::move(it->second);
@@ -170,7 +171,7 @@ void Core::GetXattr(InodeId ino, std::string_view name, Callback<std::string> do
 void Core::ListXattr(InodeId ino, Callback<std::vector<std::string>> done) {
   std::vector<std::string> names;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "listxattr of", done);
     if (rec == nullptr) return;
     if (rec->is_dir) {
@@ -195,7 +196,7 @@ void Core::ListXattr(InodeId ino, Callback<std::vector<std::string>> done) {
 
 void Core::Summary(InodeId ino, std::string prefix, Callback<std::string> done) {
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     SummaryCache& c = summaries_[ino];
     if (!c.in_flight && !c.value.empty() && clock_.Now() < c.expiry) {
       std::string value = c.value;
@@ -246,7 +247,7 @@ void Core::Summary(InodeId ino, std::string prefix, Callback<std::string> done) 
         }
         std::vector<Callback<std::string>> waiters;
         {
-          std::lock_guard<std::mutex> lock(self->mutex_);
+          MutexLock lock(self->mutex_);
           SummaryCache& c = self->summaries_[ino];
           waiters = std::move(c.waiters);
           c.waiters.clear();
@@ -281,7 +282,7 @@ void Core::SetXattr(InodeId ino, std::string_view name, std::string_view value,
   std::string etag;
   uint64_t size = 0;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "setxattr of", done);
     if (rec == nullptr) return;
     if (rec->is_dir) {
@@ -347,7 +348,7 @@ void Core::StageTree(std::string prefix, std::function<void(Status)> done) {
           return;
         }
         struct Join {
-          std::mutex mutex;
+          Mutex mutex;
           size_t remaining = 0;
           bool answered = false;
           std::function<void(Status)> done;
@@ -361,7 +362,7 @@ void Core::StageTree(std::string prefix, std::function<void(Status)> done) {
                                    [join, wanted](Status r) {
                                      std::function<void(Status)> answer;
                                      {
-                                       std::lock_guard<std::mutex> lock(join->mutex);
+                                       MutexLock lock(join->mutex);
                                        --join->remaining;
                                        if (join->answered) return;
                                        if (!r.ok() || join->remaining == 0) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "fuse/core/core_internal.h"
 #include "fuse/core/name_rules.h"
 #include "fuse/core/prefetcher.h"
@@ -70,7 +71,7 @@ FsStats Core::StatFs() {
   FsStats s;
   s.block_size = 4096;
   s.blocks = kStatFsBytes / s.block_size;
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   s.files = inodes_.size();
   s.max_name = kMaxNameBytes;
   return s;
@@ -85,7 +86,7 @@ FsCounters Core::counters() const {
   c.offline_reads = offline_reads_.load(std::memory_order_relaxed);
   c.restore_waits = restore_waits_.load(std::memory_order_relaxed);
   c.xattr_refreshes = xattr_refreshes_.load(std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   c.open_handles = file_handles_.size();
   c.inodes = inodes_.size();
   return c;
@@ -94,7 +95,7 @@ FsCounters Core::counters() const {
 void Core::Shutdown() {
   std::vector<std::shared_ptr<Prefetcher>> prefetchers;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     for (auto& [fh, h] : file_handles_) {
       if (h.prefetcher != nullptr) prefetchers.push_back(std::move(h.prefetcher));
     }

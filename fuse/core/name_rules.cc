@@ -1,6 +1,7 @@
 #include "fuse/core/name_rules.h"
 
 #include "common/log.h"
+#include "common/mutex.h"
 
 namespace reelfs::fuse {
 
@@ -32,7 +33,7 @@ std::string_view NameProblemText(NameProblem problem) {
 }
 
 bool WarnOnce::First(std::string_view key) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (seen_.contains(std::string(key))) return false;
   if (seen_.size() >= capacity_) {
     if (!full_) {

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 
 namespace reelfs::fuse {
@@ -38,7 +39,7 @@ class WarnOnce {
 
  private:
   const size_t capacity_;
-  std::mutex mutex_;  // leaf lock
+  Mutex mutex_;  // leaf lock
   std::unordered_set<std::string> seen_ GUARDED_BY(mutex_);
   bool full_ GUARDED_BY(mutex_) = false;
 };

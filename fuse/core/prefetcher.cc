@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 
 namespace reelfs::fuse {
@@ -76,9 +77,9 @@ std::atomic<uint64_t> retired_buffers{0};
 // Where retired buffers go: kept, never freed nor reused, for the life of the process (reachable
 // from here, so leak checkers do not report them as lost).
 void KeepRetiredForever(std::unique_ptr<Buffer> buffer) {
-  static auto* mutex = new std::mutex;
+  static auto* mutex = new Mutex;
   static auto* kept = new std::vector<std::unique_ptr<Buffer>>;
-  std::lock_guard lock(*mutex);
+  MutexLock lock(*mutex);
   kept->push_back(std::move(buffer));
 }
 
@@ -197,7 +198,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void Prefetch(s3::ObjectStore& store, rdmaio::DataChannel* channel);
   void Close();
   PrefetchCounters counters() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return counters_;
   }
 
@@ -250,7 +251,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Leaf lock: never held while calling the store, the pool's callers' callbacks or a reply.
   // (BufferPool::Allocate and MemoryBudget are called under it; they take only their own leaf
   // locks.)
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   bool closed_ GUARDED_BY(mutex_) = false;
   std::map<uint64_t, PartPtr> parts_ GUARDED_BY(mutex_);  // by offset, disjoint
   std::deque<PendingRead> pending_ GUARDED_BY(mutex_);
@@ -269,7 +270,7 @@ void Stream::Read(s3::ObjectStore& store, rdmaio::DataChannel* channel, uint64_t
   std::vector<PartPtr> issue;
   std::vector<Reply> replies;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_) {
       replies.push_back({std::move(done), Status::Cancelled("read on a closed file handle")});
     } else if (offset >= object_.size || size == 0) {
@@ -294,7 +295,7 @@ void Stream::Read(s3::ObjectStore& store, rdmaio::DataChannel* channel, uint64_t
 void Stream::Prefetch(s3::ObjectStore& store, rdmaio::DataChannel* channel) {
   std::vector<PartPtr> issue;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_ || active_ || object_.size == 0 || object_.size > options_.part_size) return;
     // As prefetch: under memory pressure the budget may refuse, and the read fetches it instead.
     Result<PartPtr> part = AddPartLocked(0, object_.size, /*prefetch=*/true);
@@ -338,7 +339,7 @@ Status Stream::PlanReadLocked(uint64_t offset, uint64_t end, std::vector<PartPtr
   // Holes: a stream under memory pressure, a forward skip past what arrived, a failed part.
   Status status = FillHolesLocked(offset, end, issue);
   if (near) requested_ = std::max(requested_, end);
-  DropPartsLocked([&](const Part& p) {
+  DropPartsLocked([&](const Part& p) REQUIRES(mutex_) {
     if (p.end() + options_.backward_tolerance > pos_) return false;
     // Unserved parts behind pos are still awaited by reads the kernel sent earlier but that
     // reach us later: dropping one would cancel its GET only to fetch it again.
@@ -520,7 +521,7 @@ void Stream::Issue(s3::ObjectStore& store, rdmaio::DataChannel* channel,
       if (window.region != nullptr) {
         window.length = part->length;
         {
-          std::lock_guard lock(mutex_);
+          MutexLock lock(mutex_);
           ++counters_.channel_requests;
         }
         rdmaio::FetchRequest req{.bucket = object_.bucket,
@@ -571,7 +572,7 @@ void Stream::Issue(s3::ObjectStore& store, rdmaio::DataChannel* channel,
 void Stream::OnPartDone(const PartPtr& part, Result<uint64_t> bytes, bool rdma) {
   std::vector<Reply> replies;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = parts_.find(part->offset);
     if (it == parts_.end() || it->second != part) return;  // dropped (cancelled) or closed
     Status status;
@@ -631,7 +632,7 @@ void Stream::OnWindowRefused(const PartPtr& part, Status refusal) {
   PartPtr fresh;
   std::shared_ptr<s3::ObjectStore> store;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++counters_.quarantined_windows;
     auto it = parts_.find(part->offset);
     if (it == parts_.end() || it->second != part) return;  // dropped (cancelled) or closed
@@ -660,7 +661,7 @@ void Stream::OnWindowRefused(const PartPtr& part, Status refusal) {
 void Stream::Close() {
   std::vector<Reply> replies;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (closed_) return;
     closed_ = true;
     for (PendingRead& read : pending_) {

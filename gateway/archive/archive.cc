@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "gateway/archive/personality.h"
 #include "gateway/store/key_validation.h"
 
@@ -90,7 +91,7 @@ Status Archive::Start() {
     for (const auto& row : rows) {
       REELFS_LOG_INFO("gateway", "archive: resuming the recall of {}/{}", row.bucket, row.key);
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         inflight_.emplace(Id(row.bucket, row.key), Recall{});
       }
       Submit(row.bucket, row.key, row.archive);
@@ -103,11 +104,11 @@ Status Archive::Start() {
 
 Archive::~Archive() {
   {
-    std::lock_guard lock(gate_->mu);
+    MutexLock lock(gate_->mu);
     gate_->archive = nullptr;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -117,7 +118,7 @@ Archive::~Archive() {
 // ---- writer ----
 
 Result<ArchiveRunReport> Archive::Run(const ArchiveRunOptions& run) {
-  std::lock_guard run_lock(run_mu_);
+  MutexLock run_lock(run_mu_);
   if (run.cartridge.empty() && run.cartridges == 0) {
     return Status::InvalidArgument("archive: cartridges must be >= 1");
   }
@@ -268,7 +269,7 @@ Result<ArchiveRunReport> Archive::Run(const ArchiveRunOptions& run) {
 
 Result<RestoreStart> Archive::Restore(const std::string& bucket, const std::string& key,
                                       std::optional<int> days) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (inflight_.count(Id(bucket, key))) {
     recalls_joined_.fetch_add(1);
     return RestoreStart::kJoined;
@@ -304,11 +305,11 @@ void Archive::Submit(const std::string& bucket, const std::string& key, const Ar
   request.extent = {a.cartridge, a.start_block, a.bytes};
   // The callback runs on the simulation thread (or inside Submit): enqueue only.
   library_.Submit(std::move(request), [gate = gate_, bucket, key](const tape::RecallCompletion& c) {
-    std::lock_guard gate_lock(gate->mu);
+    MutexLock gate_lock(gate->mu);
     Archive* self = gate->archive;
     if (self == nullptr) return;  // archive gone: the catalog still says staging; resumed later
     {
-      std::lock_guard lock(self->mu_);
+      MutexLock lock(self->mu_);
       self->jobs_.push_back(Job{bucket, key, c});
     }
     self->cv_.notify_all();
@@ -334,15 +335,15 @@ void Archive::CopyLoop() {
   while (true) {
     Job job;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      MutexLock lock(mu_);
+      cv_.wait(lock, [&]() REQUIRES(mu_) { return stop_ || !jobs_.empty(); });
       if (jobs_.empty()) return;  // stopping, nothing left
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
     Complete(job);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       inflight_.erase(Id(job.bucket, job.key));
       releaser_kick_ = true;
     }
@@ -387,7 +388,7 @@ void Archive::Complete(const Job& job) {
   }
   std::optional<int> days;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = inflight_.find(Id(job.bucket, job.key)); it != inflight_.end()) {
       days = it->second.days;
     }
@@ -413,8 +414,9 @@ void Archive::Complete(const Job& job) {
 }
 
 bool Archive::WaitIdle(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return inflight_.empty() && jobs_.empty(); });
+  MutexLock lock(mu_);
+  return cv_.wait_for(lock, timeout,
+                      [&]() REQUIRES(mu_) { return inflight_.empty() && jobs_.empty(); });
 }
 
 // ---- releaser ----
@@ -459,7 +461,7 @@ Result<uint64_t> Archive::ReleaseAll(const std::string& bucket, const std::strin
 
 Status Archive::RunReleaser() {
   // One pass at a time: two passes computing from the same total would release twice as much.
-  std::lock_guard pass(releaser_mu_);
+  MutexLock pass(releaser_mu_);
   if (options_.release_high_bytes > 0) {
     REELFS_ASSIGN_OR_RETURN(uint64_t on_disk, store_.catalog().RestoredBytes());
     if (on_disk > options_.release_high_bytes) {
@@ -495,7 +497,7 @@ Status Archive::RunReleaser() {
 void Archive::ScheduleFaults(std::vector<LibraryFault> faults) {
   std::vector<LibraryFault> now;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (LibraryFault& f : faults) {
       if (f.at.count() <= 0) {
         now.push_back(std::move(f));
@@ -517,11 +519,11 @@ void Archive::ReleaserLoop() {
     std::vector<LibraryFault> due;
     bool run_releaser = false;
     {
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       // Faults at a simulated time need a fine tick (x1000: 10 ms real = 10 s simulated).
       auto tick =
           pending_faults_.empty() ? std::chrono::milliseconds(500) : std::chrono::milliseconds(5);
-      cv_.wait_for(lock, tick, [&] { return stop_ || releaser_kick_; });
+      cv_.wait_for(lock, tick, [&]() REQUIRES(mu_) { return stop_ || releaser_kick_; });
       if (stop_) return;
       const double sim_now = library_.Now().count();
       for (auto it = pending_faults_.begin(); it != pending_faults_.end();) {
@@ -552,7 +554,7 @@ void Archive::ReleaserLoop() {
 std::string Archive::MetricsJson() {
   uint64_t staging = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     staging = inflight_.size();
   }
   auto restored = store_.catalog().RestoredBytes();

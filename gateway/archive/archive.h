@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
 #include "gateway/archive/tape_image.h"
@@ -126,7 +127,7 @@ class Archive {
   // Library callbacks reach the archive through this gate: the library may outlive the archive
   // (its destructor fails what is left with kShutdown), so ~Archive closes it first.
   struct Gate {
-    std::mutex mu;
+    Mutex mu;
     Archive* archive = nullptr;  // GUARDED_BY(mu); null once closed
   };
 
@@ -135,11 +136,11 @@ class Archive {
   std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
   const ArchiveOptions options_;
   const TapeImages images_;
-  std::mutex run_mu_;       // one archive run at a time (block allocation); taken before mu_
-  std::mutex releaser_mu_;  // one releaser pass at a time; taken before mu_ and key stripes
+  Mutex run_mu_;       // one archive run at a time (block allocation); taken before mu_
+  Mutex releaser_mu_;  // one releaser pass at a time; taken before mu_ and key stripes
 
-  std::mutex mu_;
-  std::condition_variable cv_;                              // jobs_ / stop_ / inflight_ changed
+  Mutex mu_;
+  CondVar cv_;                                              // jobs_ / stop_ / inflight_ changed
   std::map<std::string, Recall> inflight_ GUARDED_BY(mu_);  // "bucket/key" -> its recall
   std::deque<Job> jobs_ GUARDED_BY(mu_);
   std::vector<LibraryFault> pending_faults_ GUARDED_BY(mu_);

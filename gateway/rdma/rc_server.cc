@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "gateway/store/store.h"
 #include "rdmaio/verbs/verbs_status.h"
 #include "rdmaio/wire/rdma_headers.h"
@@ -152,7 +153,7 @@ Result<std::unique_ptr<RcServer>> RcServer::Create(RcServerOptions options, Stor
 RcServer::~RcServer() {
   std::deque<std::shared_ptr<Job>> left;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
     left.swap(jobs_);
   }
@@ -170,8 +171,8 @@ std::string RcServer::Describe() const {
 void RcServer::RunReaper() {
   const auto interval = std::min(
       kMaxReapInterval, std::max(options_.session_idle / 4, std::chrono::milliseconds(100)));
-  std::unique_lock lock(mutex_);
-  while (!reaper_wake_.wait_for(lock, interval, [this] { return stopping_; })) {
+  MutexLock lock(mutex_);
+  while (!reaper_wake_.wait_for(lock, interval, [this]() REQUIRES(mutex_) { return stopping_; })) {
     lock.unlock();
     // Destroyed here, outside every lock: ibv_destroy_qp is a system call.
     const size_t dropped = sessions_.ReapIdle().size();
@@ -472,7 +473,7 @@ http::Response RcServer::Defer(std::shared_ptr<Job> job) {
   r.deferred = [this, job = std::move(job)](http::ResponseSink sink) {
     job->sink = std::move(sink);
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       jobs_.push_back(job);
     }
     // All: a worker holding a job back (--rdma-fault timeout) also waits on wake_ and would
@@ -486,8 +487,8 @@ void RcServer::RunWorker(size_t index) {
   while (true) {
     std::shared_ptr<Job> job;
     {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      MutexLock lock(mutex_);
+      wake_.wait(lock, [this]() REQUIRES(mutex_) { return stopping_ || !jobs_.empty(); });
       if (stopping_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
@@ -500,8 +501,9 @@ void RcServer::RunWorker(size_t index) {
                       job->session->id, options_.fault_delay.count());
       bool stopping = false;
       {
-        std::unique_lock lock(mutex_);
-        stopping = wake_.wait_for(lock, options_.fault_delay, [this] { return stopping_; });
+        MutexLock lock(mutex_);
+        stopping = wake_.wait_for(lock, options_.fault_delay,
+                                  [this]() REQUIRES(mutex_) { return stopping_; });
       }
       if (stopping) {
         // Shutting down: the transfer never starts (nor stores anything), as for a queued job.

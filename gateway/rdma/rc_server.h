@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
 #include "common/unique_fd.h"
@@ -143,9 +144,9 @@ class RcServer final : public RdmaHook {
   std::vector<std::shared_ptr<rdmaio::verbs::VerbsRegion>> staging_;  // one per worker
   SessionTable<Session> sessions_;
 
-  std::mutex mutex_;
-  std::condition_variable wake_;         // workers: a job or stopping_
-  std::condition_variable reaper_wake_;  // the reaper: stopping_
+  Mutex mutex_;
+  CondVar wake_;         // workers: a job or stopping_
+  CondVar reaper_wake_;  // the reaper: stopping_
   std::deque<std::shared_ptr<Job>> jobs_ GUARDED_BY(mutex_);
   bool stopping_ GUARDED_BY(mutex_) = false;
   std::vector<std::thread> workers_;

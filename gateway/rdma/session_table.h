@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
 
@@ -44,14 +45,14 @@ class SessionTable {
 
   // A fresh id ("rc-N"), to store in the session before Insert makes it visible.
   std::string NewId() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return "rc-" + std::to_string(next_id_++);
   }
 
   // Adds an idle session. At capacity the least recently used idle one goes into *dropped;
   // kUnavailable when all are busy (or max_sessions is 0).
   Status Insert(const std::string& id, Ptr value, std::vector<Ptr>* dropped) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (entries_.size() >= options_.max_sessions) {
       auto lru = entries_.end();
       for (auto it = entries_.begin(); it != entries_.end(); ++it) {
@@ -71,7 +72,7 @@ class SessionTable {
   // Marks the session busy and returns it: kNotFound (unknown, expired, dropped) or
   // kUnavailable (busy with another transfer).
   Result<Ptr> Take(const std::string& id) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return Status::NotFound("unknown RDMA session");
     if (it->second.busy) return Status::Unavailable("RDMA session busy");
@@ -82,7 +83,7 @@ class SessionTable {
   // Ends a Take: the session is idle from now, or dropped when !keep (its QP failed). Returns
   // what was dropped (null when kept or already erased).
   Ptr Return(const std::string& id, bool keep) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return nullptr;
     if (keep) {
@@ -97,7 +98,7 @@ class SessionTable {
 
   // Removes the session whatever its state (CANCEL); null when unknown.
   Ptr Erase(const std::string& id) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = entries_.find(id);
     if (it == entries_.end()) return nullptr;
     Ptr gone = std::move(it->second.value);
@@ -109,7 +110,7 @@ class SessionTable {
   std::vector<Ptr> ReapIdle() {
     std::vector<Ptr> dropped;
     if (options_.idle_timeout.count() <= 0) return dropped;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     const Clock::TimePoint now = clock_.Now();
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (!it->second.busy && now - it->second.last_used > options_.idle_timeout) {
@@ -123,7 +124,7 @@ class SessionTable {
   }
 
   size_t size() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return entries_.size();
   }
 
@@ -136,7 +137,7 @@ class SessionTable {
 
   const SessionTableOptions options_;
   const Clock& clock_;
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   std::map<std::string, Entry> entries_ GUARDED_BY(mutex_);
   uint64_t next_id_ GUARDED_BY(mutex_) = 1;
 };

@@ -32,7 +32,7 @@ FaultInjector::FaultInjector(FaultScenario scenario)
 
 FaultInjector::Decision FaultInjector::Decide(std::string_view op) {
   Decision d;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (size_t i = 0; i < scenario_.http.size(); ++i) {
     const HttpFault& f = scenario_.http[i];
     if (f.op != "*" && f.op != op) continue;
@@ -55,7 +55,7 @@ FaultInjector::Decision FaultInjector::Decide(std::string_view op) {
 }
 
 std::string FaultInjector::MetricsJson() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::string out = "[";
   for (size_t i = 0; i < scenario_.http.size(); ++i) {
     out += (i ? ",{" : "{") + std::string("\"op\":\"") + scenario_.http[i].op +

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 #include "gateway/http/types.h"
 #include "gateway/options.h"
@@ -38,7 +39,7 @@ class FaultInjector {
 
  private:
   FaultScenario scenario_;
-  std::mutex mu_;
+  Mutex mu_;
   std::vector<uint64_t> seen_ GUARDED_BY(mu_);   // matching requests per rule
   std::vector<uint64_t> fired_ GUARDED_BY(mu_);  // times each rule fired
   std::mt19937_64 rng_ GUARDED_BY(mu_);

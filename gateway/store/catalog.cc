@@ -170,7 +170,7 @@ Result<Catalog::StmtLease> Catalog::Statement(std::string_view sql) {
 }
 
 size_t Catalog::TestOnlyCachedStatements() {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   return stmts_.size();
 }
 
@@ -299,7 +299,7 @@ Status Catalog::Exec(const char* sql) {
 }
 
 Status Catalog::InTransaction(const std::function<Status()>& fn) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   Status st = fn();
   if (!st.ok()) {
@@ -310,7 +310,7 @@ Status Catalog::InTransaction(const std::function<Status()>& fn) {
 }
 
 Status Catalog::PutBucket(const std::string& name, int64_t created_ns) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
       StmtLease s, Statement("INSERT OR IGNORE INTO buckets(name, created_ns) VALUES(?, ?)"));
   Bind(s.get(), 1, name);
@@ -319,7 +319,7 @@ Status Catalog::PutBucket(const std::string& name, int64_t created_ns) {
 }
 
 Status Catalog::DeleteBucket(const std::string& name) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   for (const char* sql :
        {"DELETE FROM buckets WHERE name = ?", "DELETE FROM objects WHERE bucket = ?",
         "DELETE FROM archive_objects WHERE bucket = ?"}) {
@@ -331,7 +331,7 @@ Status Catalog::DeleteBucket(const std::string& name) {
 }
 
 Result<std::map<std::string, int64_t>> Catalog::Buckets() {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement("SELECT name, created_ns FROM buckets"));
   std::map<std::string, int64_t> out;
   int rc;
@@ -343,7 +343,7 @@ Result<std::map<std::string, int64_t>> Catalog::Buckets() {
 }
 
 Status Catalog::PutObject(const std::string& bucket, const ObjectRecord& rec) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
       StmtLease s,
       Statement("INSERT OR REPLACE INTO objects(bucket, key, size, etag, mtime_ns, "
@@ -363,7 +363,7 @@ Status Catalog::PutObject(const std::string& bucket, const ObjectRecord& rec) {
 
 Result<std::optional<ObjectRecord>> Catalog::GetObject(const std::string& bucket,
                                                        const std::string& key) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   // Built once: the query of every GET and HEAD.
   static const std::string kSql = ObjectSelect() + "WHERE o.bucket = ? AND o.key = ?";
   REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement(kSql));
@@ -376,7 +376,7 @@ Result<std::optional<ObjectRecord>> Catalog::GetObject(const std::string& bucket
 }
 
 Status Catalog::DeleteObject(const std::string& bucket, const std::string& key) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(StmtLease s,
                           Statement("DELETE FROM objects WHERE bucket = ? AND key = ?"));
   Bind(s.get(), 1, bucket);
@@ -389,7 +389,7 @@ Result<std::vector<ObjectRecord>> Catalog::ListObjects(const std::string& bucket
                                                        const std::string& lower,
                                                        bool lower_inclusive,
                                                        const std::string& upper, int limit) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   std::string sql = ObjectSelect() + "WHERE o.bucket = ?1 AND o.key ";
   sql += lower_inclusive ? ">= ?2" : "> ?2";
   if (!upper.empty()) sql += " AND o.key < ?3";
@@ -420,7 +420,7 @@ std::string_view ArchiveStateName(ArchiveState state) {
 
 Result<std::optional<ArchiveRecord>> Catalog::GetArchive(const std::string& bucket,
                                                          const std::string& key) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   const std::string sql = std::string("SELECT ") + kArchiveColumns +
                           " FROM archive_objects a WHERE a.bucket = ? AND a.key = ?";
   REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement(sql));
@@ -434,12 +434,12 @@ Result<std::optional<ArchiveRecord>> Catalog::GetArchive(const std::string& buck
 
 Status Catalog::PutArchive(const std::string& bucket, const std::string& key,
                            const ArchiveRecord& rec) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   return WriteArchiveLocked(bucket, key, rec);
 }
 
 Result<std::vector<Catalog::ArchivedObject>> Catalog::ListArchive(const ArchiveQuery& q) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   std::string sql =
       std::string("SELECT a.bucket, a.key, ") + kArchiveColumns + " FROM archive_objects a WHERE 1";
   if (!q.bucket.empty()) sql += " AND a.bucket = ?1";
@@ -472,7 +472,7 @@ Result<std::vector<Catalog::ArchivedObject>> Catalog::ListArchive(const ArchiveQ
 }
 
 Result<uint64_t> Catalog::RestoredBytes() {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
       StmtLease s,
       Statement("SELECT COALESCE(SUM(bytes), 0) FROM archive_objects WHERE state = 1 AND "
@@ -482,7 +482,7 @@ Result<uint64_t> Catalog::RestoredBytes() {
 }
 
 Result<std::vector<CartridgeRecord>> Catalog::Cartridges() {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(StmtLease s,
                           Statement("SELECT vsn, next_block FROM cartridges ORDER BY vsn"));
   std::vector<CartridgeRecord> out;
@@ -495,7 +495,7 @@ Result<std::vector<CartridgeRecord>> Catalog::Cartridges() {
 }
 
 Status Catalog::PutCartridge(const CartridgeRecord& c) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
       StmtLease s, Statement("INSERT OR REPLACE INTO cartridges(vsn, next_block) VALUES(?, ?)"));
   Bind(s.get(), 1, c.vsn);
@@ -504,7 +504,7 @@ Status Catalog::PutCartridge(const CartridgeRecord& c) {
 }
 
 Status Catalog::PutUpload(const UploadRecord& u) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
       StmtLease s, Statement("INSERT INTO uploads(id, bucket, key, content_type, storage_class, "
                              "user_meta, created_ns) VALUES(?, ?, ?, ?, ?, ?, ?)"));
@@ -519,7 +519,7 @@ Status Catalog::PutUpload(const UploadRecord& u) {
 }
 
 Result<std::optional<UploadRecord>> Catalog::GetUpload(const std::string& id) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(
       StmtLease s,
       Statement("SELECT id, bucket, key, content_type, storage_class, user_meta, created_ns "
@@ -540,7 +540,7 @@ Result<std::optional<UploadRecord>> Catalog::GetUpload(const std::string& id) {
 }
 
 Status Catalog::DeleteUpload(const std::string& id) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   for (const char* sql :
        {"DELETE FROM uploads WHERE id = ?", "DELETE FROM parts WHERE upload_id = ?"}) {
     REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement(sql));
@@ -551,7 +551,7 @@ Status Catalog::DeleteUpload(const std::string& id) {
 }
 
 Status Catalog::PutPart(const std::string& upload_id, const PartRecord& part) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(StmtLease s,
                           Statement("INSERT OR REPLACE INTO parts(upload_id, part_number, "
                                     "size, etag) VALUES(?, ?, ?, ?)"));
@@ -563,7 +563,7 @@ Status Catalog::PutPart(const std::string& upload_id, const PartRecord& part) {
 }
 
 Result<std::vector<PartRecord>> Catalog::ListParts(const std::string& upload_id) {
-  std::lock_guard lock(mu_);
+  RecursiveMutexLock lock(mu_);
   REELFS_ASSIGN_OR_RETURN(StmtLease s, Statement("SELECT part_number, size, etag FROM parts WHERE "
                                                  "upload_id = ? ORDER BY part_number"));
   Bind(s.get(), 1, upload_id);

@@ -41,6 +41,7 @@
 #include <sqlite3.h>
 
 #include "common/c_handle.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
 
@@ -197,7 +198,7 @@ class Catalog {
                             const ArchiveRecord& rec) REQUIRES(mu_);
   Status DeleteArchiveRowLocked(const std::string& bucket, const std::string& key) REQUIRES(mu_);
 
-  std::recursive_mutex mu_;
+  RecursiveMutex mu_;
   Db db_ GUARDED_BY(mu_);
   // After db_: destroyed (finalized) first. std::less<>: found by string_view, without a copy.
   std::map<std::string, CachedStmt, std::less<>> stmts_ GUARDED_BY(mu_);

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "common/mutex.h"
 #include "gateway/tape/internal/library_impl.h"
 #include "gateway/tape/internal/timeline_svg.h"
 
@@ -57,12 +58,12 @@ LibraryImpl::LibraryImpl(const LibraryConfig& config, std::unique_ptr<Policy> po
 
 LibraryImpl::~LibraryImpl() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   wake_.notify_all();
   if (driver_.joinable()) driver_.join();
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   std::vector<uint64_t> ids;
   for (const auto& [id, r] : requests_) ids.push_back(id);
   for (uint64_t id : ids) CompleteLocked(id, RecallOutcome::kShutdown, "library shut down");
@@ -85,11 +86,13 @@ double LibraryImpl::NowLocked() const {
 }
 
 SimDuration LibraryImpl::Now() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return SimDuration(NowLocked());
 }
 
-void LibraryImpl::RunReadyCallbacks(std::unique_lock<std::mutex>& lock) {
+// The analysis cannot tie `lock` to mu_ across the unlock/lock in the loop: the header's
+// REQUIRES(mu_) checks the callers.
+void LibraryImpl::RunReadyCallbacks(MutexLock& lock) NO_THREAD_SAFETY_ANALYSIS {
   while (!ready_.empty()) {
     std::vector<Callback> ready;
     ready.swap(ready_);
@@ -102,7 +105,7 @@ void LibraryImpl::RunReadyCallbacks(std::unique_lock<std::mutex>& lock) {
 }
 
 SimDuration LibraryImpl::RunUntilIdle() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (config_.mode != SimMode::kDiscrete) return SimDuration(NowLocked());
   while (!events_.Empty()) {
     EventQueue::Action action = events_.PopNext();
@@ -113,7 +116,7 @@ SimDuration LibraryImpl::RunUntilIdle() {
 }
 
 SimDuration LibraryImpl::RunUntil(SimDuration t) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (config_.mode != SimMode::kDiscrete) return SimDuration(NowLocked());
   while (!events_.Empty() && events_.NextTime() <= t.count()) {
     EventQueue::Action action = events_.PopNext();
@@ -125,7 +128,7 @@ SimDuration LibraryImpl::RunUntil(SimDuration t) {
 }
 
 void LibraryImpl::ScaledLoop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stop_) {
     if (events_.Empty()) {
       wake_.wait(lock);
@@ -157,7 +160,7 @@ Status LibraryImpl::AddCartridge(std::string_view cartridge) {
       return Status::InvalidArgument("cartridge name must be printable ASCII without spaces");
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cartridges_.try_emplace(std::string(cartridge));
   return Status::Ok();
 }
@@ -166,7 +169,7 @@ uint64_t LibraryImpl::Submit(RecallRequest request,
                              std::function<void(const RecallCompletion&)> done) {
   uint64_t id;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     id = next_id_++;
     const double now = NowLocked();
     events_.AdvanceTo(now);
@@ -187,8 +190,9 @@ uint64_t LibraryImpl::Submit(RecallRequest request,
     requests_.emplace(id, std::move(r));
     if (!failure.empty()) {
       // Completed as an event, so `done` never runs inside Submit (the caller may hold locks).
-      events_.After(
-          0, [this, id, failure] { CompleteLocked(id, RecallOutcome::kMediaError, failure); });
+      events_.After(0, [this, id, failure]() REQUIRES(mu_) {
+        CompleteLocked(id, RecallOutcome::kMediaError, failure);
+      });
     } else {
       it->second.queue.push_back(id);
       it->second.queued_bytes += bytes;
@@ -201,7 +205,7 @@ uint64_t LibraryImpl::Submit(RecallRequest request,
 
 void LibraryImpl::Inject(const Fault& fault) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     events_.AdvanceTo(NowLocked());
     switch (fault.kind) {
       case Fault::Kind::kMediaError:
@@ -233,7 +237,7 @@ void LibraryImpl::Inject(const Fault& fault) {
 }
 
 std::string LibraryImpl::MetricsJson() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<uint64_t> open_mounts;
   for (const Drive& d : drives_) {
     if (!d.cartridge.empty() && d.state != DriveState::kLoading) {
@@ -249,7 +253,7 @@ std::string LibraryImpl::TimelineSvg() const {
   double now;
   size_t dropped;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     now = NowLocked();
     intervals = metrics_.Intervals(now);
     dropped = metrics_.dropped_intervals();
@@ -260,22 +264,22 @@ std::string LibraryImpl::TimelineSvg() const {
 }
 
 double LibraryImpl::TotalSeconds(Activity activity) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return metrics_.TotalSeconds(activity, NowLocked());
 }
 
 uint64_t LibraryImpl::Mounts() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return metrics_.mounts();
 }
 
 std::vector<Interval> LibraryImpl::Intervals() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return metrics_.Intervals(NowLocked());
 }
 
 DriveState LibraryImpl::StateOf(size_t drive) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return drives_.at(drive).state;
 }
 
@@ -286,7 +290,7 @@ void LibraryImpl::RequestDispatchLocked() {
   // decisions never depend on the order of calls within one instant.
   if (dispatch_scheduled_) return;
   dispatch_scheduled_ = true;
-  events_.After(0, [this] {
+  events_.After(0, [this]() REQUIRES(mu_) {
     dispatch_scheduled_ = false;
     DispatchLocked();
   });
@@ -455,7 +459,7 @@ void LibraryImpl::SchedulePokeLocked(double at) {
   poke_id_.reset();
   poke_at_ = at;
   if (!std::isfinite(at)) return;
-  poke_id_ = events_.Schedule(at, [this] {
+  poke_id_ = events_.Schedule(at, [this]() REQUIRES(mu_) {
     poke_id_.reset();
     poke_at_ = std::numeric_limits<double>::infinity();
     DispatchLocked();
@@ -473,7 +477,7 @@ void LibraryImpl::SetStateLocked(size_t d, DriveState state) {
 
 void LibraryImpl::AfterForDriveLocked(size_t d, double delay_s,
                                       void (LibraryImpl::*action)(size_t)) {
-  events_.After(delay_s, [this, d, action, generation = drives_[d].generation] {
+  events_.After(delay_s, [this, d, action, generation = drives_[d].generation]() REQUIRES(mu_) {
     if (drives_[d].generation != generation) return;  // the drive went down meanwhile
     (this->*action)(d);
   });
@@ -494,12 +498,12 @@ void LibraryImpl::StartFetchLocked(size_t d) {
   Drive& drive = drives_[d];
   const std::string cartridge = drive.incoming;
   cartridges_[cartridge].fetch_in_flight = true;
-  robots_.Enqueue(RobotPool::Move{.cartridge = cartridge,
-                                  .drive = drive.name,
-                                  .fetch = true,
-                                  .done = [this, d, generation = drive.generation, cartridge] {
-                                    OnFetchedLocked(d, generation, cartridge);
-                                  }});
+  robots_.Enqueue(
+      RobotPool::Move{.cartridge = cartridge,
+                      .drive = drive.name,
+                      .fetch = true,
+                      .done = [this, d, generation = drive.generation, cartridge]()
+                                  REQUIRES(mu_) { OnFetchedLocked(d, generation, cartridge); }});
 }
 
 void LibraryImpl::OnFetchedLocked(size_t d, uint64_t generation, const std::string& cartridge) {
@@ -634,11 +638,13 @@ void LibraryImpl::PutAwayLocked(const std::string& cartridge) {
   Cartridge& c = cartridges_[cartridge];
   c.drive = -1;
   c.returning = true;
-  robots_.Enqueue(RobotPool::Move{
-      .cartridge = cartridge, .drive = "", .fetch = false, .done = [this, cartridge] {
-        cartridges_[cartridge].returning = false;
-        RequestDispatchLocked();
-      }});
+  robots_.Enqueue(RobotPool::Move{.cartridge = cartridge,
+                                  .drive = "",
+                                  .fetch = false,
+                                  .done = [this, cartridge]() REQUIRES(mu_) {
+                                    cartridges_[cartridge].returning = false;
+                                    RequestDispatchLocked();
+                                  }});
 }
 
 void LibraryImpl::DriveDownLocked(size_t d) {

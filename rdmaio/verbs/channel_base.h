@@ -37,6 +37,7 @@
 #include <string_view>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
 #include "rdmaio/channel_counters.h"
@@ -123,7 +124,7 @@ class ChannelBase : public DataChannel, public std::enable_shared_from_this<Deri
   void Complete(const std::shared_ptr<Work>& work, Result<FetchResult> result);
   template <typename Update>
   void Count(Update&& update) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     update(counters_);
   }
   size_t live_slots() const { return slots_.live(); }
@@ -160,7 +161,7 @@ class ChannelBase : public DataChannel, public std::enable_shared_from_this<Deri
   void OnDataReply(std::shared_ptr<Work> work, Slot slot, Result<ControlReply> reply);
 
   SlotPool<Slot, std::shared_ptr<Work>> slots_;
-  mutable std::mutex mutex_;  // leaf: no call out while held
+  mutable Mutex mutex_;  // leaf: no call out while held
   ChannelCounters counters_ GUARDED_BY(mutex_);
 };
 

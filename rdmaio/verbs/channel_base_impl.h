@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "rdmaio/verbs/channel_base.h"
 #include "rdmaio/verbs/channel_replies.h"
 #include "rdmaio/wire/reply_classifier.h"
@@ -32,7 +33,7 @@ ChannelBase<Derived, Provider, Slot, Work>::ChannelBase(std::shared_ptr<ControlP
 
 template <typename Derived, typename Provider, typename Slot, typename Work>
 ChannelCounters ChannelBase<Derived, Provider, Slot, Work>::counters() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return counters_;
 }
 

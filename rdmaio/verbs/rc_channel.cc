@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "rdmaio/verbs/channel_base_impl.h"
 #include "rdmaio/verbs/channel_replies.h"
 #include "rdmaio/wire/rc_control.h"
@@ -136,12 +137,12 @@ RcChannel::RcChannel(std::shared_ptr<ControlPlane> control, std::shared_ptr<RcQp
 RcChannel::~RcChannel() = default;
 
 bool RcChannel::session_extension_confirmed() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return session_extension_;
 }
 
 uint64_t RcChannel::NewCookie() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   uint64_t cookie = 0;
   while (cookie == 0) cookie = random_();
   return cookie;
@@ -194,7 +195,7 @@ void RcChannel::SendRdma(std::shared_ptr<Work> work, std::shared_ptr<Session> se
   if (work->is_put && session->qp != nullptr) {
     bool extension;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       extension = session_extension_;
     }
     // The 0-byte-object hazard: an empty-bodied PUT goes only to an endpoint that has answered a
@@ -231,7 +232,7 @@ void RcChannel::OnSignal(wire::EndpointSignal signal) {
   if (signal == wire::EndpointSignal::kTokenIgnored) {
     // Whatever the endpoint confirmed before, it now ignores tokens: session PUTs wait for a new
     // session request answered correctly.
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     session_extension_ = false;
   }
 }
@@ -456,7 +457,7 @@ void RcChannel::OnRdmaDone(std::shared_ptr<Work> work, std::shared_ptr<Session> 
                            FetchResult result) {
   {
     // The server knows the session extension: session PUTs are safe from now on.
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     session_extension_ = true;
   }
   FinishRdma(std::move(work), std::move(session), /*opened=*/false, result.bytes,
@@ -539,7 +540,7 @@ void RcChannel::OnPutReply(std::shared_ptr<Work> work, std::shared_ptr<Session> 
   switch (verdict.next) {
     case wire::NextStep::kDone: {
       {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         session_extension_ = true;
       }
       FinishRdma(std::move(work), std::move(session), /*opened=*/false, size, 0, std::move(etag));

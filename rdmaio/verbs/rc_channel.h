@@ -62,6 +62,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 #include "rdmaio/channel_counters.h"
 #include "rdmaio/control_plane.h"
@@ -180,7 +181,7 @@ class RcChannel final : public RcChannelBase {
   void Fail(const std::shared_ptr<Work>& work, Status failure) override;
   uint64_t NewCookie();
 
-  mutable std::mutex mutex_;  // leaf: no call out while held; ChannelBase's is another leaf
+  mutable Mutex mutex_;  // leaf: no call out while held; ChannelBase's is another leaf
   bool session_extension_ GUARDED_BY(mutex_) = false;
   std::mt19937_64 random_ GUARDED_BY(mutex_);
 };

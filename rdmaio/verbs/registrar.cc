@@ -146,7 +146,7 @@ Result<std::unique_ptr<RegisteredSlice>> RegisteredSlabPool::Allocate(size_t siz
   }
   size_t slot = 0;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (free_.empty()) return Status::ResourceExhausted("slab pool: every slot is in use");
     slot = free_.back();
     free_.pop_back();
@@ -155,7 +155,7 @@ Result<std::unique_ptr<RegisteredSlice>> RegisteredSlabPool::Allocate(size_t siz
 }
 
 void RegisteredSlabPool::Return(size_t slot) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   free_.push_back(slot);
 }
 

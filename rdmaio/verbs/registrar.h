@@ -21,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
 #include "rdmaio/registered_memory.h"
@@ -108,7 +109,7 @@ class RegisteredSlabPool : public std::enable_shared_from_this<RegisteredSlabPoo
 
   std::shared_ptr<VerbsRegion> region_;
   size_t slot_size_;
-  std::mutex mutex_;  // leaf lock
+  Mutex mutex_;  // leaf lock
   std::vector<size_t> free_ GUARDED_BY(mutex_);
 };
 

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 
 namespace reelfs::rdmaio::verbs {
@@ -30,7 +31,7 @@ class SlotPool {
   // True with `*slot` set (idle, or a new empty one whose room is now reserved); false when all
   // slots are busy and `waiter` was queued for Next().
   bool Acquire(const Waiter& waiter, Slot* slot) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (TakeLocked(slot)) return true;
     waiting_.push_back(waiter);
     return false;
@@ -38,7 +39,7 @@ class SlotPool {
 
   // The longest-waiting request and a slot for it, when there are both.
   bool Next(Waiter* waiter, Slot* slot) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (waiting_.empty() || !TakeLocked(slot)) return false;
     *waiter = std::move(waiting_.front());
     waiting_.pop_front();
@@ -46,19 +47,19 @@ class SlotPool {
   }
 
   void Release(Slot slot) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     idle_.push_back(std::move(slot));
   }
 
   // A slot (or a reserved room) that will not come back.
   void Drop() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     --live_;
   }
 
   // Slots alive now: idle, busy or being set up.
   size_t live() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return live_;
   }
 
@@ -79,7 +80,7 @@ class SlotPool {
 
   const size_t max_slots_;
   const std::function<Slot()> make_empty_;
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   std::vector<Slot> idle_ GUARDED_BY(mutex_);
   std::deque<Waiter> waiting_ GUARDED_BY(mutex_);
   size_t live_ GUARDED_BY(mutex_) = 0;

@@ -15,12 +15,12 @@ EndpointPolicy::Endpoint& EndpointPolicy::FindLocked(std::string_view endpoint) 
 }
 
 Route EndpointPolicy::Choose(std::string_view endpoint, RdmaOp op) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return ChooseLocked(endpoint, op, /*write_guard=*/op != RdmaOp::kGet);
 }
 
 Route EndpointPolicy::ChooseTwoPhaseWrite(std::string_view endpoint, RdmaOp op) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return ChooseLocked(endpoint, op, /*write_guard=*/false);
 }
 
@@ -54,7 +54,7 @@ void EndpointPolicy::DeclineLocked(OpEntry* entry, bool after_probe) {
 void EndpointPolicy::Report(std::string_view endpoint, RdmaOp op, Route route,
                             EndpointSignal signal) {
   if (route == Route::kHttp) return;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   Endpoint& ep = FindLocked(endpoint);
   OpEntry& entry = ep.ops[static_cast<int>(op)];
   const bool probe = route == Route::kRdmaProbe;
@@ -89,13 +89,13 @@ void EndpointPolicy::Report(std::string_view endpoint, RdmaOp op, Route route,
 }
 
 OpState EndpointPolicy::state(std::string_view endpoint, RdmaOp op) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = endpoints_.find(endpoint);
   return it == endpoints_.end() ? OpState::kUnknown : it->second.ops[static_cast<int>(op)].state;
 }
 
 bool EndpointPolicy::WritesAllowed(std::string_view endpoint) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = endpoints_.find(endpoint);
   return it != endpoints_.end() && it->second.speaks_rdma;
 }

@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 #include "rdmaio/wire/reply_classifier.h"
 
@@ -88,7 +89,7 @@ class EndpointPolicy {
 
   const Clock& clock_;
   const EndpointPolicyOptions options_;
-  mutable std::mutex mutex_;  // leaf lock: nothing is called while holding it
+  mutable Mutex mutex_;  // leaf lock: nothing is called while holding it
   std::map<std::string, Endpoint, std::less<>> endpoints_ GUARDED_BY(mutex_);
 };
 

@@ -22,7 +22,7 @@ WindowFence::Entry* WindowFence::FindTicketLocked(const Ticket& ticket) {
 }
 
 Result<WindowFence::Ticket> WindowFence::Begin(WindowId window, Clock::Duration timeout) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   Entry& entry = windows_[window];
   switch (EffectiveStateLocked(entry)) {
     case WindowState::kInFlight:
@@ -41,7 +41,7 @@ Result<WindowFence::Ticket> WindowFence::Begin(WindowId window, Clock::Duration 
 }
 
 bool WindowFence::Finish(const Ticket& ticket, bool fence_needed) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   Entry* entry = FindTicketLocked(ticket);
   if (entry == nullptr || entry->state == WindowState::kIdle) return false;
   if (fence_needed) {
@@ -55,7 +55,7 @@ bool WindowFence::Finish(const Ticket& ticket, bool fence_needed) {
 }
 
 bool WindowFence::Abandon(const Ticket& ticket) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   Entry* entry = FindTicketLocked(ticket);
   if (entry == nullptr || entry->state != WindowState::kInFlight) return false;
   entry->state = WindowState::kQuarantined;
@@ -64,7 +64,7 @@ bool WindowFence::Abandon(const Ticket& ticket) {
 }
 
 std::vector<WindowFence::Ticket> WindowFence::CollectOverdue() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const Clock::TimePoint now = clock_.Now();
   std::vector<Ticket> overdue;
   for (auto& [id, entry] : windows_) {
@@ -78,7 +78,7 @@ std::vector<WindowFence::Ticket> WindowFence::CollectOverdue() {
 }
 
 Status WindowFence::MarkFenced(WindowId window) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = windows_.find(window);
   if (it == windows_.end()) return Status::Ok();
   if (it->second.state == WindowState::kInFlight) {
@@ -90,13 +90,13 @@ Status WindowFence::MarkFenced(WindowId window) {
 }
 
 WindowState WindowFence::state(WindowId window) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = windows_.find(window);
   return it == windows_.end() ? WindowState::kIdle : EffectiveStateLocked(it->second);
 }
 
 std::vector<WindowFence::WindowId> WindowFence::Quarantined() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<WindowId> out;
   for (const auto& [id, entry] : windows_) {
     if (EffectiveStateLocked(entry) == WindowState::kQuarantined) out.push_back(id);

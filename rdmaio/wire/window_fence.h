@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
 
@@ -82,7 +83,7 @@ class WindowFence {
 
   const Clock& clock_;
   const WindowFenceOptions options_;
-  mutable std::mutex mutex_;  // leaf lock
+  mutable Mutex mutex_;  // leaf lock
   std::unordered_map<WindowId, Entry> windows_ GUARDED_BY(mutex_);
 };
 

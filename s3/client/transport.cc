@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 #include "s3/client/curl_handles.h"
 #include "s3/client/curl_status.h"
@@ -446,7 +447,7 @@ struct Transport::Impl {
   SigningKeyCache signing_keys;                       // loop thread only
 
   // Lock order: `mu` is a leaf; never held while calling libcurl or a completion.
-  std::mutex mu;
+  Mutex mu;
   std::deque<std::unique_ptr<Exchange>> submitted GUARDED_BY(mu);
   bool stopping GUARDED_BY(mu) = false;
 
@@ -494,7 +495,7 @@ Transport::Transport(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Transport::~Transport() {
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     impl_->stopping = true;
   }
   curl_multi_wakeup(impl_->multi.get());
@@ -552,7 +553,7 @@ void Transport::Submit(HttpRequest request, HttpCallback done) {
   if (ex->req.content_md5) ex->content_md5 = Base64Encode(Md5(body_text));
   impl_->requests.fetch_add(1, std::memory_order_relaxed);
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     if (!impl_->stopping) {
       impl_->submitted.push_back(std::move(ex));
     }
@@ -582,7 +583,7 @@ bool Transport::Impl::TakeSubmitted() {
   fresh.clear();
   bool stop = false;
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     fresh.swap(submitted);
     stop = stopping;
   }

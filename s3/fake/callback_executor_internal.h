@@ -22,6 +22,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 
 namespace reelfs::s3::fake_internal {
@@ -37,7 +38,7 @@ class CallbackExecutor {
   }
   ~CallbackExecutor() {
     {
-      std::lock_guard lock(state_->mutex);
+      MutexLock lock(state_->mutex);
       state_->stopping = true;
     }
     state_->changed.notify_all();
@@ -61,8 +62,10 @@ class CallbackExecutor {
 
   // Blocks until no task is queued or running. Never call from a task.
   void WaitIdle() {
-    std::unique_lock lock(state_->mutex);
-    state_->changed.wait(lock, [this] { return state_->tasks.empty() && !state_->running; });
+    MutexLock lock(state_->mutex);
+    state_->changed.wait(lock, [this]() REQUIRES(state_->mutex) {
+      return state_->tasks.empty() && !state_->running;
+    });
   }
 
  private:
@@ -72,14 +75,14 @@ class CallbackExecutor {
   struct State {
     void PostAt(Clock::time_point when, std::function<void()> task) {
       {
-        std::lock_guard lock(mutex);
+        MutexLock lock(mutex);
         tasks.emplace(Key{when, next_seq++}, std::move(task));
       }
       changed.notify_all();
     }
 
     void Run() {
-      std::unique_lock lock(mutex);
+      MutexLock lock(mutex);
       while (true) {
         if (tasks.empty()) {
           if (stopping) return;
@@ -108,7 +111,7 @@ class CallbackExecutor {
       while (true) {
         std::function<void()> task;
         {
-          std::lock_guard lock(mutex);
+          MutexLock lock(mutex);
           if (tasks.empty()) return;
           task = std::move(tasks.begin()->second);
           tasks.erase(tasks.begin());
@@ -117,8 +120,8 @@ class CallbackExecutor {
       }
     }
 
-    std::mutex mutex;  // leaf lock: never held while a task runs
-    std::condition_variable changed;
+    Mutex mutex;  // leaf lock: never held while a task runs
+    CondVar changed;
     std::map<Key, std::function<void()>> tasks GUARDED_BY(mutex);
     uint64_t next_seq GUARDED_BY(mutex) = 0;
     bool running GUARDED_BY(mutex) = false;

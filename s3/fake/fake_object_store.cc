@@ -167,7 +167,7 @@ void FakeObjectStore::ListBuckets(Callback<std::vector<BucketInfo>> done) {
   Dispatch(Operation::kListBuckets, [this, done = std::move(done)] {
     std::vector<BucketInfo> out;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       for (const auto& [name, bucket] : buckets_) out.push_back({name, bucket.created});
     }
     done(std::move(out));
@@ -178,7 +178,7 @@ void FakeObjectStore::CreateBucket(const std::string& bucket, StatusCallback don
   Dispatch(Operation::kCreateBucket, [this, bucket, done = std::move(done)] {
     Status status;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (bucket.empty()) {
         status = ErrorLocked(400, "InvalidBucketName", "The specified bucket is not valid.", "/");
       } else if (buckets_.contains(bucket)) {
@@ -198,7 +198,7 @@ void FakeObjectStore::DeleteBucket(const std::string& bucket, StatusCallback don
   Dispatch(Operation::kDeleteBucket, [this, bucket, done = std::move(done)] {
     Status status;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto it = buckets_.find(bucket);
       if (it == buckets_.end()) {
         status =
@@ -228,7 +228,7 @@ Result<ListObjectsPage> FakeObjectStore::DoListObjects(const ListObjectsRequest&
     REELFS_ASSIGN_OR_RETURN(marker, DecodeToken(req.continuation_token));
     has_marker = true;
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (req.max_keys < 0) {
     return ErrorLocked(400, "InvalidArgument", "max-keys must be >= 0", "/" + req.bucket);
   }
@@ -290,7 +290,7 @@ Result<ListObjectsPage> FakeObjectStore::DoListObjects(const ListObjectsRequest&
 void FakeObjectStore::HeadObject(const HeadObjectRequest& req, Callback<ObjectInfo> done) {
   Dispatch(Operation::kHeadObject, [this, req, done = std::move(done)] {
     Result<ObjectInfo> result = [&]() -> Result<ObjectInfo> {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       REELFS_ASSIGN_OR_RETURN(const Object* object,
                               FindObjectLocked(req.bucket, req.key, /*need_data=*/false));
       return InfoLocked(req.key, *object);
@@ -309,7 +309,7 @@ Result<GetObjectResult> FakeObjectStore::DoGetObject(const GetObjectRequest& req
   uint64_t offset = 0;
   uint64_t length = 0;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (req.cancel && req.cancel->cancelled()) {
       return Status::Cancelled("GetObject /" + req.bucket + "/" + req.key + " cancelled");
     }
@@ -374,7 +374,7 @@ void FakeObjectStore::PutObject(const PutObjectRequest& req, Callback<std::strin
     auto data = std::make_shared<const std::string>(reinterpret_cast<const char*>(req.body.data()),
                                                     req.body.size());
     Result<std::string> result = [&]() -> Result<std::string> {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto b = buckets_.find(req.bucket);
       if (b == buckets_.end()) {
         return ErrorLocked(404, "NoSuchBucket", "The specified bucket does not exist",
@@ -400,7 +400,7 @@ void FakeObjectStore::CreateMultipartUpload(const CreateMultipartUploadRequest& 
                                             Callback<std::string> done) {
   Dispatch(Operation::kCreateMultipartUpload, [this, req, done = std::move(done)] {
     Result<std::string> result = [&]() -> Result<std::string> {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (!buckets_.contains(req.bucket)) {
         return ErrorLocked(404, "NoSuchBucket", "The specified bucket does not exist",
                            "/" + req.bucket);
@@ -418,7 +418,7 @@ void FakeObjectStore::UploadPart(const UploadPartRequest& req, Callback<std::str
     auto data = std::make_shared<const std::string>(reinterpret_cast<const char*>(req.body.data()),
                                                     req.body.size());
     Result<std::string> result = [&]() -> Result<std::string> {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto u = uploads_.find(req.upload_id);
       if (u == uploads_.end() || u->second.bucket != req.bucket || u->second.key != req.key) {
         return ErrorLocked(404, "NoSuchUpload", "The specified upload does not exist.",
@@ -445,7 +445,7 @@ void FakeObjectStore::CompleteMultipartUpload(const CompleteMultipartUploadReque
 
 Result<std::string> FakeObjectStore::DoCompleteMultipartUpload(
     const CompleteMultipartUploadRequest& req) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const std::string resource = "/" + req.bucket + "/" + req.key;
   auto u = uploads_.find(req.upload_id);
   if (u == uploads_.end() || u->second.bucket != req.bucket || u->second.key != req.key) {
@@ -500,7 +500,7 @@ void FakeObjectStore::AbortMultipartUpload(const AbortMultipartUploadRequest& re
   Dispatch(Operation::kAbortMultipartUpload, [this, req, done = std::move(done)] {
     Status status;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto u = uploads_.find(req.upload_id);
       if (u == uploads_.end() || u->second.bucket != req.bucket || u->second.key != req.key) {
         status = ErrorLocked(404, "NoSuchUpload", "The specified upload does not exist.",
@@ -517,7 +517,7 @@ void FakeObjectStore::DeleteObject(const DeleteObjectRequest& req, StatusCallbac
   Dispatch(Operation::kDeleteObject, [this, req, done = std::move(done)] {
     Status status;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto b = buckets_.find(req.bucket);
       if (b == buckets_.end()) {
         status = ErrorLocked(404, "NoSuchBucket", "The specified bucket does not exist",
@@ -534,7 +534,7 @@ void FakeObjectStore::DeleteObjects(const DeleteObjectsRequest& req,
                                     Callback<DeleteObjectsResult> done) {
   Dispatch(Operation::kDeleteObjects, [this, req, done = std::move(done)] {
     Result<DeleteObjectsResult> result = [&]() -> Result<DeleteObjectsResult> {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto b = buckets_.find(req.bucket);
       if (b == buckets_.end()) {
         return ErrorLocked(404, "NoSuchBucket", "The specified bucket does not exist",
@@ -561,7 +561,7 @@ void FakeObjectStore::CopyObject(const CopyObjectRequest& req, Callback<std::str
 }
 
 Result<std::string> FakeObjectStore::DoCopyObject(const CopyObjectRequest& req) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   REELFS_ASSIGN_OR_RETURN(const Object* source,
                           FindObjectLocked(req.source_bucket, req.source_key, true));
   auto b = buckets_.find(req.bucket);
@@ -590,7 +590,7 @@ void FakeObjectStore::RestoreObject(const RestoreObjectRequest& req,
 }
 
 Result<RestoreOutcome> FakeObjectStore::DoRestoreObject(const RestoreObjectRequest& req) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   REELFS_ASSIGN_OR_RETURN(Object * found, FindObjectLocked(req.bucket, req.key, false));
   Object& object = *found;
   const std::string resource = "/" + req.bucket + "/" + req.key;
@@ -628,7 +628,7 @@ Result<RestoreOutcome> FakeObjectStore::DoRestoreObject(const RestoreObjectReque
 // --- Test helpers ---
 
 void FakeObjectStore::CreateBucketForTest(const std::string& bucket) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto [it, inserted] = buckets_.try_emplace(bucket);
   if (inserted) it->second.created = Now();
 }
@@ -643,7 +643,7 @@ std::string FakeObjectStore::PutObjectForTest(const std::string& bucket, const s
   object.last_modified = Now();
   std::string etag = object.etag;
   CreateBucketForTest(bucket);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   buckets_[bucket].objects[key] = std::move(object);
   return etag;
 }
@@ -660,7 +660,7 @@ std::string FakeObjectStore::PutGeneratedObjectForTest(const std::string& bucket
   object.last_modified = Now();
   std::string etag = object.etag;
   CreateBucketForTest(bucket);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   buckets_[bucket].objects[key] = std::move(object);
   return etag;
 }
@@ -682,7 +682,7 @@ void FakeObjectStore::GeneratedContent(std::string_view key, uint64_t offset,
 
 Status FakeObjectStore::ArchiveObjectForTest(const std::string& bucket, const std::string& key,
                                              const std::string& storage_class) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   REELFS_ASSIGN_OR_RETURN(Object * found, FindObjectLocked(bucket, key, false));
   Object& object = *found;
   object.storage_class = storage_class;
@@ -693,7 +693,7 @@ Status FakeObjectStore::ArchiveObjectForTest(const std::string& bucket, const st
 
 Status FakeObjectStore::CompleteRestore(const std::string& bucket, const std::string& key,
                                         std::optional<WallTime> expiry) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   REELFS_ASSIGN_OR_RETURN(Object * found, FindObjectLocked(bucket, key, false));
   Object& object = *found;
   if (!IsArchiveStorageClass(object.storage_class)) {
@@ -707,14 +707,14 @@ Status FakeObjectStore::CompleteRestore(const std::string& bucket, const std::st
 
 Status FakeObjectStore::SetHintsForTest(const std::string& bucket, const std::string& key,
                                         std::map<std::string, std::string> hints) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   REELFS_ASSIGN_OR_RETURN(Object * found, FindObjectLocked(bucket, key, false));
   found->hints = std::move(hints);
   return Status::Ok();
 }
 
 Status FakeObjectStore::ExpireRestore(const std::string& bucket, const std::string& key) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   REELFS_ASSIGN_OR_RETURN(Object * found, FindObjectLocked(bucket, key, false));
   Object& object = *found;
   object.restore = RestoreState::kNone;

@@ -42,6 +42,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 #include "s3/fake/operation.h"
 #include "s3/object_store.h"
@@ -179,7 +180,7 @@ class FakeObjectStore final : public ObjectStore {
   const FakeObjectStoreOptions options_;
   std::array<std::atomic<uint64_t>, kOperationCount> calls_{};
 
-  mutable std::mutex mutex_;  // leaf lock: never held while calling a callback or sink
+  mutable Mutex mutex_;  // leaf lock: never held while calling a callback or sink
   std::map<std::string, Bucket> buckets_ GUARDED_BY(mutex_);
   std::map<std::string, Upload> uploads_ GUARDED_BY(mutex_);  // by upload id
   uint64_t next_id_ GUARDED_BY(mutex_) = 1;

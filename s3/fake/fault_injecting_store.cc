@@ -14,19 +14,19 @@ FaultInjectingStore::FaultInjectingStore(std::shared_ptr<ObjectStore> inner)
 FaultInjectingStore::~FaultInjectingStore() = default;
 
 void FaultInjectingStore::SetFault(Operation op, FaultFn fault) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   rules_[static_cast<size_t>(op)].fault = std::move(fault);
 }
 
 void FaultInjectingStore::FailNext(Operation op, int count, Status status) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   Rule& rule = rules_[static_cast<size_t>(op)];
   rule.fail_next = count;
   rule.fail_status = status.ok() ? Status::Internal("FailNext given an OK status") : status;
 }
 
 void FaultInjectingStore::FailGetObjectAfterBytes(int count, uint64_t bytes, Status status) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   body_fault_.count = count;
   body_fault_.bytes = bytes;
   body_fault_.status =
@@ -34,12 +34,12 @@ void FaultInjectingStore::FailGetObjectAfterBytes(int count, uint64_t bytes, Sta
 }
 
 void FaultInjectingStore::SetLatency(Operation op, std::chrono::milliseconds delay) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   rules_[static_cast<size_t>(op)].latency = delay;
 }
 
 void FaultInjectingStore::ClearFaults() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (Rule& rule : rules_) rule = Rule{};
   body_fault_ = BodyFault{};
 }
@@ -51,7 +51,7 @@ uint64_t FaultInjectingStore::InjectedCount(Operation op) const {
 std::optional<Status> FaultInjectingStore::Decide(const RequestInfo& info) {
   FaultFn fault;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     Rule& rule = rules_[static_cast<size_t>(info.op)];
     if (rule.fail_next > 0) {
       --rule.fail_next;
@@ -71,7 +71,7 @@ void FaultInjectingStore::Intercept(RequestInfo info, std::function<void()> forw
                                     std::function<void(Status)> fail) {
   std::chrono::milliseconds latency;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     latency = rules_[static_cast<size_t>(info.op)].latency;
   }
   if (latency.count() > 0) {
@@ -98,7 +98,7 @@ void FaultInjectingStore::ForwardGetObject(const GetObjectRequest& req,
                                            Callback<GetObjectResult> done) {
   std::optional<BodyFault> fault;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (body_fault_.count > 0) {
       --body_fault_.count;
       fault = body_fault_;

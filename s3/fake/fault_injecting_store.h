@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 #include "s3/fake/operation.h"
 #include "s3/object_store.h"
@@ -122,8 +123,7 @@ class FaultInjectingStore final : public ObjectStore {
 
   const std::shared_ptr<ObjectStore> inner_;
   std::array<std::atomic<uint64_t>, kOperationCount> injected_{};
-  mutable std::mutex
-      mutex_;  // leaf lock: never held while calling a fault, the store or a callback
+  mutable Mutex mutex_;  // leaf lock: never held while calling a fault, the store or a callback
   std::array<Rule, kOperationCount> rules_ GUARDED_BY(mutex_);
   BodyFault body_fault_ GUARDED_BY(mutex_);
   // Last member: destroyed first, running held calls while the rest still exists.

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/thread_annotations.h"
 #include "gateway/tape/config.h"
 #include "gateway/tape/internal/drive.h"
@@ -87,7 +88,7 @@ class LibraryImpl final : public Library {
   using Callback = std::pair<std::function<void(const RecallCompletion&)>, RecallCompletion>;
 
   double NowLocked() const REQUIRES(mu_);
-  void RunReadyCallbacks(std::unique_lock<std::mutex>& lock);
+  void RunReadyCallbacks(MutexLock& lock) REQUIRES(mu_);
   void ScaledLoop();
 
   void SetStateLocked(size_t d, DriveState state) REQUIRES(mu_);
@@ -122,8 +123,8 @@ class LibraryImpl final : public Library {
   const LocateModel locate_;
   const std::unique_ptr<Policy> policy_;
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_;  // scaled driver: a new event or stop
+  mutable Mutex mu_;
+  CondVar wake_;  // scaled driver: a new event or stop
   EventQueue events_ GUARDED_BY(mu_);
   Metrics metrics_ GUARDED_BY(mu_);
   RobotPool robots_ GUARDED_BY(mu_);
