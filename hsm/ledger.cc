@@ -309,8 +309,7 @@ class SqliteLedger final : public Ledger {
  private:
   SqliteLedger(std::string path, Db db) : path_(std::move(path)), db_(std::move(db)) {}
 
-  Status PrepareAll() {
-    MutexLock lock(mutex_);  // uncontended (not yet shared): the statements are GUARDED_BY it
+  Status PrepareAll() REQUIRES(mutex_) {
     const std::string cols = kColumns;
     REELFS_ASSIGN_OR_RETURN(upsert_, Prepare(db_.get(), "INSERT OR REPLACE INTO restores (" + cols +
                                                             ") VALUES "
