@@ -74,10 +74,10 @@ class CallbackExecutor {
 
   struct State {
     void PostAt(Clock::time_point when, std::function<void()> task) {
-      {
-        MutexLock lock(mutex);
-        tasks.emplace(Key{when, next_seq++}, std::move(task));
-      }
+      // Notified under the lock: once it is released the worker may run a task that destroys the
+      // executor and then drop the last reference to this state (and the condition variable).
+      MutexLock lock(mutex);
+      tasks.emplace(Key{when, next_seq++}, std::move(task));
       changed.notify_all();
     }
 
