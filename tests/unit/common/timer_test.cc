@@ -25,10 +25,9 @@ using namespace std::chrono_literals;
 class Recorder {
  public:
   void Add(int v) {
-    {
-      std::lock_guard lock(mutex_);
-      order_.push_back(v);
-    }
+    // Notified under the lock: a WaitFor that returns may destroy the recorder at once.
+    std::lock_guard lock(mutex_);
+    order_.push_back(v);
     cv_.notify_all();
   }
   std::vector<int> WaitFor(size_t n) {
