@@ -47,10 +47,9 @@ class Answers {
  public:
   std::function<void(T)> Callback() {
     return [this](T value) {
-      {
-        std::lock_guard lock(mutex_);
-        values_.push_back(std::move(value));
-      }
+      // Notified under the lock: a Wait that returns may destroy the answers at once.
+      std::lock_guard lock(mutex_);
+      values_.push_back(std::move(value));
       cv_.notify_all();
     };
   }
