@@ -52,7 +52,12 @@ struct Answers {
       if (++answered == results.size()) all.set_value();
     };
   }
-  void WaitAll() { all.get_future().wait(); }
+  // The last callback sets `all` under the mutex: take it once, so that callback has left (and
+  // unlocked) before the caller may destroy this.
+  void WaitAll() {
+    all.get_future().wait();
+    std::lock_guard<std::mutex> lock(mutex);
+  }
   std::mutex mutex;
   std::vector<std::optional<Result<Entry>>> results;
   size_t answered = 0;
