@@ -556,14 +556,15 @@ void Transport::Submit(HttpRequest request, HttpCallback done) {
     MutexLock lock(impl_->mu);
     if (!impl_->stopping) {
       impl_->submitted.push_back(std::move(ex));
+      // Under the lock: once it is released the loop may complete the exchange, and a completion
+      // may destroy this Transport, so nothing after the lock may read impl_.
+      curl_multi_wakeup(impl_->multi.get());
     }
   }
   if (ex) {  // not queued: the transport is shutting down
     impl_->failures.fetch_add(1, std::memory_order_relaxed);
     ex->done(Status::Cancelled("S3 client is shutting down"));
-    return;
   }
-  curl_multi_wakeup(impl_->multi.get());
 }
 
 void Transport::Impl::Run() {
