@@ -10,8 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  # toolchain
-  build-essential cmake ninja-build pkg-config git
+  # toolchain; clang (with its sanitizer and libFuzzer runtimes) for the TSan, thread-safety and
+  # fuzzing passes (scripts/tsan.sh, scripts/fuzz.sh)
+  build-essential cmake ninja-build pkg-config git clang libclang-rt-dev
   # libraries
   libcurl4-openssl-dev libssl-dev libpugixml-dev libyaml-cpp-dev doctest-dev libcli11-dev
   libspdlog-dev libfmt-dev libboost-dev libsqlite3-dev libfuse3-dev fuse3

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The test command (README): sets up a fresh Debian 12 machine, builds, and runs every test
-# through CTest; then builds the suite again with ASan/UBSan and runs the unit and integration
-# tests under the sanitizers.
+# through CTest; then the sanitizer passes: the unit and integration tests again under ASan/UBSan
+# (gcc, build-asan/) and under ThreadSanitizer with clang's -Wthread-safety -Werror (build-tsan/,
+# scripts/tsan.sh), and every libFuzzer target for a bounded time (build-fuzz/, scripts/fuzz.sh).
 #
 # Tests whose precondition is missing print why and exit 77 (reported as skipped, never passed).
+# REELFS_SKIP_SANITIZERS=1 skips all three passes (a quick local run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,4 +20,6 @@ if [ "${REELFS_SKIP_SANITIZERS:-0}" != "1" ]; then
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      ctest --output-on-failure -j "$jobs" -L 'unit|integration' --timeout 900)
+  scripts/tsan.sh
+  FUZZ_SECONDS=${FUZZ_SECONDS:-25} scripts/fuzz.sh
 fi
