@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "s3/object_store.h"
+#include "tests/fakes/forwarding_store.h"
 
 namespace reelfs::testing {
 
-class MisbehavingStore final : public s3::ObjectStore {
+class MisbehavingStore final : public ForwardingStore {
  public:
   enum class Fault {
     kNone,
@@ -25,7 +25,8 @@ class MisbehavingStore final : public s3::ObjectStore {
     kTruncatedNoToken,  // IsTruncated with no token
     kIgnoreIfMatch,     // GetObject drops If-Match and reports the object's current ETag
   };
-  explicit MisbehavingStore(std::shared_ptr<s3::ObjectStore> inner) : inner_(std::move(inner)) {}
+  explicit MisbehavingStore(std::shared_ptr<s3::ObjectStore> inner)
+      : ForwardingStore(std::move(inner)) {}
   std::atomic<Fault> fault{Fault::kNone};
   std::atomic<int> list_calls{0};
 
@@ -52,54 +53,6 @@ class MisbehavingStore final : public s3::ObjectStore {
     copy.if_match.clear();
     inner_->GetObject(copy, std::move(done));
   }
-
-  void ListBuckets(s3::Callback<std::vector<s3::BucketInfo>> done) override {
-    inner_->ListBuckets(std::move(done));
-  }
-  void CreateBucket(const std::string& b, s3::StatusCallback done) override {
-    inner_->CreateBucket(b, std::move(done));
-  }
-  void DeleteBucket(const std::string& b, s3::StatusCallback done) override {
-    inner_->DeleteBucket(b, std::move(done));
-  }
-  void HeadObject(const s3::HeadObjectRequest& r, s3::Callback<s3::ObjectInfo> done) override {
-    inner_->HeadObject(r, std::move(done));
-  }
-  void PutObject(const s3::PutObjectRequest& r, s3::Callback<std::string> done) override {
-    inner_->PutObject(r, std::move(done));
-  }
-  void CreateMultipartUpload(const s3::CreateMultipartUploadRequest& r,
-                             s3::Callback<std::string> done) override {
-    inner_->CreateMultipartUpload(r, std::move(done));
-  }
-  void UploadPart(const s3::UploadPartRequest& r, s3::Callback<std::string> done) override {
-    inner_->UploadPart(r, std::move(done));
-  }
-  void CompleteMultipartUpload(const s3::CompleteMultipartUploadRequest& r,
-                               s3::Callback<std::string> done) override {
-    inner_->CompleteMultipartUpload(r, std::move(done));
-  }
-  void AbortMultipartUpload(const s3::AbortMultipartUploadRequest& r,
-                            s3::StatusCallback done) override {
-    inner_->AbortMultipartUpload(r, std::move(done));
-  }
-  void DeleteObject(const s3::DeleteObjectRequest& r, s3::StatusCallback done) override {
-    inner_->DeleteObject(r, std::move(done));
-  }
-  void DeleteObjects(const s3::DeleteObjectsRequest& r,
-                     s3::Callback<s3::DeleteObjectsResult> done) override {
-    inner_->DeleteObjects(r, std::move(done));
-  }
-  void CopyObject(const s3::CopyObjectRequest& r, s3::Callback<std::string> done) override {
-    inner_->CopyObject(r, std::move(done));
-  }
-  void RestoreObject(const s3::RestoreObjectRequest& r,
-                     s3::Callback<s3::RestoreOutcome> done) override {
-    inner_->RestoreObject(r, std::move(done));
-  }
-
- private:
-  std::shared_ptr<s3::ObjectStore> inner_;
 };
 
 }  // namespace reelfs::testing

@@ -16,6 +16,7 @@
 #include "s3/fake/fault_injecting_store.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_timer.h"
+#include "tests/fakes/forwarding_store.h"
 
 using namespace reelfs;
 using namespace reelfs::hsm;
@@ -76,9 +77,10 @@ using InfoAnswers = Answers<Result<s3::ObjectInfo>>;
 
 // Holds HEAD and RestoreObject answers until the test releases them (to see what is in flight),
 // and can answer an accepted restore with 200 as versitygw does. Everything else is forwarded.
-class HoldingStore final : public s3::ObjectStore {
+class HoldingStore final : public testing::ForwardingStore {
  public:
-  explicit HoldingStore(std::shared_ptr<s3::FakeObjectStore> inner) : inner_(std::move(inner)) {}
+  explicit HoldingStore(std::shared_ptr<s3::FakeObjectStore> inner)
+      : ForwardingStore(inner), fake_(std::move(inner)) {}
   bool hold = true;
   bool accepted_as_ok = false;
 
@@ -92,7 +94,7 @@ class HoldingStore final : public s3::ObjectStore {
   }
   // Runs the held answers (those that arrived so far), oldest first.
   void ReleaseAll() {
-    inner_->WaitIdle();
+    fake_->WaitIdle();
     std::vector<std::function<void()>> run;
     {
       std::lock_guard lock(mutex_);
@@ -114,50 +116,6 @@ class HoldingStore final : public s3::ObjectStore {
       Hold([done, r] { done(r); });
     });
   }
-  void ListBuckets(s3::Callback<std::vector<s3::BucketInfo>> done) override {
-    inner_->ListBuckets(std::move(done));
-  }
-  void CreateBucket(const std::string& b, s3::StatusCallback done) override {
-    inner_->CreateBucket(b, std::move(done));
-  }
-  void DeleteBucket(const std::string& b, s3::StatusCallback done) override {
-    inner_->DeleteBucket(b, std::move(done));
-  }
-  void ListObjects(const s3::ListObjectsRequest& r,
-                   s3::Callback<s3::ListObjectsPage> done) override {
-    inner_->ListObjects(r, std::move(done));
-  }
-  void GetObject(const s3::GetObjectRequest& r, s3::Callback<s3::GetObjectResult> done) override {
-    inner_->GetObject(r, std::move(done));
-  }
-  void PutObject(const s3::PutObjectRequest& r, s3::Callback<std::string> done) override {
-    inner_->PutObject(r, std::move(done));
-  }
-  void CreateMultipartUpload(const s3::CreateMultipartUploadRequest& r,
-                             s3::Callback<std::string> done) override {
-    inner_->CreateMultipartUpload(r, std::move(done));
-  }
-  void UploadPart(const s3::UploadPartRequest& r, s3::Callback<std::string> done) override {
-    inner_->UploadPart(r, std::move(done));
-  }
-  void CompleteMultipartUpload(const s3::CompleteMultipartUploadRequest& r,
-                               s3::Callback<std::string> done) override {
-    inner_->CompleteMultipartUpload(r, std::move(done));
-  }
-  void AbortMultipartUpload(const s3::AbortMultipartUploadRequest& r,
-                            s3::StatusCallback done) override {
-    inner_->AbortMultipartUpload(r, std::move(done));
-  }
-  void DeleteObject(const s3::DeleteObjectRequest& r, s3::StatusCallback done) override {
-    inner_->DeleteObject(r, std::move(done));
-  }
-  void DeleteObjects(const s3::DeleteObjectsRequest& r,
-                     s3::Callback<s3::DeleteObjectsResult> done) override {
-    inner_->DeleteObjects(r, std::move(done));
-  }
-  void CopyObject(const s3::CopyObjectRequest& r, s3::Callback<std::string> done) override {
-    inner_->CopyObject(r, std::move(done));
-  }
 
  private:
   void Hold(std::function<void()> fn) {
@@ -172,7 +130,7 @@ class HoldingStore final : public s3::ObjectStore {
     fn();
   }
 
-  std::shared_ptr<s3::FakeObjectStore> inner_;
+  std::shared_ptr<s3::FakeObjectStore> fake_;  // the same store as inner_, for WaitIdle
   std::mutex mutex_;
   std::vector<std::function<void()>> held_;
   size_t max_held_ = 0;

@@ -15,6 +15,7 @@
 #include "s3/fake/fake_object_store.h"
 #include "s3/fake/fault_injecting_store.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/fakes/forwarding_store.h"
 #include "tests/fakes/misbehaving_store.h"
 
 namespace reelfs::hsm {
@@ -63,58 +64,16 @@ std::vector<std::string> KeysOf(const std::vector<StageObject>& objects,
 }
 
 // Forwards to a store and records the most RestoreObject + HEAD calls outstanding at once.
-class InFlightProbe final : public s3::ObjectStore {
+class InFlightProbe final : public testing::ForwardingStore {
  public:
-  explicit InFlightProbe(std::shared_ptr<s3::ObjectStore> inner) : inner_(std::move(inner)) {}
-  void ListBuckets(s3::Callback<std::vector<s3::BucketInfo>> d) override {
-    inner_->ListBuckets(std::move(d));
-  }
-  void CreateBucket(const std::string& b, s3::StatusCallback d) override {
-    inner_->CreateBucket(b, std::move(d));
-  }
-  void DeleteBucket(const std::string& b, s3::StatusCallback d) override {
-    inner_->DeleteBucket(b, std::move(d));
-  }
-  void ListObjects(const s3::ListObjectsRequest& r, s3::Callback<s3::ListObjectsPage> d) override {
-    inner_->ListObjects(r, std::move(d));
-  }
+  explicit InFlightProbe(std::shared_ptr<s3::ObjectStore> inner)
+      : ForwardingStore(std::move(inner)) {}
   void HeadObject(const s3::HeadObjectRequest& r, s3::Callback<s3::ObjectInfo> d) override {
     Enter();
     inner_->HeadObject(r, [this, d = std::move(d)](Result<s3::ObjectInfo> x) {
       Leave();
       d(std::move(x));
     });
-  }
-  void GetObject(const s3::GetObjectRequest& r, s3::Callback<s3::GetObjectResult> d) override {
-    inner_->GetObject(r, std::move(d));
-  }
-  void PutObject(const s3::PutObjectRequest& r, s3::Callback<std::string> d) override {
-    inner_->PutObject(r, std::move(d));
-  }
-  void CreateMultipartUpload(const s3::CreateMultipartUploadRequest& r,
-                             s3::Callback<std::string> d) override {
-    inner_->CreateMultipartUpload(r, std::move(d));
-  }
-  void UploadPart(const s3::UploadPartRequest& r, s3::Callback<std::string> d) override {
-    inner_->UploadPart(r, std::move(d));
-  }
-  void CompleteMultipartUpload(const s3::CompleteMultipartUploadRequest& r,
-                               s3::Callback<std::string> d) override {
-    inner_->CompleteMultipartUpload(r, std::move(d));
-  }
-  void AbortMultipartUpload(const s3::AbortMultipartUploadRequest& r,
-                            s3::StatusCallback d) override {
-    inner_->AbortMultipartUpload(r, std::move(d));
-  }
-  void DeleteObject(const s3::DeleteObjectRequest& r, s3::StatusCallback d) override {
-    inner_->DeleteObject(r, std::move(d));
-  }
-  void DeleteObjects(const s3::DeleteObjectsRequest& r,
-                     s3::Callback<s3::DeleteObjectsResult> d) override {
-    inner_->DeleteObjects(r, std::move(d));
-  }
-  void CopyObject(const s3::CopyObjectRequest& r, s3::Callback<std::string> d) override {
-    inner_->CopyObject(r, std::move(d));
   }
   void RestoreObject(const s3::RestoreObjectRequest& r,
                      s3::Callback<s3::RestoreOutcome> d) override {
@@ -134,7 +93,6 @@ class InFlightProbe final : public s3::ObjectStore {
     }
   }
   void Leave() { --in_flight_; }
-  std::shared_ptr<s3::ObjectStore> inner_;
   std::atomic<int> in_flight_{0};
   std::atomic<int> max_{0};
 };
