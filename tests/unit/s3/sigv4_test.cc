@@ -583,7 +583,8 @@ TEST_SUITE("s3") {
                                                           {"X-Amz-Meta-Owner", "mallory"},
                                                           {"x-amz-storage-class", "GLACIER"},
                                                           {"x-amz-security-token", "t"}}) {
-      CAPTURE(name);
+      const std::string header = name;  // clang 14 cannot capture a structured binding in CAPTURE
+      CAPTURE(header);
       SignableRequest tampered = req;
       tampered.headers.emplace_back(name, value);
       Result<VerifiedRequest> v = VerifyRequest(tampered, GwLookup, kNow);
