@@ -37,28 +37,41 @@ for i in 1 2 3 4; do head -c 1500000 /dev/urandom >"$ROOT/hot/obj-$i"; done
 body='<RestoreRequest><Days>1</Days><GlacierJobParameters><Tier>Standard</Tier></GlacierJobParameters></RestoreRequest>'
 sha=$(printf '%s' "$body" | sha256sum | cut -d' ' -f1)
 # curl 7.88 sends no x-amz-content-sha256, which S3 header auth requires: name the empty body's.
-sig=(--aws-sigv4 "aws:amz:us-east-1:s3" --user "$GW_ACCESS_KEY:$GW_SECRET_KEY")
+sig=(--aws-sigv4 "aws:amz:us-east-1:s3" --user "$GW_ACCESS_KEY:$GW_SECRET_KEY" --connect-timeout 5)
 nobody=(-H "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
 
 # traffic: GETs and HEADs over parallel keep-alive connections and one RestoreObject, in the
 # background; their outcome does not matter (the server stops under them), only the server's.
 traffic() {
+  TRAFFIC_PIDS=()
   local urls=()
   for _ in $(seq 1 6); do
     for i in 1 2 3 4; do urls+=(-o /dev/null "$ENDPOINT/hot/obj-$i"); done
   done
   curl -sS "${sig[@]}" "${nobody[@]}" --parallel --parallel-max 8 --max-time 20 "${urls[@]}" \
     >/dev/null 2>&1 &
+  TRAFFIC_PIDS+=($!)
   # Connection churn: a new connection per request, so accepts complete while Stop runs.
   local churn=()
   for _ in $(seq 1 150); do churn+=(-o /dev/null "$ENDPOINT/hot/obj-1"); done
   curl -sS "${sig[@]}" "${nobody[@]}" -H 'Connection: close' -r 0-99 --parallel --parallel-max 6 \
     --max-time 20 "${churn[@]}" >/dev/null 2>&1 &
+  TRAFFIC_PIDS+=($!)
   curl -sS "${sig[@]}" "${nobody[@]}" --max-time 20 -I "$ENDPOINT/tapes/cold-$((RANDOM % 12 + 1))" \
     >/dev/null 2>&1 &
+  TRAFFIC_PIDS+=($!)
   curl -sS "${sig[@]}" --max-time 20 -o /dev/null -X POST -H 'Content-Type: application/xml' \
     -H "x-amz-content-sha256: $sha" --data-binary "$body" \
     "$ENDPOINT/tapes/cold-$((RANDOM % 12 + 1))?restore=" >/dev/null 2>&1 &
+  TRAFFIC_PIDS+=($!)
+}
+
+# The traffic is over once its gateway is gone: end it, so that a later server on the same
+# ephemeral port (another test's, in a parallel ctest run) cannot keep its queued transfers
+# waiting out their --max-time one after another.
+end_traffic() {
+  kill "${TRAFFIC_PIDS[@]}" 2>/dev/null || true
+  wait "${TRAFFIC_PIDS[@]}" 2>/dev/null || true
 }
 
 crashes=0
@@ -68,7 +81,7 @@ for cycle in $(seq 1 "$cycles"); do
   rm -f "$WORK/port"
   start_gateway --config "$WORK/gw.yaml"
   # Restored objects go offline again, so that every cycle's RestoreObject starts a recall.
-  code=$(curl -sS "${sig[@]}" "${nobody[@]}" -o "$WORK/release.out" -w '%{http_code}' -X POST \
+  code=$(curl -sS --max-time 20 "${sig[@]}" "${nobody[@]}" -o "$WORK/release.out" -w '%{http_code}' -X POST \
     "$ENDPOINT/_reelfs/admin/release?bucket=tapes") || fail "admin release: curl failed"
   [[ $code == 200 ]] || fail "admin release answered $code: $(cat "$WORK/release.out")"
   traffic
@@ -90,7 +103,8 @@ for cycle in $(seq 1 "$cycles"); do
   rc=0
   wait "$GW_PID" || rc=$?
   GW_PID=""
-  wait 2>/dev/null || true  # the traffic's curls
+  end_traffic
+  (( cycle % 50 )) || echo "gateway_shutdown_loop: $cycle cycles, $crashes crashes, $hangs hangs"
   if [[ $rc -ne 0 && $waited -lt $((bound * 10)) ]]; then
     crashes=$((crashes + 1))
     echo "cycle $cycle: gateway exited with status $rc after SIGTERM; its log:" >&2
