@@ -1,7 +1,7 @@
 // Clang thread-safety annotations (no-ops on other compilers), checked by clang's
 // -Wthread-safety (REELFS_THREAD_SAFETY=ON). Only capability types can be named: use
 // reelfs::Mutex (common/mutex.h). Lock order is written beside each mutex declaration; helpers
-// that need a held lock end in `Locked` (style.md §I.8).
+// that need a held lock end in `Locked` (docs/conventions-threads.md).
 #pragma once
 
 #if defined(__clang__)
