@@ -7,6 +7,8 @@
 #   FUZZ_SECONDS=5 scripts/fuzz.sh range sigv4   # only these targets
 #   FUZZ_JOBS=1 scripts/fuzz.sh              # one target at a time (default: one per core)
 #   FUZZ_CORPUS_OUT=/tmp/grown scripts/fuzz.sh   # keep each target's grown corpus there
+#   FUZZ_RUNS=10000000 FUZZ_LOG_DIR=/tmp/campaign scripts/fuzz.sh   # the long campaign: a run
+#                                            # count per target instead of a time; logs kept
 #   REELFS_CMAKE_ARGS="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" scripts/fuzz.sh
 #
 # tests/fuzz/README.md explains the targets and how to reproduce or minimise a finding.
@@ -16,6 +18,9 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${REELFS_FUZZ_BUILD_DIR:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)}
+# A campaign counts executions, not seconds (docs/testing.md, Fuzzing): FUZZ_RUNS replaces the
+# time bound.
+FUZZ_RUNS=${FUZZ_RUNS:-}
 CORPUS_DIR=tests/fuzz/corpus
 
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (apt-get install clang)"; exit 1; }
@@ -37,6 +42,7 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [ -n "$FUZZ_RUNS" ]; then bound=(-runs="$FUZZ_RUNS"); else bound=(-max_total_time="$FUZZ_SECONDS"); fi
 
 # run_target NAME: fuzzes one target; its log goes to $work/NAME.log, its verdict to NAME.rc.
 run_target() {
@@ -46,11 +52,12 @@ run_target() {
   cp "$CORPUS_DIR/$name"/* "$corpus/"
   local rc=0
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a parser must not balloon.
-  "$bin" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  "$bin" "${bound[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$corpus" >"$work/$name.log" 2>&1 || rc=$?
   if [ -n "${FUZZ_CORPUS_OUT:-}" ]; then
     mkdir -p "$FUZZ_CORPUS_OUT/$name" && cp "$corpus"/* "$FUZZ_CORPUS_OUT/$name/"
   fi
+  [ -z "${FUZZ_LOG_DIR:-}" ] || { mkdir -p "$FUZZ_LOG_DIR" && cp "$work/$name.log" "$FUZZ_LOG_DIR/"; }
   echo "$rc" >"$work/$name.rc"
 }
 
@@ -63,12 +70,15 @@ wait
 
 # Failures first (log tail and reproducer), then one summary line per target.
 failed=0
-summary=$(printf '%-18s %12s %8s %8s %s' target execs cov ft verdict)
+summary=$(printf '%-18s %12s %8s %6s %6s %8s %s' target execs exec/s cov ft rss_mb verdict)
 for name in "${targets[@]}"; do
   rc=$(cat "$work/$name.rc")
   done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$name.log" | tail -1 || true)
   execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$work/$name.log" |
     grep -oE '[0-9]+$' || echo '?')
+  rate=$(grep -oE 'stat::average_exec_per_sec: [0-9]+' "$work/$name.log" |
+    grep -oE '[0-9]+$' || echo '?')
+  rss=$(grep -oE 'stat::peak_rss_mb: [0-9]+' "$work/$name.log" | grep -oE '[0-9]+$' || echo '?')
   cov=$(grep -oE 'cov: [0-9]+' <<<"$done_line" | grep -oE '[0-9]+' || echo '?')
   ft=$(grep -oE 'ft: [0-9]+' <<<"$done_line" | grep -oE '[0-9]+' || echo '?')
   verdict=ok
@@ -85,9 +95,13 @@ for name in "${targets[@]}"; do
       echo "     base64 -d crash.b64 >crash && $BUILD_DIR/tests/fuzz/fuzz_$name crash"
     done
   fi
-  summary+=$'\n'$(printf '%-18s %12s %8s %8s %s' "$name" "$execs" "$cov" "$ft" "$verdict")
+  summary+=$'\n'$(printf '%-18s %12s %8s %6s %6s %8s %s' "$name" "$execs" "$rate" "$cov" "$ft" \
+    "$rss" "$verdict")
 done
 echo "$summary"
-echo "fuzz: ${#targets[@]} targets, ${FUZZ_SECONDS} s each, $FUZZ_JOBS at a time," \
+each="$FUZZ_SECONDS s"
+[ -z "$FUZZ_RUNS" ] || each="$FUZZ_RUNS runs"
+echo "fuzz: ${#targets[@]} targets, $each each," \
+     "$FUZZ_JOBS at a time," \
      "$(($(date +%s) - start)) s in all (build $((built - start)) s)"
 exit "$failed"
