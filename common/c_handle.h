@@ -1,4 +1,5 @@
-// CHandle: unique_ptr over a C library handle with a stateless deleter (style.md §D).
+// CHandle: unique_ptr over a C library handle with a stateless deleter (docs/conventions.md
+// "C handles and teardown order").
 //
 //   using CurlEasy = CHandle<CURL, curl_easy_cleanup>;
 //   CurlEasy easy(curl_easy_init());   // owned from the line it is created

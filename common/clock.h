@@ -1,5 +1,5 @@
 // Clock: the source of time for code whose behaviour depends on it (retry backoff, TTLs, the
-// tape simulator), so tests can drive time by hand (style.md §I.6).
+// tape simulator), so tests can drive time by hand.
 //
 // Thread-safety: implementations are safe to call from any thread.
 #pragma once

@@ -1,5 +1,6 @@
-// Logging facade (style.md §E). Call sites use the REELFS_LOG_* macros with a subject
-// ("s3", "gateway", "fuse", ...) and fmt syntax; the backend (spdlog) stays behind log.cc.
+// Logging facade (docs/conventions.md "Logging and secrets"). Call sites use the REELFS_LOG_*
+// macros with a subject ("s3", "gateway", "fuse", ...) and fmt syntax; the backend (spdlog) stays
+// behind log.cc.
 //
 // Levels are set per subject from a spec such as "info,s3=debug,curl=trace" (REELFS_LOG).
 // Never pass secrets (secret keys, Authorization values, signatures, presigned queries).

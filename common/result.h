@@ -1,4 +1,4 @@
-// Result<T>: either a value or a non-OK Status (style.md §C).
+// Result<T>: either a value or a non-OK Status (docs/conventions.md "Errors").
 //
 // Shaped so that a move to C++23 can make it an alias of std::expected<T, Status>.
 // Thread-safety: a value type; no internal synchronization.

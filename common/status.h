@@ -1,8 +1,8 @@
 // Status: the result of an operation that returns no value.
 //
-// Errors are values (style.md §C). A Status is OK or carries a canonical code chosen by retry
-// semantics, a message for humans, and an optional Detail with the foreign error that caused it
-// (errno, HTTP status, S3 error code, request id). OK costs one null pointer.
+// Errors are values (docs/conventions.md "Errors"). A Status is OK or carries a canonical code
+// chosen by retry semantics, a message for humans, and an optional Detail with the foreign error
+// that caused it (errno, HTTP status, S3 error code, request id). OK costs one null pointer.
 //
 // Thread-safety: a Status is a value; distinct objects may be used from distinct threads.
 #pragma once
@@ -123,7 +123,7 @@ Status ErrnoToStatus(int err, std::string_view context);
 
 }  // namespace reelfs
 
-// Propagation helpers: the only two (style.md §C).
+// Propagation helpers: the only two.
 #define REELFS_RETURN_IF_ERROR(expr)                   \
   do {                                                 \
     ::reelfs::Status reelfs_status__ = (expr);         \

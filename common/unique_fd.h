@@ -1,4 +1,4 @@
-// UniqueFd: sole owner of a POSIX file descriptor (style.md §D).
+// UniqueFd: sole owner of a POSIX file descriptor.
 //
 // Move-only; the moved-from object is empty (-1). Thread-safety: none; one owner at a time.
 #pragma once
