@@ -50,8 +50,8 @@ Attributes Core::FileAttr(InodeId ino, const s3::ObjectInfo& info, bool readable
   a.uid = options_.uid;
   a.gid = options_.gid;
   a.mtime = info.last_modified;
-  // Lustre's convention for released files (tape-archive.md §7.6): one block, so du shows what
-  // is resident and tar/cp never see a fully sparse file; empty files stay at 0.
+  // Lustre's convention for released files (docs/semantics.md "Offline objects"): one block, so du
+  // shows what is resident and tar/cp never see a fully sparse file; empty files stay at 0.
   if (readable) {
     a.blocks = (info.size + 511) / 512;
     a.cache_ttl = options_.metadata_ttl;

@@ -323,7 +323,7 @@ void Core::StageTree(std::string prefix, std::function<void(Status)> done) {
           return;
         }
         // Tape order when the server tells it (one pass per cartridge), else key order (usually
-        // write order): tape-archive.md §7.3.
+        // write order): docs/tape.md.
         struct Item {
           std::optional<hsm::TapeHint> hint;
           const s3::ObjectInfo* info;

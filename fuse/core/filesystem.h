@@ -1,5 +1,5 @@
-// FileSystem: the read-only view of BUCKET/PREFIX as a directory tree, with the semantics of
-// every FUSE operation and no libfuse type (fuse/lowlevel translates; style.md §B rule 4).
+// FileSystem: the read-only view of BUCKET/PREFIX as a directory tree, with the semantics of every
+// FUSE operation and no libfuse type (fuse/lowlevel translates).
 //
 // Names and directories come from ListObjectsV2 with delimiter '/': a common prefix "a/" is a
 // directory whether or not a marker object "a/" exists; an object "a" is a file. When a file "a"

@@ -1,5 +1,5 @@
-// MountOptions: everything fuse/core needs to know about a mount, with defaults. Filled by the
-// CLI (flags, later YAML); no parsing here (style.md §F).
+// MountOptions: everything fuse/core needs to know about a mount, with defaults. Filled by the CLI
+// (flags, later YAML); no parsing here (docs/conventions.md "Options").
 //
 // Thread-safety: a plain struct, read-only after the mount starts.
 #pragma once
@@ -29,8 +29,8 @@ struct PrefetchOptions {
   uint64_t backward_tolerance = 1ull << 20;
 };
 
-// What a read of an object that is not online does (../shared/reference/tape-archive.md §7.4,
-// docs/semantics.md "Offline objects"). open() always succeeds; read() decides.
+// What a read of an object that is not online does (docs/semantics.md "Offline objects"). open()
+// always succeeds; read() decides.
 enum class OfflineMode {
   kWait,    // request (or join) one restore, reply when the object is readable (asynchronously)
   kEagain,  // request a restore, answer EAGAIN at once

@@ -1,4 +1,4 @@
-// Prefetcher: the read path of one open file handle (docs/design.md §3 "Reads").
+// Prefetcher: the read path of one open file handle (docs/semantics.md "Reads").
 //
 // Sequential access grows a window geometrically: the first request is small
 // (PrefetchOptions::initial_request), then each time the reader consumes half the window it

@@ -1,5 +1,5 @@
 // Value types fuse/core hands to fuse/lowlevel: attributes, entries, directory entries, open
-// results and read data. No libfuse types here (style.md §B rule 4): fuse/lowlevel translates.
+// results and read data. No libfuse types here: fuse/lowlevel translates.
 //
 // Thread-safety: plain values, except ReadData whose keepalive may be released from any thread.
 #pragma once

@@ -24,7 +24,7 @@ constexpr std::string_view kSubject = "fuse";
 // waiting on a retrying GET). Past it the session is leaked rather than freed under a callback.
 constexpr std::chrono::seconds kDrainTimeout{30};
 
-// ---- RAII over libfuse's handles (style.md §D catalogue) ----
+// ---- RAII over libfuse's handles ----
 
 // fuse_args owns its argv once fuse_opt_add_arg has run; fuse_opt_free_args releases it.
 class FuseArgs {
@@ -49,7 +49,7 @@ using SignalHandlers = CHandle<fuse_session, fuse_remove_signal_handlers>;
 // The mounted state: unmounts on destruction (a no-op when fusermount3 -u already did).
 using MountScope = CHandle<fuse_session, fuse_session_unmount>;
 
-// libfuse's messages, routed into our facade under subject "libfuse" (style.md §E).
+// libfuse's messages, routed into our facade under subject "libfuse".
 void LibfuseLog(enum fuse_log_level level, const char* fmt, va_list ap) {
   LogLevel ours = LogLevel::kDebug;
   if (level <= FUSE_LOG_ERR) {

@@ -1,10 +1,10 @@
 // Daemon: one mounted FUSE session serving a FileSystem, with libfuse's handles owned in
-// acquisition order (style.md §D): args, loop config, session, signal handlers, mount. Mount()
-// returns once the kernel has the mount; Run() serves it on a multithreaded loop until
-// `fusermount3 -u`/umount or SIGINT/SIGTERM/SIGHUP, then waits for late FileSystem callbacks;
-// the destructor unmounts (if still mounted) and tears down in reverse order.
+// acquisition order: args, loop config, session, signal handlers, mount. Mount() returns once the
+// kernel has the mount; Run() serves it on a multithreaded loop until `fusermount3 -u`/umount or
+// SIGINT/SIGTERM/SIGHUP, then waits for late FileSystem callbacks; the destructor unmounts (if
+// still mounted) and tears down in reverse order.
 //
-// This header is libfuse-free so the CLI does not see <fuse_lowlevel.h> (style.md §B rule 4).
+// This header is libfuse-free so the CLI does not see <fuse_lowlevel.h>.
 //
 // Thread-safety: Mount, Run and the destructor are called from one thread (main). The
 // FileSystem must outlive the Daemon.

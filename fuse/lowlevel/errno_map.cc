@@ -1,5 +1,5 @@
-// The errno table (style.md §C): one exhaustive switch, one comment per judgement call. The same
-// rows are documented in docs/semantics.md "## Errors" and tested row by row in
+// The errno table (docs/conventions.md "Errors"): one exhaustive switch, one comment per judgement
+// call. The same rows are documented in docs/semantics.md "## Errors" and tested row by row in
 // tests/unit/fuse/errno_map_test.cc.
 #include "fuse/lowlevel/errno_map.h"
 

@@ -1,5 +1,5 @@
-// The one place a Status becomes an errno (style.md §C). Every row is a judgement call written
-// down in docs/semantics.md and tested in tests/unit/fuse/errno_map_test.cc.
+// The one place a Status becomes an errno. Every row is a judgement call written down in
+// docs/semantics.md and tested in tests/unit/fuse/errno_map_test.cc.
 //
 // Thread-safety: pure function.
 #pragma once

@@ -1,14 +1,14 @@
-// Mount-time tuning outside the FUSE protocol: the kernel readahead window of the mount's
-// backing device info (BDI). Before Linux 7.3 the server's max_readahead can only lower the
-// window (default 128 KiB), so buffered sequential reads stay at 128 KiB requests unless root
-// raises /sys/class/bdi/<major:minor>/read_ahead_kb (gpu-fuse-datapath.md §1).
+// Mount-time tuning outside the FUSE protocol: the kernel readahead window of the mount's backing
+// device info (BDI). Before Linux 7.3 the server's max_readahead can only lower the window (default
+// 128 KiB), so buffered sequential reads stay at 128 KiB requests unless root raises
+// /sys/class/bdi/<major:minor>/read_ahead_kb (docs/semantics.md "Mount options").
 //
 // The device is found in /proc/self/mountinfo, not with stat(mountpoint): a stat right after
 // fuse_session_mount() would wait for a GETATTR that no loop thread is serving yet.
 //
 // Also the kernel's FUSE request timeout (Linux 6.14+, fs.fuse.*_request_timeout): a request
 // unanswered that long aborts the whole connection, so a read waiting for a restore must answer
-// before it (tape-archive.md §7.4).
+// before it (docs/semantics.md "Offline objects").
 //
 // Thread-safety: pure functions plus file reads and writes; call once per mount.
 #pragma once

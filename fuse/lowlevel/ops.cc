@@ -32,8 +32,8 @@ using ReplyPtr = std::shared_ptr<Reply>;
 
 OpsContext& Ctx(fuse_req_t req) { return *static_cast<OpsContext*>(fuse_req_userdata(req)); }
 
-// The try/catch firewall every callback goes through (style.md §C, duckdb's C API). `body`
-// receives the context and the request's Reply; it answers now or hands the Reply to a callback.
+// The try/catch firewall every callback goes through (as in duckdb's C API). `body` receives the
+// context and the request's Reply; it answers now or hands the Reply to a callback.
 template <class Body>
 void Guard(fuse_req_t req, RequestInfo info, Reply::Kind kind, Body&& body) noexcept {
   ReplyPtr reply;

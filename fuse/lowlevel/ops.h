@@ -1,7 +1,7 @@
-// The libfuse low-level operations table: thin adapters (style.md §I.5) that take the request's
-// state from fuse_req_userdata, call the FileSystem, and answer from its callback through a
-// Reply (reply.h), possibly on another thread, which the low-level API allows. Every callback is
-// noexcept with a try/catch firewall (style.md §C), so a throw becomes EIO/ENOMEM, never a crash.
+// The libfuse low-level operations table: thin adapters that take the request's state from
+// fuse_req_userdata, call the FileSystem, and answer from its callback through a Reply (reply.h),
+// possibly on another thread, which the low-level API allows. Every callback is noexcept with a
+// try/catch firewall, so a throw becomes EIO/ENOMEM, never a crash.
 //
 // The mount is read-only: every write operation answers EROFS, except setxattr of
 // user.hsm.request (a restore request, docs/semantics.md "Extended attributes").
@@ -24,9 +24,8 @@
 
 namespace reelfs::fuse {
 
-// What init() negotiates with the kernel (docs/semantics.md "## Mount options";
-// gpu-fuse-datapath.md §1). The daemon passes the same max_read as "-o max_read=", which libfuse
-// requires in both places.
+// What init() negotiates with the kernel (docs/semantics.md "## Mount options"). The daemon passes
+// the same max_read as "-o max_read=", which libfuse requires in both places.
 struct ConnTuning {
   // 1 MiB READ/WRITE requests: the kernel's default max_pages ceiling (256 pages).
   unsigned max_read = 1u << 20;

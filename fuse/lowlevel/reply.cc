@@ -158,7 +158,7 @@ void Reply::Sent(int rc) {
 void Reply::Error(const Status& status) {
   int err = StatusToErrno(status);
   if (err == 0) err = EIO;  // an OK status is not an error reply; never tell the kernel "done"
-  // The one place a request's error is logged (style.md §C/§E).
+  // The one place a request's error is logged (docs/conventions.md "Logging and secrets").
   const LogLevel level = err == ENOENT ? LogLevel::kDebug : LogLevel::kWarn;
   REELFS_LOG(level, kSubject, "req={} {} ino={} fh={} off={} size={}: {} ({})", info_.id, info_.op,
              info_.ino, info_.fh, info_.offset, info_.size, std::strerror(err), status.ToString());

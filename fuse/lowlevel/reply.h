@@ -1,9 +1,8 @@
-// Reply: the one answer a FUSE request gets (style.md §C). Move-only in spirit, it holds the
-// fuse_req_t until a reply is sent; if it is destroyed unanswered (a handler threw, a callback
-// was dropped) the destructor answers EIO (fuse_reply_none for forget), logs at ERROR and asserts
-// in debug builds. Error replies go through Error(), which maps the Status once
-// (errno_map.h) and logs once: ENOENT at DEBUG, everything else at WARN, with the request's id,
-// inode, file handle, offset and size (style.md §E).
+// Reply: the one answer a FUSE request gets. Move-only in spirit, it holds the fuse_req_t until a
+// reply is sent; if it is destroyed unanswered (a handler threw, a callback was dropped) the
+// destructor answers EIO (fuse_reply_none for forget), logs at ERROR and asserts in debug builds.
+// Error replies go through Error(), which maps the Status once (errno_map.h) and logs once: ENOENT
+// at DEBUG, everything else at WARN, with the request's id, inode, file handle, offset and size.
 //
 // Asynchronous handlers keep the Reply in a std::shared_ptr captured by the FileSystem callback
 // (std::function needs copyable callables); the exactly-once rule holds either way because the
