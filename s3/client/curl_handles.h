@@ -1,4 +1,4 @@
-// RAII owners for libcurl handles (style.md §D): every handle is owned from the line it is made.
+// RAII owners for libcurl handles: every handle is owned from the line it is made.
 //
 //   CurlGlobal  curl_global_init/cleanup, reference counted by libcurl (thread-safe since 7.84).
 //   CurlEasy    one transfer's handle (reused for many requests: connections live in the multi).

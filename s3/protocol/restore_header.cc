@@ -10,7 +10,7 @@ namespace reelfs::s3 {
 namespace {
 
 // versitygw answers every online file with expiry-date="Fri, 2 Dec 2050 00:00:00 GMT", a fixed
-// value "not used but provided for client glacier compatibility" (tape-archive.md §2.1). We
+// value "not used but provided for client glacier compatibility" (versitygw source). We
 // flag any expiry within 2050 rather than that one instant, in case a build formats the day
 // differently; a real AWS restore ending in 2050 would need Days > 8000, which no staging
 // workflow asks for.

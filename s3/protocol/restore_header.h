@@ -1,5 +1,5 @@
-// The x-amz-restore header, in every variant seen in the wild (../shared/reference/
-// tape-archive.md §1.4, §2.2.9, §7.1):
+// The x-amz-restore header, in every variant seen in the wild (AWS's HeadObject reference, and
+// versitygw's generations: docs/gateway.md "What the versitygw personality imitates"):
 //   absent                                            -> no information (caller's nullopt)
 //   ongoing-request="true"                            -> restore running
 //   ongoing-request="false", expiry-date="<RFC1123>"  -> restored until expiry
