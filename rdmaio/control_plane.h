@@ -3,9 +3,9 @@
 // S3 over RDMA keeps control in S3 (docs/protocols/rdma.md): a ranged GET carrying x-amz-rdma-*
 // headers, a PUT / UploadPart carrying them (empty body: the server RDMA-reads the payload;
 // docs/protocols/rdma-put.md) or carrying the payload itself (the HTTP fallback), and for
-// hipobj-rc-v2 the POSTs to /.hipobj-rc/{prepare,ready,cancel}. rdmaio may not
-// include s3/ or libcurl (style.md §B), so the channel sends them through this interface, and an
-// adapter at the composition level implements it over reelfs::s3 (rdmaio/s3bridge/).
+// hipobj-rc-v2 the POSTs to /.hipobj-rc/{prepare,ready,cancel}. rdmaio may not include s3/ or
+// libcurl (docs/architecture.md "Module map"), so the channel sends them through this interface,
+// and an adapter at the composition level implements it over reelfs::s3 (rdmaio/s3bridge/).
 //
 // What the channel needs back is what the reply classifier reads: the HTTP status (of *any*
 // answer, errors included: a 501 or 503 is a verdict, not a failure), the x-amz-rdma-* response

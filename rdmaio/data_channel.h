@@ -1,9 +1,10 @@
 // DataChannel: fetch a byte range of an object straight into a registered memory window.
 //
-// This is the interface the FUSE prefetcher (and later the GPU side channel) reads through when
-// an RDMA data path is configured (docs/design.md §3 "RDMA"). Control stays S3: the channel sends
-// a signed ranged GET carrying an RDMA token for the window, the server writes the bytes into the
-// window and answers with an empty body; the HTTP response is the completion.
+// This is the interface the FUSE prefetcher (and later the GPU side channel) reads through when an
+// RDMA data path is configured (docs/architecture.md "S3 over RDMA: control and data"). Control
+// stays S3: the channel sends a signed ranged GET carrying an RDMA token for the window, the server
+// writes the bytes into the window and answers with an empty body; the HTTP response is the
+// completion.
 //
 // Implementations: rdmaio/verbs (RC, hipobj-rc-v2, over rdma-core), later a DC provider, and a
 // loopback fake for tests. Upper layers see only this header and registered_memory.h.

@@ -5,11 +5,11 @@
 // application's GPU tensor), and requests then use windows inside a region.
 //
 // One registrar interface takes every kind of memory, so host memory now and GPU memory later plug
-// into the same call (gpu-fuse-datapath.md §3.1, §5.2, §5.4):
+// into the same call (GPU memory is planned: docs/architecture.md "Planned, not built"):
 //   * HostMemory: a page-aligned span of our address space (ibv_reg_mr);
 //   * DmaBufMemory: a dma-buf fd with offset/length, e.g. CUDA device memory exported with
 //     cuMemGetHandleForAddressRange (ibv_reg_dmabuf_mr). rdmaio never includes CUDA: cuda/ exports
-//     the fd and calls Register (style.md §B rule 3).
+//     the fd and calls Register.
 // A registrar that cannot register a kind says kUnimplemented, and the caller steps down the
 // buffer ladder (dma-buf GPU -> host staging -> plain reads).
 //

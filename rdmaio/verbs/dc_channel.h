@@ -1,5 +1,4 @@
-// DcChannel: the cuObject DC v1 DataChannel (docs/protocols/rdma-dc.md; reference
-// s3-rdma-protocol.md §2.1, §2.2, §6).
+// DcChannel: the cuObject DC v1 DataChannel (docs/protocols/rdma-dc.md).
 //
 // One channel talks to one S3 endpoint through a ControlPlane and lets the server write into our
 // windows through DC targets from a DcTargetProvider (mlx5dv DCTs, or fakes in unit tests). For

@@ -1,4 +1,4 @@
-// Owning handles for every rdma-core object reelfs creates (style.md §I habit 2).
+// Owning handles for every rdma-core object reelfs creates.
 //
 // Each alias is a unique_ptr with a stateless deleter, so a handle is owned from the line that
 // creates it and a failed setup step unwinds whatever came before it. Objects that depend on

@@ -1,5 +1,5 @@
-// Status conversions for rdma-core results (style.md §C: each foreign code is converted in the
-// module that owns it).
+// Status conversions for rdma-core results (docs/conventions.md "Errors": each foreign code is
+// converted in the module that owns it).
 //
 // rdma-core reports failures three ways: constructors return NULL and set errno (ibv_alloc_pd,
 // ibv_reg_mr, rdma_create_id), most calls return -1 and set errno (rdma_*), and some return the

@@ -1,5 +1,5 @@
 // DcToken: the cuObject DC v1 descriptor (`CUOBJ_PROTO_RDMA_DC_V1`), the `x-amz-rdma-token` value
-// that vgwrdma, NooBaa, Ceph RGW and MinIO AIStor accept (reference s3-rdma-protocol.md §2.1).
+// that vgwrdma, NooBaa, Ceph RGW and MinIO AIStor accept (docs/protocols/rdma.md §2.1).
 //
 // 81 ASCII characters, seven colon-separated fixed-width lowercase hex fields:
 //

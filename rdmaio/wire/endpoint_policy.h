@@ -7,13 +7,13 @@
 // `max_reprobe_after`, a successful one restores the op. Servers change (RDMA enabled later, a
 // fabric repaired), so a decline is never permanent.
 //
-// Writes are guarded harder (reference §1.4): a server that ignores the token stores a body-less
-// PUT as a 0-byte object. So RDMA PUT/UploadPart is chosen only when the endpoint has *done* an
-// RDMA transfer (any op confirmed) and has not since been seen ignoring the token; otherwise
-// writes go over HTTP and are never used as probes. GETs are safe to try on an unknown endpoint:
-// every answer to them is usable or retryable. A write sent through a two-phase flow whose first
-// message stores nothing on a server that does not speak it (hipobj-rc-v2: PREPARE, then READY
-// runs the transfer) is just as safe, so ChooseTwoPhaseWrite skips that guard.
+// Writes are guarded harder (docs/protocols/rdma.md §4): a server that ignores the token stores a
+// body-less PUT as a 0-byte object. So RDMA PUT/UploadPart is chosen only when the endpoint has
+// *done* an RDMA transfer (any op confirmed) and has not since been seen ignoring the token;
+// otherwise writes go over HTTP and are never used as probes. GETs are safe to try on an unknown
+// endpoint: every answer to them is usable or retryable. A write sent through a two-phase flow
+// whose first message stores nothing on a server that does not speak it (hipobj-rc-v2: PREPARE,
+// then READY runs the transfer) is just as safe, so ChooseTwoPhaseWrite skips that guard.
 //
 // Time comes from the injected Clock, so tests drive re-probing by hand.
 // Thread-safety: all methods may be called from any thread (one internal mutex).

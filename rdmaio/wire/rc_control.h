@@ -1,5 +1,5 @@
 // hipobj-rc-v2: the two-phase control protocol that sets up an RC transfer for one S3 request
-// (reference s3-rdma-protocol.md §2.3; docs/protocols/rdma.md has the full header table).
+// (docs/protocols/rdma.md §2.3; §1 has the full header table).
 //
 //   POST /.hipobj-rc/prepare  client token (88 hex), psn, cookie, op, target, size, offset
 //     <- x-amz-rdma-reply: 200:<server token>, session, psn, qpn, mr-addr, mr-rkey

@@ -1,6 +1,6 @@
 // RcToken: the 88-hex-character endpoint descriptor of AMD hipObject's RC transport, carried in
 // `x-amz-rdma-token` by the hipobj-rc-v2 PREPARE request and returned by the server in
-// `x-amz-rdma-reply: 200:<token>` (docs/protocols/rdma.md, reference s3-rdma-protocol.md §2.3).
+// `x-amz-rdma-reply: 200:<token>` (docs/protocols/rdma.md §2.2).
 //
 // Layout: 44 bytes, multi-byte integers little-endian, then hex-encoded (two characters a byte):
 //

@@ -2,7 +2,7 @@
 // data request (a ranged GET or a PUT carrying `x-amz-rdma-token`), and the response headers a
 // server uses to say what it did (`x-amz-rdma-reply`, `x-amz-rdma-bytes-transferred`).
 // The hipobj-rc-v2 control requests are in rc_control.h; what a reply *means* is decided in
-// reply_classifier.h. Reference: s3-rdma-protocol.md §1.1-§1.3, docs/protocols/rdma.md.
+// reply_classifier.h. The table: docs/protocols/rdma.md §1.
 //
 // Every x-amz-rdma-* header a client sends must be in the SigV4 SignedHeaders; that is the
 // signer's job (s3/protocol), these codecs only produce and check values.
@@ -47,14 +47,15 @@ inline constexpr std::string_view kUnsignedPayload = "UNSIGNED-PAYLOAD";
 }  // namespace header
 
 // Headers an RDMA PUT/UploadPart must not carry: the body is empty, so anything describing an
-// encoded body would be a lie (reference §1.1). A user `Content-Encoding` such as gzip stays;
-// `Content-Encoding: aws-chunked` must go (value-dependent, so the caller checks it).
+// encoded body would be a lie (docs/protocols/rdma.md §1). A user `Content-Encoding` such as gzip
+// stays; `Content-Encoding: aws-chunked` must go (value-dependent, so the caller checks it).
 inline constexpr std::array<std::string_view, 3> kHeadersNotSentWithRdmaPut = {
     "content-md5", "transfer-encoding", "x-amz-decoded-content-length"};
 
 // Headers to add to a GET or PUT so it becomes a DC v1 RDMA request: the token and
 // `x-amz-content-sha256: UNSIGNED-PAYLOAD` (AIStor skips payload hashing only for exactly that).
-// Deliberately absent: the legacy ":addr:size" token suffix and `x-amz-rdma-agent` (§6.1).
+// Deliberately absent: the legacy ":addr:size" token suffix and `x-amz-rdma-agent`
+// (docs/protocols/rdma.md §1).
 Result<HeaderList> DcDataRequestHeaders(const DcToken& token);
 
 // Server side: the DC token of a request, nullopt if it carries none (a plain S3 request).

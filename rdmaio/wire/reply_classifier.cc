@@ -56,7 +56,7 @@ ReplyVerdict ClassifyHttpError(const ReplyInput& in) {
   }
   if (s >= 500 && s < 600) {
     // vgwrdma, NooBaa and Ceph report failed or short transfers this way; the server may have
-    // written part of the window (reference §6: quarantine the window).
+    // written part of the window (docs/protocols/rdma.md §5: quarantine the window).
     return Verdict(ReplyKind::kServerError, NextStep::kRetryOverHttp, EndpointSignal::kFailed, true,
                    Http(s) + ": RDMA transfer failed on the server");
   }

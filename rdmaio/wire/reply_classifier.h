@@ -1,6 +1,6 @@
 // ClassifyReply: what a server did with an RDMA-carrying S3 request, and what to do next.
 //
-// Servers disagree (reference s3-rdma-protocol.md §1.4, §6): AIStor declines with
+// Servers disagree (docs/protocols/rdma.md §3 names who does what): AIStor declines with
 // `x-amz-rdma-reply: 501` and an S3 error; the draft spec declines a GET with 501 and the object
 // in the body; NooBaa answers HTTP 501 when RDMA is off, 400 for a bad token, 500 for I/O errors
 // and serves objects under 4 KiB inline with no reply header; Ceph RGW ignores the token when
@@ -104,8 +104,8 @@ ReplyVerdict ClassifyNoResponse(bool cancelled);
 // works, so a small body without a reply header says nothing about the endpoint.
 inline constexpr uint64_t kInlineSmallObjectLimit = 4096;
 
-// The ETag of an empty object (MD5 of zero bytes): a PUT that got it back for a non-empty
-// payload was stored as a 0-byte object by a server that ignored the token (reference §1.4).
+// The ETag of an empty object (MD5 of zero bytes): a PUT that got it back for a non-empty payload
+// was stored as a 0-byte object by a server that ignored the token (docs/protocols/rdma.md §4).
 inline constexpr std::string_view kEmptyObjectEtag = "d41d8cd98f00b204e9800998ecf8427e";
 
 }  // namespace reelfs::rdmaio::wire

@@ -1,9 +1,9 @@
 // WindowFence: the fencing rule for registered buffer windows, as bookkeeping.
 //
-// The HTTP response is the RDMA completion (reference §1.5): until it arrives the server may
-// write into the window at any time. So a window whose request failed, timed out or was
-// cancelled is *quarantined*: it must not be handed to another request, nor have anything else
-// (an HTTP body, a FUSE reply) written into it, until it is fenced. Two fences exist:
+// The HTTP response is the RDMA completion (docs/protocols/rdma.md §5): until it arrives the server
+// may write into the window at any time. So a window whose request failed, timed out or was
+// cancelled is *quarantined*: it must not be handed to another request, nor have anything else (an
+// HTTP body, a FUSE reply) written into it, until it is fenced. Two fences exist:
 //   * revoke: the transport deregisters / re-registers the window, so the old rkey is dead
 //     (MarkFenced); this is the one that is always safe;
 //   * lease: optionally, quarantine ends by itself `lease` after it began (a Ceph fork bounds late
