@@ -1,5 +1,6 @@
-// The `reelfs` subcommands that work on s3:// URLs (ls, cp, cat, stat). The mount arrives with
-// the FUSE layer; these give scripts and the demo a way to use the client library directly.
+// The `reelfs` subcommands that work on s3:// URLs (ls, cp, cat, stat): they give scripts and the
+// demo a way to use the client library directly. The mount and the tape commands have headers of
+// their own (mount_command.h, tape_commands.h).
 //
 // Each returns a process exit status after printing its own errors to stderr.
 // Thread-safety: called once from main.

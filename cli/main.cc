@@ -1,5 +1,6 @@
-// reelfs: the client's command line, the composition root (style.md §I.10): parse options, build
-// the S3 client from them and the AWS environment, hand it to a subcommand.
+// reelfs: the client's command line, the composition root (docs/architecture.md "Composition
+// roots"): parse options, build the S3 client from them and the AWS environment, hand it to a
+// subcommand.
 #include <cstdlib>
 #include <iostream>
 

@@ -119,7 +119,7 @@ std::string ClientEndpoint(const s3::ObjectStore& store) {
 }
 
 // A read waiting for a restore must be answered before the kernel's FUSE request timeout, which
-// would abort the whole connection (tape-archive.md §7.4).
+// would abort the whole connection (docs/semantics.md "Offline objects").
 void CapOfflineWait(fuse::TapeOptions& tape) {
   const std::optional<std::chrono::seconds> kernel = fuse::KernelRequestTimeout();
   const std::chrono::seconds capped = fuse::CapBelowRequestTimeout(tape.offline_wait, kernel);

@@ -1,8 +1,7 @@
-// `reelfs stage`, `reelfs status` and `reelfs wait` (../shared/reference/tape-archive.md §7.7,
-// docs/tape.md): bulk staging with progress, per-object state, and waiting for objects to come
-// online. PATHs are files or directories under a reelfs mount (mapped to endpoint, bucket and
-// key through the mount root's user.reelfs.mount xattr) or s3://BUCKET/KEY URLs (a trailing '/'
-// or -r makes a prefix).
+// `reelfs stage`, `reelfs status` and `reelfs wait` (docs/tape.md): bulk staging with progress,
+// per-object state, and waiting for objects to come online. PATHs are files or directories under a
+// reelfs mount (mapped to endpoint, bucket and key through the mount root's user.reelfs.mount
+// xattr) or s3://BUCKET/KEY URLs (a trailing '/' or -r makes a prefix).
 //
 // Exit codes (documented in docs/tape.md, tested): 0 done (everything requested is submitted, or
 // with --wait / `wait`, readable); 1 permanent failure of some object (refused, StageFail, came
