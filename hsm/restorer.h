@@ -1,5 +1,5 @@
 // Restorer: one process's restore requests and waits for one bucket, single-flight per object
-// (../shared/reference/tape-archive.md §7.3-7.4). The mount daemon uses it for reads of offline
+// (docs/semantics.md "Offline objects"). The mount daemon uses it for reads of offline
 // objects (--offline=wait|eagain) and `setfattr user.hsm.request`; `reelfs wait` uses it too.
 //
 // Per key there is at most one RestoreObject in flight and at most one HEAD poll loop, however

@@ -1,5 +1,5 @@
 // Stager: bulk staging for `reelfs stage`, `reelfs status`, `reelfs wait` and a directory's
-// `setfattr -n user.hsm.request -v stage` (../shared/reference/tape-archive.md §7.3, §7.7).
+// `setfattr -n user.hsm.request -v stage` (docs/tape.md).
 //
 //  1. Enumerate: list the targets (a prefix recursively, a key by HEAD), with RestoreStatus and
 //     tape hints requested; HEAD the archive-class objects whose listing said nothing about

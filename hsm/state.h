@@ -1,4 +1,4 @@
-// The tape state of one object as the client sees it (../shared/reference/tape-archive.md §7.1),
+// The tape state of one object as the client sees it (docs/semantics.md "Offline objects"),
 // derived from what servers say (storage class, x-amz-restore / RestoreStatus, tape hints), from
 // the local restore ledger and from GET outcomes. Pure functions: no I/O.
 //
