@@ -1,7 +1,7 @@
 """Tape state of files under a reelfs mount, read and requested through extended attributes.
 
 A reelfs mount (``reelfs mount``) publishes, for every file, the state of the S3 object behind it
-(docs/tape.md, ../shared/reference/tape-archive.md section 7.1):
+(docs/tape.md, docs/semantics.md "Offline objects"):
 
 =========  ================================================================
 online     readable: not in an archive class

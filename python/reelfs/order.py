@@ -7,7 +7,7 @@ it. One epoch of :class:`ReadyOrder`:
 2. optionally asks the mount to stage everything that is not readable, all at once (one
    ``user.hsm.request`` per file, or one on their common directory), because a tape library
    serves a large batch per cartridge far faster than requests trickling in one by one
-   (../shared/reference/tape-archive.md section 7.3);
+   (docs/tape.md);
 3. yields the indices of the readable files (online or restored), shuffled when asked;
 4. polls the rest with exponential backoff and yields each as it becomes readable, shuffled
    within each newly-readable group.
