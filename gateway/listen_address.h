@@ -1,4 +1,4 @@
-// Parsing of --listen HOST:PORT and the loopback guard (style.md §B rule 7).
+// Parsing of --listen HOST:PORT and the loopback guard.
 //
 // Thread-safety: pure functions.
 #pragma once

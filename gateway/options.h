@@ -14,17 +14,17 @@
 
 namespace reelfs::gateway {
 
-// Which S3 server the archive imitates (docs/gateway.md "Archive", tape-archive.md §1, §2.2).
+// Which S3 server the archive imitates (docs/gateway.md "Archive").
 enum class Personality {
   // The historical behaviour of this gateway: online objects answer as before (stored storage
   // class, no x-amz-restore until restored); offline objects are GLACIER and 403 on GET;
   // RestoreObject always answers 200 (as versitygw) and recalls offline objects.
   kPlain,
-  kVersitygw,  // versitygw --glacier over ScoutFS/ScoutAM, every quirk of §2.2
+  kVersitygw,  // versitygw --glacier over ScoutFS/ScoutAM, every quirk docs/gateway.md lists
   kAws,        // AWS S3 Glacier Flexible Retrieval: 202/200/409/503, real expiry
 };
 
-// versitygw's x-amz-restore generations (tape-archive.md §2.2 item 9).
+// versitygw's x-amz-restore generations (docs/gateway.md "Archive").
 enum class RestoreHeaderGeneration {
   kCurrent,  // since 2026-04: header omitted when offline and not staging
   k202603,   // 2026-03..04: ongoing-request="true"/"false", never an expiry-date

@@ -475,7 +475,8 @@ Status Archive::RunReleaser() {
     }
   }
   if (options_.personality != Personality::kVersitygw) {
-    // Expired restored copies go offline again (versitygw's expiry is fake: §2.2 item 5).
+    // Expired restored copies go offline again (versitygw's expiry is fake: docs/gateway.md
+    // "Archive").
     const int64_t now = NowNs();
     Catalog::ArchiveQuery q;
     q.state = ArchiveState::kPremigrated;

@@ -23,7 +23,8 @@ ArchiveView VersitygwView(const ObjectRecord& rec, const ArchiveOptions& options
   const bool staging = offline && rec.archive->staging;
   const auto gen = options.versitygw_restore_header;
   v.offline = offline;
-  // versitygw reports the ScoutFS file state, never the class given at PUT (§2.1).
+  // versitygw reports the ScoutFS file state, never the class given at PUT (docs/gateway.md
+  // "Archive").
   v.storage_class = offline ? "GLACIER" : "STANDARD";
   v.listing_class = v.storage_class;
   if (!offline) {
@@ -47,7 +48,7 @@ ArchiveView VersitygwView(const ObjectRecord& rec, const ArchiveOptions& options
   } else if (gen == RestoreHeaderGeneration::kLegacy) {
     v.restore_header = "false";
   }
-  return v;  // no RestoreStatus in listings (§2.2 item 7)
+  return v;  // no RestoreStatus in listings (docs/gateway.md "Archive")
 }
 
 // aws and plain share the headers; they differ in the class of archived-but-online objects.

@@ -1,7 +1,7 @@
 // How each S3 personality shows an object's archive state: storage class, x-amz-restore, the
-// listing's StorageClass / RestoreStatus, and whether GET may serve it (tape-archive.md §1.4,
-// §1.5, §2.1, §2.2; docs/gateway.md "Archive" has the table). Pure functions of the catalog
-// record, so the whole matrix is unit-tested without a server.
+// listing's StorageClass / RestoreStatus, and whether GET may serve it (docs/gateway.md "Archive"
+// has the table). Pure functions of the catalog record, so the whole matrix is unit-tested without
+// a server.
 //
 // Thread-safety: pure functions.
 #pragma once

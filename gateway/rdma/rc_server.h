@@ -27,8 +27,8 @@
 // reaper thread and on each PREPARE; at `max_sessions` a PREPARE drops the least recently used
 // idle session; a session in a transfer is never dropped that way.
 //
-// `emulate` makes the data GETs answer the way another server would (the reply classifier's
-// rows, reference §1.4), and `fault` injects failures into GETs and PUTs, for the client's
+// `emulate` makes the data GETs answer the way another server would (the reply classifier's rows,
+// docs/protocols/rdma.md §3), and `fault` injects failures into GETs and PUTs, for the client's
 // fallback tests.
 //
 // Thread-safety: Control, ServeGet and ServePut are called from every io thread at once (the

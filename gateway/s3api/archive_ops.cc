@@ -56,7 +56,7 @@ http::Response InvalidObjectState(Context ctx, const S3Request& req) {
 bool DecorateListing(Context ctx, const S3Request& req, const std::vector<ObjectRecord>& rows,
                      s3::ListObjectsPage& page) {
   const ArchiveOptions& options = ctx.archive_options();
-  // versitygw has no x-amz-optional-object-attributes support (§2.2 item 7).
+  // versitygw has no x-amz-optional-object-attributes support (docs/gateway.md "Archive").
   const std::string* attrs = req.Header("x-amz-optional-object-attributes");
   const bool want_status = attrs != nullptr && attrs->find("RestoreStatus") != std::string::npos &&
                            options.personality != Personality::kVersitygw;
@@ -118,8 +118,8 @@ Started RestoreObject(Context ctx, S3Request req) {
     };
     const bool offline = rec->archive && rec->archive->state == ArchiveState::kOffline;
     if (options.personality != Personality::kAws) {
-      // versitygw: always 200, Days/Tier ignored, idempotent (§2.2 items 1-3). plain: the same,
-      // but Days sets a real expiry.
+      // versitygw: always 200, Days/Tier ignored, idempotent (docs/gateway.md "Archive"). plain:
+      // the same, but Days sets a real expiry.
       if (offline && ctx.archive != nullptr) {
         std::optional<int> days;
         if (options.personality == Personality::kPlain) days = parsed->days;
@@ -128,7 +128,7 @@ Started RestoreObject(Context ctx, S3Request req) {
       }
       return answer(200);
     }
-    // aws (§1.2).
+    // aws (AWS S3 API reference, RestoreObject).
     if (parsed->tier == s3::RestoreTier::kExpedited && options.expedited_unavailable) {
       return ErrorResponse(r, "GlacierExpeditedRetrievalNotAvailable",
                            "Glacier expedited retrievals are currently not available, please try "

@@ -279,7 +279,7 @@ Started CopyObject(Context ctx, const S3Request& req) {
   if (!opened.ok()) return ErrorResponse(req, opened.status());
   const ObjectRecord& srec = opened->record;
   if (srec.archive && srec.archive->state == ArchiveState::kOffline) {
-    return InvalidObjectState(ctx, req);  // as AWS: copy of an archived source (§1.6)
+    return InvalidObjectState(ctx, req);  // as AWS: copy of an archived source
   }
 
   PutOptions opts;

@@ -49,9 +49,9 @@ namespace reelfs::gateway {
 
 using UserMetadata = std::map<std::string, std::string>;  // lowercase name (no x-amz-meta-)
 
-// Where an object's data is (tape-archive.md §3): only on disk (no archive row: kOnline), on disk
-// and on tape (kPremigrated: archived, or restored), or only on tape (kOffline: the disk copy was
-// released; an empty placeholder file keeps the name).
+// Where an object's data is (docs/gateway.md "Archive"): only on disk (no archive row: kOnline), on
+// disk and on tape (kPremigrated: archived, or restored), or only on tape (kOffline: the disk copy
+// was released; an empty placeholder file keeps the name).
 enum class ArchiveState : int { kOnline = 0, kPremigrated = 1, kOffline = 2 };
 std::string_view ArchiveStateName(ArchiveState state);
 

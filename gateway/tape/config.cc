@@ -1,5 +1,5 @@
 // Presets, validation and the YAML loader for LibraryConfig. The only yaml-cpp code in the tape
-// module (style.md §B rule 6): everything else takes the plain struct.
+// module (docs/conventions.md "Options"): everything else takes the plain struct.
 #include "gateway/tape/config.h"
 
 #include <cmath>
@@ -12,7 +12,7 @@
 namespace reelfs::gateway::tape {
 namespace {
 
-// The "average space record time from load point" of each drive (tape-archive.md §4.1) divided by
+// The "average space record time from load point" of each drive (vendors' data sheets) divided by
 // LTO-9 FH's 45 s: the CTA cost model was fitted on one drive generation, so other drives scale it
 // by how much slower their published mean locate is.
 constexpr double kLto9MeanLocateS = 45;
@@ -38,7 +38,7 @@ DriveParams Lto8() {
   d.rate_mb_s = 360;
   d.load_s = 15;
   d.unload_s = 24;
-  // Placeholder: LTO-8's rewind inside unload is not published (§4.1 "n/f"); LTO-9 FH values.
+  // Placeholder: LTO-8's rewind inside unload is not published; LTO-9 FH values.
   d.capacity_bytes = 12'000'000'000'000ull;
   d.wraps = 208;  // 4 bands x 52 wraps (lto-info cm.go)
   // Placeholder: LPOS range of the CTA test media (LTO-7), like LTO-9.
@@ -56,7 +56,7 @@ DriveParams Lto10() {
   // did.
   d.rewind_small_s = d.rewind_medium_s = d.rewind_large_s = 62;
   d.capacity_bytes = 30'000'000'000'000ull;  // LA media; PA is 40 TB
-  // Placeholder: LTO-10 geometry is not published (§8); LTO-9's wraps and LPOS range.
+  // Placeholder: LTO-10 geometry is not published; LTO-9's wraps and LPOS range.
   d.locate_scale = 65 / kLto9MeanLocateS;
   return d;
 }

@@ -1,6 +1,6 @@
 // tape::LibraryConfig: every parameter of the simulated library, with LTO-9 full-height defaults
-// (tape-archive.md §4.1, §4.2, §4.5) and presets for other drives. Loaded from the `tape:` section
-// of the gateway's YAML (LoadLibraryConfigYaml); unknown keys are rejected.
+// (from the drive and library vendors' data sheets) and presets for other drives. Loaded from the
+// `tape:` section of the gateway's YAML (LoadLibraryConfigYaml); unknown keys are rejected.
 //
 // Thread-safety: plain structs; the loader functions are pure.
 #pragma once

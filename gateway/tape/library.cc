@@ -17,7 +17,7 @@
 namespace reelfs::gateway::tape {
 namespace {
 
-constexpr double kBytesPerGb = 1e9;  // decimal, like every tape figure in tape-archive.md §4
+constexpr double kBytesPerGb = 1e9;  // decimal, like every published tape figure
 constexpr size_t kMaxCartridgeName = 64;
 
 // A drive serving a mounted cartridge, not yet promised to another one.

@@ -1,8 +1,8 @@
 // tape::Library: the tape library simulator behind reelfs-gateway's archive: cartridges with a
 // serpentine layout, drives with a state machine, robots with a move queue and a recall scheduler
-// with pluggable policies, all driven by simulated time (tape-archive.md §4, §5). A plain library:
-// no sockets, no files, no SQLite. The gateway owns the catalog (object -> extent) and the bytes;
-// the library decides *when* a recall completes and what it cost.
+// with pluggable policies, all driven by simulated time. A plain library: no sockets, no files, no
+// SQLite. The gateway owns the catalog (object -> extent) and the bytes; the library decides *when*
+// a recall completes and what it cost.
 //
 // Time: every duration the library reports is simulated time. The driver decides how simulated
 // time relates to real time (see SimMode): a benchmark runs discrete events back to back, the

@@ -1,4 +1,4 @@
-// Drive: the state of one simulated tape drive (tape-archive.md §4.5):
+// Drive: the state of one simulated tape drive:
 //
 //   EMPTY -(robot fetch)-> LOADING -> READY -> LOCATING <-> READING -> READY ... -> REWINDING
 //         -> UNLOADING -> EMPTY (robot puts the cartridge away)          plus DOWN (fault)

@@ -1,4 +1,4 @@
-// Geometry: where a logical block sits on a serpentine cartridge (tape-archive.md §4.4).
+// Geometry: where a logical block sits on a serpentine cartridge.
 //
 // 4 data bands, `wraps` wraps (wraps/4 per band, band = wrap / (wraps/4)). Wrap 0 runs BOT->EOT,
 // wrap 1 EOT->BOT, and so on. Blocks fill wraps in recording order, CapacityBlocks()/wraps per wrap

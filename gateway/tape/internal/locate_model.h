@@ -1,6 +1,6 @@
 // LocateModel: how long a drive takes to position from one block to another, with CERN CTA's
-// empirical cost heuristic for LTO (CTACostHeuristic, fitted on LTO-7/8 media; tape-archive.md
-// §4.4), in seconds:
+// empirical cost heuristic for LTO (CTACostHeuristic in CTA's source, fitted on LTO-7/8
+// media), in seconds:
 //
 //   4.29 + 6.69 [wrap change] + 3.2 [band change] - 6.04 [landing-zone change]
 //        + 5.22 [direction change] + 11.32 [step back on the same wrap] + 0.0006192 |dLPOS|

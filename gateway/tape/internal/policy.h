@@ -1,4 +1,4 @@
-// Policy: the pluggable part of the recall scheduler (tape-archive.md §5). The library owns the
+// Policy: the pluggable part of the recall scheduler. The library owns the
 // mechanics (drives, robots, queues, starvation guard) and asks the policy two questions:
 //
 //  1. Batches(): per-cartridge batching or not. `fifo` does not batch: drives take requests
