@@ -100,7 +100,7 @@ function(reelfs_add_script_test name)
 endfunction()
 
 # reelfs_check_headers(TARGET DIRS ... LIBS ...): every header under DIRS must compile on its own
-# (style.md §H). One generated translation unit per header, built as part of `all`.
+# (docs/conventions.md). One generated translation unit per header, built as part of `all`.
 function(reelfs_check_headers target)
   cmake_parse_arguments(ARG "" "" "DIRS;LIBS" ${ARGN})
   set(sources)

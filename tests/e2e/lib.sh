@@ -1,4 +1,4 @@
-# Sourced by every tests/e2e/*.sh script (style.md §G, libfuse test/cases conventions): a private
+# Sourced by every tests/e2e/*.sh script (libfuse's test/cases conventions): a private
 # work directory, reelfs-gateway on 127.0.0.1:0 over a dataset generated into it, `reelfs mount -f`
 # in the background, a watchdog that aborts the mount before CTest's timeout, and a teardown that
 # always unmounts (fusermount3 -u, then -uz), stops the daemon and the gateway and removes the work

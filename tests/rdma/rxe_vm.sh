@@ -5,7 +5,7 @@
 # Why a VM: the build machines' kernel has no RDMA and cannot load modules. qemu's software
 # emulation (no KVM needed) boots Debian's own kernel, which ships rdma_rxe; the VM sees the host
 # root over 9p, so binaries built here run inside unchanged. Adapted from the recipe in
-# ../shared/tools/rxe-vm/; what differs: no package installs (scripts/setup.sh does that; a
+# an earlier rxe-vm script; what differs: no package installs (scripts/setup.sh does that; a
 # missing tool is a skip), a per-run shared folder and a locked cache so runs can overlap, the
 # exit code travels in a file instead of being scraped from the console, and "could not boot"
 # (skip, 77) is told apart from "SCRIPT hung" (failure, 1).

@@ -1,4 +1,4 @@
-// The errno table, row by row (style.md §G: a data-driven table test). Each row names the
+// The errno table, row by row (a data-driven table test). Each row names the
 // judgement it pins; docs/semantics.md "## Errors" documents the same rows.
 #include "fuse/lowlevel/errno_map.h"
 

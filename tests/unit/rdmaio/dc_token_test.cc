@@ -19,7 +19,7 @@ DcToken Sample() {
   return t;
 }
 
-// The same descriptor written out by hand from the field table (reference §2.1).
+// The same descriptor written out by hand from the field table (docs/protocols/rdma.md §2.1).
 constexpr std::string_view kSampleText =
     "00007f1234560000:00800000:1a2b3c4d:0000:00abcd:1:00000000000000000000ffffc0a80107";
 

@@ -20,8 +20,8 @@ RcToken Sample() {
   return t;
 }
 
-// Written by hand from the layout (reference §2.3): transport | qpn LE | gid | rkey LE | addr LE
-// | len LE | port | lid LE.
+// Written by hand from the layout (docs/protocols/rdma.md §2.2): transport | qpn LE | gid | rkey LE
+// | addr LE | len LE | port | lid LE.
 constexpr std::string_view kSampleText =
     "01"                                // transport = RC
     "23010000"                          // qpn 0x123

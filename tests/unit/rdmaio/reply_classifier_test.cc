@@ -1,5 +1,5 @@
-// One row per server behaviour in s3-rdma-protocol.md §1.3, §1.4 and §6 (docs/protocols/rdma.md
-// has the same table in prose).
+// One row per server behaviour of the table in docs/protocols/rdma.md §3 (its "Seen from" column
+// names the server).
 #include "rdmaio/wire/reply_classifier.h"
 
 #include <optional>
@@ -65,7 +65,7 @@ ReplyInput WithExpected(ReplyInput in, uint64_t expected) {
 
 const std::vector<Row>& Table() {
   static const std::vector<Row> rows = {
-      // --- RDMA did the transfer (§1.3): 200/204/206 are equivalent, HTTP 200-vs-206 ignored.
+      // --- RDMA did the transfer: 200/204/206 are equivalent, HTTP 200-vs-206 ignored.
       {"vgwrdma ranged GET: HTTP 206, reply always 200", Get(206, "200", "8388608"), K::kRdmaDone,
        N::kDone, E::kConfirmed, false},
       {"Ceph RGW ranged GET: HTTP 206, reply 200", Get(206, "200", "8388608"), K::kRdmaDone,
@@ -91,7 +91,7 @@ const std::vector<Row>& Table() {
        Put(200, std::nullopt, "etag2", "", RdmaOp::kUploadPart), K::kPutDoneUnmarked, N::kDone,
        E::kNone, false},
 
-      // --- Declines via x-amz-rdma-reply: 501 (§1.4).
+      // --- Declines via x-amz-rdma-reply: 501.
       {"draft spec GET decline: 501 and the object in the body",
        Get(200, "501", std::nullopt, k8MiB), K::kDeclinedWithBody, N::kUseBody, E::kDeclined, true},
       {"AIStor fabric not configured: reply 501 with an S3 error (HTTP 200)",
@@ -123,7 +123,7 @@ const std::vector<Row>& Table() {
        Put(200, std::nullopt, "d41d8cd98f00b204e9800998ecf8427e"), K::kIgnoredNoData,
        N::kRetryOverHttp, E::kTokenIgnored, false},
 
-      // --- HTTP status errors (§1.4, §6.3).
+      // --- HTTP status errors.
       {"NooBaa RDMA disabled: HTTP 501 S3RdmaNotSupported, no reply header",
        Get(501, std::nullopt, std::nullopt, 200, "S3RdmaNotSupported"), K::kRdmaUnsupported,
        N::kRetryOverHttp, E::kDeclined, false},

@@ -1,5 +1,5 @@
 // Serpentine geometry and the CTA locate-cost model, including the calibration against the
-// published LTO-9 figures (tape-archive.md §4.5).
+// published LTO-9 figures (gateway/tape/README.md, "Calibration").
 #include "gateway/tape/internal/geometry.h"
 
 #include <random>
