@@ -32,13 +32,13 @@
 #if REELFS_HAVE_RDMA
 #include <fmt/format.h>
 
+#include "rdmaio/channel/dc_channel.h"
+#include "rdmaio/channel/rc_channel.h"
+#include "rdmaio/channel/transport_router.h"
 #include "rdmaio/s3bridge/s3_control_plane.h"
-#include "rdmaio/verbs/dc_channel.h"
-#include "rdmaio/verbs/dc_target.h"
 #include "rdmaio/verbs/device.h"
-#include "rdmaio/verbs/rc_channel.h"
-#include "rdmaio/verbs/rc_session_qp.h"
-#include "rdmaio/verbs/transport_router.h"
+#include "rdmaio/verbs/mlx_dc_target.h"
+#include "rdmaio/verbs/verbs_qp_provider.h"
 #endif
 
 namespace reelfs::cli {
@@ -211,6 +211,7 @@ Status ProbeDc(const RdmaConfig& rdma) {
 //         answers the PREPARE POST as plain S3). Both channels share one protection domain, so
 //         every buffer registered through RC's registrar can be named in a DC token.
 RdmaPath OpenRdmaPath(const RdmaConfig& rdma, const std::shared_ptr<s3::ObjectStore>& store) {
+  namespace channel = rdmaio::channel;
   namespace verbs = rdmaio::verbs;
   auto warn = [](const std::string& why) {
     REELFS_LOG_WARN(kSubject, "--rdma: {}; reading over HTTP", why);
@@ -226,12 +227,12 @@ RdmaPath OpenRdmaPath(const RdmaConfig& rdma, const std::shared_ptr<s3::ObjectSt
   if (!control.ok()) return warn(control.status().ToString());
   std::shared_ptr<rdmaio::ControlPlane> plane = std::move(control).value();
 
-  std::shared_ptr<verbs::DcChannel> dc;
+  std::shared_ptr<channel::DcChannel> dc;
   if (rdma.transport != RdmaTransport::kRc) {
     auto provider = OpenDc(*pd, *where);
     if (provider.ok()) {
-      dc = verbs::DcChannel::Create(plane, std::move(provider).value(), RealClock(),
-                                    {.max_targets = rdma.sessions});
+      dc = channel::DcChannel::Create(plane, std::move(provider).value(), RealClock(),
+                                      {.max_targets = rdma.sessions});
     } else if (rdma.transport == RdmaTransport::kDc) {
       REELFS_LOG_WARN(kSubject, "--rdma-transport=dc: {}; using RC", provider.status().message());
     } else {
@@ -239,11 +240,11 @@ RdmaPath OpenRdmaPath(const RdmaConfig& rdma, const std::shared_ptr<s3::ObjectSt
                       provider.status().message());
     }
   }
-  std::shared_ptr<verbs::RcChannel> rc;
+  std::shared_ptr<channel::RcChannel> rc;
   if (rdma.transport != RdmaTransport::kDc || dc == nullptr) {
     auto qps = std::make_shared<verbs::VerbsQpProvider>(*pd, where->port);
-    rc = verbs::RcChannel::Create(plane, std::move(qps), RealClock(),
-                                  {.max_sessions = rdma.sessions});
+    rc = channel::RcChannel::Create(plane, std::move(qps), RealClock(),
+                                    {.max_sessions = rdma.sessions});
   }
 
   RdmaPath path;
@@ -251,7 +252,7 @@ RdmaPath OpenRdmaPath(const RdmaConfig& rdma, const std::shared_ptr<s3::ObjectSt
   std::vector<std::function<std::optional<rdmaio::ChannelCounters>()>> counters;
   if (rc != nullptr && dc != nullptr) {
     const std::string endpoint = plane->endpoint();
-    path.channel = std::make_shared<verbs::TransportRouter>(
+    path.channel = std::make_shared<channel::TransportRouter>(
         rc, dc,
         [rc_channel = rc.get(), endpoint] {
           return rc_channel->policy().state(endpoint, rdmaio::wire::RdmaOp::kGet) ==
@@ -272,13 +273,13 @@ RdmaPath OpenRdmaPath(const RdmaConfig& rdma, const std::shared_ptr<s3::ObjectSt
                     where->port, rdma.sessions);
   }
   if (rc != nullptr) {
-    counters.push_back([weak = std::weak_ptr<verbs::RcChannel>(rc)] {
+    counters.push_back([weak = std::weak_ptr<channel::RcChannel>(rc)] {
       auto c = weak.lock();
       return c ? std::optional(c->counters()) : std::nullopt;
     });
   }
   if (dc != nullptr) {
-    counters.push_back([weak = std::weak_ptr<verbs::DcChannel>(dc)] {
+    counters.push_back([weak = std::weak_ptr<channel::DcChannel>(dc)] {
       auto c = weak.lock();
       return c ? std::optional(c->counters()) : std::nullopt;
     });

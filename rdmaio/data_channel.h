@@ -6,8 +6,8 @@
 // writes the bytes into the window and answers with an empty body; the HTTP response is the
 // completion.
 //
-// Implementations: rdmaio/verbs (RC, hipobj-rc-v2, over rdma-core), later a DC provider, and a
-// loopback fake for tests. Upper layers see only this header and registered_memory.h.
+// Implementations: rdmaio/channel (RcChannel: hipobj-rc-v2; DcChannel: cuObject DC; over
+// rdma-core through rdmaio/verbs' providers), and fakes for tests. Upper layers see only this header and registered_memory.h.
 //
 // Contract (the same shape as s3::ObjectStore, so the prefetcher can hold either):
 //   * Fetch returns at once and calls `done` exactly once, possibly on an internal thread; `done`

@@ -17,21 +17,15 @@
 #include <optional>
 
 #include "common/result.h"
+#include "rdmaio/channel/rc_session_qp.h"
 #include "rdmaio/verbs/device.h"
 #include "rdmaio/verbs/handles.h"
 #include "rdmaio/verbs/queue.h"
-#include "rdmaio/wire/gid.h"
 
 namespace reelfs::rdmaio::verbs {
 
-// What one side tells the other (the RC token's qpn / gid / port / lid plus x-amz-rdma-psn).
-struct RcEndpoint {
-  uint32_t qpn = 0;  // 24 bits
-  uint32_t psn = 0;  // 24 bits: the first packet sequence number this side sends
-  wire::Gid gid{};
-  uint8_t port = 1;
-  uint16_t lid = 0;  // 0 on RoCE
-};
+// The endpoint type is the channel's (the session seam speaks it); verbs brings QPs up from it.
+using channel::RcEndpoint;
 
 class RcQueuePair {
  public:

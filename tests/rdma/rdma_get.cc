@@ -45,10 +45,10 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "rdmaio/channel/rc_channel.h"
 #include "rdmaio/s3bridge/s3_control_plane.h"
 #include "rdmaio/verbs/device.h"
-#include "rdmaio/verbs/rc_channel.h"
-#include "rdmaio/verbs/rc_session_qp.h"
+#include "rdmaio/verbs/verbs_qp_provider.h"
 #include "s3/await.h"
 #include "s3/client/s3_client.h"
 
@@ -81,7 +81,7 @@ struct Channel {
   std::shared_ptr<s3::ObjectStore> store;
   const s3::S3Client* client = nullptr;  // `store`, for its counters
   std::shared_ptr<rdmaio::verbs::VerbsQpProvider> provider;
-  std::shared_ptr<rdmaio::verbs::RcChannel> channel;
+  std::shared_ptr<rdmaio::channel::RcChannel> channel;
 };
 
 // The S3 client, and the RC channel over it on the first active port of args.device. 77 when
@@ -111,8 +111,8 @@ int OpenChannel(const Args& args, Channel* out) {
   auto control = rdmaio::s3bridge::S3ControlPlane::Create(out->store, control_options);
   if (!control.ok()) return Usage(control.status().ToString());
   out->channel =
-      rdmaio::verbs::RcChannel::Create(std::move(control).value(), out->provider, RealClock(),
-                                       {.max_sessions = static_cast<size_t>(args.parallel)});
+      rdmaio::channel::RcChannel::Create(std::move(control).value(), out->provider, RealClock(),
+                                         {.max_sessions = static_cast<size_t>(args.parallel)});
   return 0;
 }
 
@@ -144,8 +144,8 @@ int RunPut(const Args& args) {
   std::atomic<uint64_t> puts = 0;
   // One PUT or part of the arena; blocks until `done`.
   auto put_window = [&](uint64_t offset, uint64_t length, int part,
-                        const std::string& upload_id) -> Result<rdmaio::verbs::PutResult> {
-    auto promise = std::make_shared<std::promise<Result<rdmaio::verbs::PutResult>>>();
+                        const std::string& upload_id) -> Result<rdmaio::channel::PutResult> {
+    auto promise = std::make_shared<std::promise<Result<rdmaio::channel::PutResult>>>();
     auto future = promise->get_future();
     ++puts;
     ch.channel->Put(
@@ -155,7 +155,7 @@ int RunPut(const Args& args) {
          .upload_id = upload_id,
          .window = {.region = *arena, .offset = offset, .length = length},
          .content_type = "application/octet-stream"},
-        [promise](Result<rdmaio::verbs::PutResult> r) { promise->set_value(std::move(r)); });
+        [promise](Result<rdmaio::channel::PutResult> r) { promise->set_value(std::move(r)); });
     return future.get();
   };
   for (int round = 0; round < args.rounds; ++round) {
@@ -180,7 +180,7 @@ int RunPut(const Args& args) {
       }
     }
     if (args.put_parts == 0) {
-      Result<rdmaio::verbs::PutResult> r = put_window(0, size, 0, {});
+      Result<rdmaio::channel::PutResult> r = put_window(0, size, 0, {});
       if (!r.ok()) {
         std::cerr << "rdma_put: PUT failed: " << r.status().ToString() << "\n";
         ++bad;
@@ -191,7 +191,7 @@ int RunPut(const Args& args) {
       });
       if (!upload.ok()) return Usage("CreateMultipartUpload: " + upload.status().ToString());
       const uint64_t part_size = (size + args.put_parts - 1) / args.put_parts;
-      std::vector<std::future<Result<rdmaio::verbs::PutResult>>> parts;
+      std::vector<std::future<Result<rdmaio::channel::PutResult>>> parts;
       std::vector<s3::CompletedPart> completed;
       // Up to --parallel parts in flight (the channel queues the rest on its sessions).
       for (int i = 0; i < args.put_parts && static_cast<uint64_t>(i) * part_size < size; ++i) {
@@ -203,7 +203,7 @@ int RunPut(const Args& args) {
         }
       }
       for (size_t i = 0; i < parts.size(); ++i) {
-        Result<rdmaio::verbs::PutResult> r = parts[i].get();
+        Result<rdmaio::channel::PutResult> r = parts[i].get();
         if (!r.ok()) {
           std::cerr << "rdma_put: part " << i + 1 << " failed: " << r.status().ToString() << "\n";
           ++bad;
@@ -234,7 +234,7 @@ int RunPut(const Args& args) {
       ++bad;
     }
   }
-  const rdmaio::verbs::RcChannelCounters c = ch.channel->counters();
+  const rdmaio::channel::RcChannelCounters c = ch.channel->counters();
   std::cout << fmt::format(
                    "rdma_put: endpoint={} puts={} rdma_put_requests={} rdma_put_bytes={} "
                    "http_put_requests={} http_put_bytes={} fallbacks={} sessions_opened={} "
@@ -262,7 +262,7 @@ int Run(const Args& args) {
   if (int rc = OpenChannel(args, &ch); rc != 0) return rc;
   auto arena = ch.provider->verbs_registrar().AllocateArena(args.window * args.parallel);
   if (!arena.ok()) return Usage(arena.status().ToString());
-  const std::shared_ptr<rdmaio::verbs::RcChannel>& channel = ch.channel;
+  const std::shared_ptr<rdmaio::channel::RcChannel>& channel = ch.channel;
 
   std::mutex mu;
   std::condition_variable cv;
@@ -313,7 +313,7 @@ int Run(const Args& args) {
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return in_flight == 0; });
   }
-  const rdmaio::verbs::RcChannelCounters c = channel->counters();
+  const rdmaio::channel::RcChannelCounters c = channel->counters();
   std::cout << fmt::format(
                    "rdma_get: endpoint={} fetches={} rdma_requests={} rdma_bytes={} "
                    "http_requests={} http_bytes={} fallbacks={} sessions_opened={} "

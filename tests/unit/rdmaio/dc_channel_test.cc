@@ -4,7 +4,7 @@
 // and "RDMA-writes" the object bytes at the token's address, only through a live DCTN, as a DC
 // initiator would. No device needed; the real DCT is exercised on ConnectX hardware
 // (docs/protocols/rdma-dc.md).
-#include "rdmaio/verbs/dc_channel.h"
+#include "rdmaio/channel/dc_channel.h"
 
 #include <cstring>
 #include <deque>
@@ -19,7 +19,7 @@
 #include "rdmaio/wire/rdma_headers.h"
 #include "tests/fakes/fake_clock.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 namespace {
 
 class FakeRegion final : public RegisteredRegion {
@@ -538,4 +538,4 @@ TEST_SUITE("rdmaio") {
 }
 
 }  // namespace
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

@@ -3,7 +3,7 @@
 // "RDMA writes" (GET) and "RDMA reads" (PUT) are memcpy into / out of the window, allowed only
 // while the client QP is connected and not fenced. No device needed; the same logic runs over
 // real verbs in tests/rdma.
-#include "rdmaio/verbs/rc_channel.h"
+#include "rdmaio/channel/rc_channel.h"
 
 #include <algorithm>
 #include <cstring>
@@ -22,7 +22,7 @@
 #include "rdmaio/wire/rdma_headers.h"
 #include "tests/fakes/fake_clock.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 namespace {
 
 using wire::HeaderList;
@@ -969,4 +969,4 @@ TEST_CASE("invalid windows") {
 }
 
 }  // namespace
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

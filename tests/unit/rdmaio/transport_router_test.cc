@@ -1,7 +1,7 @@
 // TransportRouter (`mount --rdma-transport=auto`): each fetch goes to the first channel until the
 // predicate says the endpoint declined it, then to the second; registration always through the
 // first. Fake channels record what they were sent.
-#include "rdmaio/verbs/transport_router.h"
+#include "rdmaio/channel/transport_router.h"
 
 #include <atomic>
 #include <optional>
@@ -9,7 +9,7 @@
 
 #include <doctest/doctest.h>
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 namespace {
 
 class NullRegistrar final : public MemoryRegistrar {
@@ -81,4 +81,4 @@ TEST_SUITE("rdmaio") {
 }
 
 }  // namespace
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

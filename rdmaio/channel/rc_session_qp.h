@@ -1,6 +1,7 @@
-// RcSessionQp / RcQpProvider: the verbs a hipobj-rc-v2 session needs, behind an interface, so
-// the channel's protocol logic (rc_channel.h) is unit-tested against fakes on machines without
-// an RDMA device, and runs over RcQueuePair on machines with one (VerbsQpProvider).
+// RcSessionQp / RcQpProvider: the verbs a hipobj-rc-v2 session needs, behind an interface free
+// of rdma-core, so the channel's protocol logic (rc_channel.h) builds and is unit-tested against
+// fakes on machines without libibverbs, and runs over RcQueuePair on machines with it
+// (rdmaio/verbs/verbs_qp_provider.h).
 //
 // A session QP is one client RC queue pair connected by hand to one server QP. The server writes
 // GET data into our windows through it; its last write of each transfer carries an immediate and
@@ -16,12 +17,21 @@
 #include <memory>
 
 #include "common/result.h"
+#include "rdmaio/channel/window_address.h"
 #include "rdmaio/data_channel.h"
-#include "rdmaio/verbs/device.h"
-#include "rdmaio/verbs/rc_queue_pair.h"
-#include "rdmaio/verbs/registrar.h"
+#include "rdmaio/registered_memory.h"
+#include "rdmaio/wire/gid.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
+
+// What one side tells the other (the RC token's qpn / gid / port / lid plus x-amz-rdma-psn).
+struct RcEndpoint {
+  uint32_t qpn = 0;  // 24 bits
+  uint32_t psn = 0;  // 24 bits: the first packet sequence number this side sends
+  wire::Gid gid{};
+  uint8_t port = 1;
+  uint16_t lid = 0;  // 0 on RoCE
+};
 
 class RcSessionQp {
  public:
@@ -39,12 +49,6 @@ class RcSessionQp {
   virtual Status Fence() = 0;
 };
 
-// Where a window is, as the peer names it.
-struct WindowAddress {
-  uint64_t addr = 0;
-  uint32_t rkey = 0;
-};
-
 class RcQpProvider {
  public:
   virtual ~RcQpProvider() = default;
@@ -55,22 +59,4 @@ class RcQpProvider {
   virtual MemoryRegistrar& registrar() = 0;
 };
 
-// The real one: RcQueuePairs and VerbsRegions on one protection domain and port.
-class VerbsQpProvider final : public RcQpProvider {
- public:
-  VerbsQpProvider(std::shared_ptr<ProtectionDomain> pd, uint8_t port, RcOptions options = {})
-      : pd_(pd), port_(port), options_(options), registrar_(std::move(pd)) {}
-
-  Result<std::unique_ptr<RcSessionQp>> CreateQp() override;
-  Result<WindowAddress> Locate(const RegisteredWindow& window) const override;
-  MemoryRegistrar& registrar() override { return registrar_; }
-  VerbsRegistrar& verbs_registrar() { return registrar_; }
-
- private:
-  std::shared_ptr<ProtectionDomain> pd_;
-  uint8_t port_;
-  RcOptions options_;
-  VerbsRegistrar registrar_;
-};
-
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

@@ -64,14 +64,14 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/thread_annotations.h"
+#include "rdmaio/channel/channel_base.h"
+#include "rdmaio/channel/rc_session_qp.h"
 #include "rdmaio/channel_counters.h"
 #include "rdmaio/control_plane.h"
 #include "rdmaio/data_channel.h"
-#include "rdmaio/verbs/channel_base.h"
-#include "rdmaio/verbs/rc_session_qp.h"
 #include "rdmaio/wire/endpoint_policy.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 struct RcChannelOptions {
   // RC sessions (QP pairs) kept per gateway. Default: 4.
@@ -186,4 +186,4 @@ class RcChannel final : public RcChannelBase {
   std::mt19937_64 random_ GUARDED_BY(mutex_);
 };
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

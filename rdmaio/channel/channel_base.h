@@ -40,15 +40,15 @@
 #include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
+#include "rdmaio/channel/rc_session_qp.h"
+#include "rdmaio/channel/slot_pool.h"
 #include "rdmaio/channel_counters.h"
 #include "rdmaio/control_plane.h"
 #include "rdmaio/data_channel.h"
-#include "rdmaio/verbs/rc_session_qp.h"
-#include "rdmaio/verbs/slot_pool.h"
 #include "rdmaio/wire/endpoint_policy.h"
 #include "rdmaio/wire/window_fence.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 // One request in a channel, from admission to `done`.
 struct ChannelWork {
@@ -165,4 +165,4 @@ class ChannelBase : public DataChannel, public std::enable_shared_from_this<Deri
   ChannelCounters counters_ GUARDED_BY(mutex_);
 };
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

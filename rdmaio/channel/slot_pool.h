@@ -20,7 +20,7 @@
 #include "common/mutex.h"
 #include "common/thread_annotations.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 template <typename Slot, typename Waiter>
 class SlotPool {
@@ -86,4 +86,4 @@ class SlotPool {
   size_t live_ GUARDED_BY(mutex_) = 0;
 };
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

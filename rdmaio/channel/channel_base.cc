@@ -1,8 +1,8 @@
-#include "rdmaio/verbs/channel_base.h"
+#include "rdmaio/channel/channel_base.h"
 
 #include <fmt/format.h>
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 Status CheckWindow(const RegisteredWindow& window, uint64_t limit, std::string_view who) {
   if (!window.region || window.length == 0) {
@@ -20,4 +20,4 @@ std::string DescribeFetch(const FetchRequest& request) {
                      request.window.length);
 }
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

@@ -1,4 +1,4 @@
-#include "rdmaio/verbs/dc_target.h"
+#include "rdmaio/verbs/mlx_dc_target.h"
 
 #include <cerrno>
 #include <cstring>
@@ -14,6 +14,11 @@
 #endif
 
 namespace reelfs::rdmaio::verbs {
+
+using channel::DcAddress;
+using channel::DcTarget;
+using channel::WindowAddress;
+
 namespace {
 
 using SrqHandle = CHandle<ibv_srq, ibv_destroy_srq>;

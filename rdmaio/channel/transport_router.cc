@@ -1,10 +1,10 @@
-#include "rdmaio/verbs/transport_router.h"
+#include "rdmaio/channel/transport_router.h"
 
 #include <utility>
 
 #include "common/log.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 TransportRouter::TransportRouter(std::shared_ptr<DataChannel> first,
                                  std::shared_ptr<DataChannel> second,
@@ -27,4 +27,4 @@ void TransportRouter::Fetch(FetchRequest request, FetchCallback done) {
   first_->Fetch(std::move(request), std::move(done));
 }
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

@@ -1,4 +1,4 @@
-#include "rdmaio/verbs/channel_replies.h"
+#include "rdmaio/channel/channel_replies.h"
 
 #include <algorithm>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 wire::ReplyVerdict ClassifyDataGetReply(const ControlReply& reply, uint64_t offset,
                                         uint64_t length) {
@@ -76,4 +76,4 @@ Result<FetchResult> HttpFallbackResult(const Result<ControlReply>& reply, std::s
                      .via = DataPath::kHttp};
 }
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

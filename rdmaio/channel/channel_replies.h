@@ -13,7 +13,7 @@
 #include "rdmaio/data_channel.h"
 #include "rdmaio/wire/reply_classifier.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 inline bool IsSuccess(int http_status) { return http_status >= 200 && http_status < 300; }
 
@@ -37,4 +37,4 @@ Result<ControlGet> HttpFallbackGet(const FetchRequest& request, std::string_view
 // The FetchResult of that GET's answer, or its error.
 Result<FetchResult> HttpFallbackResult(const Result<ControlReply>& reply, std::string_view what);
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

@@ -1,4 +1,4 @@
-#include "rdmaio/verbs/dc_channel.h"
+#include "rdmaio/channel/dc_channel.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
-#include "rdmaio/verbs/channel_base_impl.h"
+#include "rdmaio/channel/channel_base_impl.h"
 #include "rdmaio/wire/dc_token.h"
 #include "rdmaio/wire/rdma_headers.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 // The whole shared state machine, for DC's types (channel_base_impl.h).
 template class ChannelBase<DcChannel, DcTargetProvider, DcSlot, ChannelWork>;
@@ -114,4 +114,4 @@ void DcChannel::GiveBack(Target target) {
   }
 }
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

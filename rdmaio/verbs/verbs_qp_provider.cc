@@ -1,10 +1,15 @@
-#include "rdmaio/verbs/rc_session_qp.h"
+#include "rdmaio/verbs/verbs_qp_provider.h"
 
 #include <fmt/format.h>
 
+#include "rdmaio/verbs/rc_queue_pair.h"
 #include "rdmaio/verbs/verbs_status.h"
 
 namespace reelfs::rdmaio::verbs {
+
+using channel::RcSessionQp;
+using channel::WindowAddress;
+
 namespace {
 
 class VerbsSessionQp final : public RcSessionQp {

@@ -24,7 +24,7 @@
 
 #include "rdmaio/data_channel.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 class TransportRouter final : public DataChannel {
  public:
@@ -50,4 +50,4 @@ class TransportRouter final : public DataChannel {
   std::atomic<bool> switched_{false};
 };
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

@@ -36,13 +36,13 @@
 #include <memory>
 
 #include "common/clock.h"
+#include "rdmaio/channel/channel_base.h"
+#include "rdmaio/channel/dc_target.h"
 #include "rdmaio/channel_counters.h"
 #include "rdmaio/control_plane.h"
-#include "rdmaio/verbs/channel_base.h"
-#include "rdmaio/verbs/dc_target.h"
 #include "rdmaio/wire/endpoint_policy.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 struct DcChannelOptions {
   // DC targets (DCTs) kept; one request uses one at a time. Default: 4 (vgwrdma's default
@@ -93,4 +93,4 @@ class DcChannel final : public DcChannelBase {
   }
 };
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

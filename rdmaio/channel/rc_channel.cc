@@ -1,4 +1,4 @@
-#include "rdmaio/verbs/rc_channel.h"
+#include "rdmaio/channel/rc_channel.h"
 
 #include <algorithm>
 #include <charconv>
@@ -9,13 +9,13 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
-#include "rdmaio/verbs/channel_base_impl.h"
-#include "rdmaio/verbs/channel_replies.h"
+#include "rdmaio/channel/channel_base_impl.h"
+#include "rdmaio/channel/channel_replies.h"
 #include "rdmaio/wire/rc_control.h"
 #include "rdmaio/wire/rdma_headers.h"
 #include "rdmaio/wire/reply_classifier.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 namespace {
 
 constexpr std::string_view kLog = "rdma";
@@ -655,4 +655,4 @@ void RcChannel::Fail(const std::shared_ptr<Work>& work, Status failure) {
   }
 }
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

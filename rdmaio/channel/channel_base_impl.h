@@ -9,11 +9,11 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
-#include "rdmaio/verbs/channel_base.h"
-#include "rdmaio/verbs/channel_replies.h"
+#include "rdmaio/channel/channel_base.h"
+#include "rdmaio/channel/channel_replies.h"
 #include "rdmaio/wire/reply_classifier.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 template <typename Derived, typename Provider, typename Slot, typename Work>
 ChannelBase<Derived, Provider, Slot, Work>::ChannelBase(std::shared_ptr<ControlPlane> control,
@@ -277,4 +277,4 @@ void ChannelBase<Derived, Provider, Slot, Work>::Complete(const std::shared_ptr<
   done(std::move(result));
 }
 
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel

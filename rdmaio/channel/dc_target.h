@@ -13,9 +13,9 @@
 // would invalidate every window of the shared arena at once; the DCT is per target, so a fence
 // costs one QP, not the whole buffer pool.)
 //
-// The interface exists so DcChannel's logic is unit-tested against fakes; MlxDcTargetProvider
-// is the real one, on rdma-core with mlx5dv (ConnectX-5 or newer). Where reelfs was built without
-// mlx5dv, or the device is not an mlx5 one, Create says why (kUnimplemented / kFailedPrecondition).
+// The interface is free of rdma-core so DcChannel's logic builds and is unit-tested against fakes
+// on machines without libibverbs; MlxDcTargetProvider (rdmaio/verbs/mlx_dc_target.h) is the real
+// one, on rdma-core with mlx5dv (ConnectX-5 or newer).
 //
 // Thread-safety: a DcTarget is used by one request at a time (the channel's pool guarantees it).
 // DcTargetProvider methods may be called from any thread.
@@ -25,12 +25,12 @@
 #include <memory>
 
 #include "common/result.h"
+#include "rdmaio/channel/window_address.h"
 #include "rdmaio/data_channel.h"
-#include "rdmaio/verbs/device.h"
-#include "rdmaio/verbs/rc_session_qp.h"
+#include "rdmaio/registered_memory.h"
 #include "rdmaio/wire/gid.h"
 
-namespace reelfs::rdmaio::verbs {
+namespace reelfs::rdmaio::channel {
 
 // What a DC token says about the target (the rest of the token is the window).
 struct DcAddress {
@@ -60,43 +60,4 @@ class DcTargetProvider {
   virtual MemoryRegistrar& registrar() = 0;
 };
 
-struct DcOptions {
-  // The shared secret of DC: the server's initiators must use the same one. Default 0xffeeddcc,
-  // every cuObject server's default (vgwrdma --rdma-dc-key, NooBaa, Ceph).
-  uint64_t dc_key = 0xffeeddcc;
-  // GID index; -1 (default): the first RoCEv2 GID that is IPv4-mapped, else the first RoCEv2
-  // one, else 0 (the rule rdma_cm and RcQueuePair use).
-  int gid_index = -1;
-  // Receive work requests of the shared receive queue a DCT needs (writes consume none; only
-  // SEND / WRITE_WITH_IMM would). Default 64.
-  uint32_t srq_entries = 64;
-  uint32_t cq_entries = 64;
-};
-
-// The real provider: DCTs on `pd`'s device and `port`. Every window registered on `pd` (by any
-// VerbsRegistrar on it, RC's included) can be named in a DC token. Create probes the device:
-//   kUnimplemented       reelfs was built without mlx5dv;
-//   kFailedPrecondition  the device is not an mlx5 one ("rxe0 cannot do DC: not an mlx5
-//                        (ConnectX) device; DC needs ConnectX-5 or newer"), or creating a probe
-//                        DCT failed (the message carries the errno).
-struct DcShared;  // dc_target.cc: the PD, CQ and SRQ every target of a provider shares
-class MlxDcTargetProvider final : public DcTargetProvider {
- public:
-  static Result<std::shared_ptr<MlxDcTargetProvider>> Create(std::shared_ptr<ProtectionDomain> pd,
-                                                             const DevicePort& where,
-                                                             DcOptions options = {});
-  ~MlxDcTargetProvider() override;
-
-  Result<std::unique_ptr<DcTarget>> CreateTarget() override;
-  Result<WindowAddress> Locate(const RegisteredWindow& window) const override;
-  MemoryRegistrar& registrar() override;
-
- private:
-  explicit MlxDcTargetProvider(std::shared_ptr<DcShared> shared);
-  std::shared_ptr<DcShared> shared_;  // PD, CQ, SRQ: kept alive by every target too
-};
-
-// Whether reelfs was built with mlx5dv (REELFS_HAVE_MLX5DV).
-bool BuiltWithDc();
-
-}  // namespace reelfs::rdmaio::verbs
+}  // namespace reelfs::rdmaio::channel
