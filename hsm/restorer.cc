@@ -4,7 +4,10 @@
 // one HEAD in flight (head_in_flight) and at most one poll timer (poll_timer); waiters and
 // Request() callers attach to whatever is running. Every decision is taken under mutex_, and
 // what must happen outside it (store calls, user callbacks, CancellationToken registration,
-// ledger writes) is collected as Actions and run after the lock is released.
+// ledger writes) is collected as Actions and run after the lock is released. What a HEAD answer
+// leads to (done, poll again, request, request again, give up) and the poll intervals are
+// DecideRestore and NextPoll (hsm/restore_policy.h), the rules Stager::Wait follows too; this
+// file observes (ObserveLocked) and acts (ApplyLocked).
 //
 // Behaviour decisions (the header leaves these open):
 //  - WaitOnline joins a HEAD or RestoreObject already in flight for the key, and a scheduled poll
@@ -51,6 +54,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/thread_annotations.h"
+#include "hsm/restore_policy.h"
 #include "hsm/state.h"
 
 namespace reelfs::hsm {
@@ -79,6 +83,10 @@ class RestorerImpl final : public Restorer, public std::enable_shared_from_this<
     options_.poll_max = std::max(options_.poll_max, options_.poll_min);
     options_.max_attempts = std::max(options_.max_attempts, 1);
     options_.max_in_flight = std::max<size_t>(options_.max_in_flight, 1);
+    rules_ = RestoreRules{.poll_min = options_.poll_min,
+                          .poll_max = options_.poll_max,
+                          .max_attempts = options_.max_attempts,
+                          .request_unrequested = true};
   }
   ~RestorerImpl() override { Shutdown(); }
 
@@ -114,7 +122,7 @@ class RestorerImpl final : public Restorer, public std::enable_shared_from_this<
     std::map<uint64_t, Waiter> waiters;
     bool head_in_flight = false;
     Timer::Id poll_timer = 0;
-    Clock::Duration next_delay{};  // the next poll's delay (poll_min doubling to poll_max)
+    std::optional<Clock::Duration> poll_interval;  // NextPoll's `previous` (none: poll_min)
     std::optional<Clock::TimePoint> last_head_at;
   };
 
@@ -185,6 +193,13 @@ class RestorerImpl final : public Restorer, public std::enable_shared_from_this<
       REQUIRES(mutex_);
   void MaybeForgetLocked(const std::string& key) REQUIRES(mutex_);
   void RememberLocked(const std::string& key, const s3::ObjectInfo& info) REQUIRES(mutex_);
+  // What a HEAD answer `info` (readable or not) tells DecideRestore about `key`, as of `now`.
+  RestoreObservation ObserveLocked(const std::string& key, const KeyState& ks,
+                                   const s3::ObjectInfo& info, s3::WallTime now) const
+      REQUIRES(mutex_);
+  // Carries out DecideRestore's step for `key` after the HEAD answer `info`.
+  void ApplyLocked(const std::string& key, KeyState& ks, const s3::ObjectInfo& info,
+                   const RestoreStep& step, Actions& actions) REQUIRES(mutex_);
 
   // --- Completions (take mutex_). ---
   void OnHead(const std::string& key, Result<s3::ObjectInfo> result);
@@ -196,6 +211,7 @@ class RestorerImpl final : public Restorer, public std::enable_shared_from_this<
   const std::shared_ptr<Ledger> ledger_;  // may be null: no ledger
   Timer& timer_;
   RestorerOptions options_;
+  RestoreRules rules_;  // options_'s, after the constructor's clamps
 
   mutable Mutex mutex_;  // before the Timer's and the Ledger's own locks; never held while
                          // a callback, a store call or ledger I/O runs
@@ -262,11 +278,10 @@ void RestorerImpl::SchedulePollLocked(const std::string& key, KeyState& ks) {
   if (ks.waiters.empty() || ks.head_in_flight || ks.request_in_flight || ks.poll_timer != 0) {
     return;
   }
-  if (ks.next_delay < options_.poll_min) ks.next_delay = options_.poll_min;
-  const Clock::Duration delay = ks.next_delay;
-  ks.next_delay = std::min(ks.next_delay * 2, options_.poll_max);
+  const PollStep step = NextPoll(ks.poll_interval, rules_);
+  ks.poll_interval = step.next;
   // Timer::After never calls back under its own lock, so calling it under ours is safe.
-  ks.poll_timer = timer_.After(delay, [weak = Weak(), key] {
+  ks.poll_timer = timer_.After(step.delay, [weak = Weak(), key] {
     if (auto self = weak.lock()) self->OnPollTimer(key);
   });
 }
@@ -329,7 +344,7 @@ void RestorerImpl::OnRestore(const std::string& key, int attempts,
         ks.live = true;
         ks.accepted_at = now;
         ks.attempts = attempts;
-        ks.next_delay = options_.poll_min;
+        ks.poll_interval.reset();  // a new request: poll from poll_min again
         LedgerEntry entry = EntryOf(key, ks, LedgerPhase::kRequested, now, attempts);
         actions.push_back([this, self = shared_from_this(), key, entry = std::move(entry)] {
           if (ledger_) LedgerWrite(key, ledger_->Upsert(entry));
@@ -533,52 +548,67 @@ void RestorerImpl::OnHead(const std::string& key, Result<s3::ObjectInfo> result)
         RememberLocked(key, info);
         if (!info.etag.empty()) ks.etag = info.etag;
         ks.size = info.size;
-        const bool live = ks.live || ks.request_in_flight;
-        const State state = Classify(info, LedgerView{.requested = live}, now);
-        const bool ongoing = info.restore.has_value() && info.restore->ongoing;
-        if (IsReadable(state)) {
-          if (ks.live) actions.push_back(LedgerSetPhaseAction(key, LedgerPhase::kOnline, ""));
-          ks.live = false;
-          ks.attempts = 0;
-          if (!ks.waiters.empty()) ++counters_.completed;
-          AnswerWaitersLocked(ks, info, actions);
-        } else if (ongoing || ks.request_in_flight || ks.waiters.empty()) {
-          // The server says the restore runs, our request's answer will continue the loop, or
-          // nobody waits (a probe after a 200).
-          SchedulePollLocked(key, ks);
-        } else {
-          if (!ks.live && Trusted(entry, now)) {
-            // Another process (or an earlier run) asked: trust it, as the header promises.
-            ks.live = true;
-            ks.accepted_at = entry->requested_at;
-            ks.attempts = entry->attempts;
-          }
-          if (!ks.live) {
-            SendRequestLocked(key, ks, /*attempts=*/1, actions);
-          } else if (now - ks.accepted_at < options_.poll_min) {
-            SchedulePollLocked(key, ks);  // too soon to tell: a queued restore may not show yet
-          } else if (ks.attempts >= options_.max_attempts) {
-            // Seen offline again with every attempt spent: give up.
-            const Status failed =
-                Status::FailedPrecondition("restore of " + key + " did not complete after " +
-                                           std::to_string(ks.attempts) + " attempts");
-            ++counters_.failures;
-            ks.live = false;
-            actions.push_back(LedgerSetPhaseAction(key, LedgerPhase::kFailed, failed.ToString()));
-            AnswerWaitersLocked(ks, failed, actions);
-          } else {
-            // Seen offline again: released before it was read, or the request was lost.
-            ++counters_.re_requests;
-            REELFS_LOG_INFO("hsm", "{} is offline again after restore attempt {}; requesting again",
-                            key, ks.attempts);
-            SendRequestLocked(key, ks, ks.attempts + 1, actions);
-          }
+        RestoreStep step = DecideRestore(ObserveLocked(key, ks, info, now), rules_);
+        if (step.action == RestoreAction::kRequest && Trusted(entry, now)) {
+          // Another process (or an earlier run) asked: trust it, as the header promises.
+          ks.live = true;
+          ks.accepted_at = entry->requested_at;
+          ks.attempts = entry->attempts;
+          step = DecideRestore(ObserveLocked(key, ks, info, now), rules_);
         }
+        ApplyLocked(key, ks, info, step, actions);
       }
       MaybeForgetLocked(key);
     }
   }
   RunAll(actions);
+}
+
+RestoreObservation RestorerImpl::ObserveLocked(const std::string& key, const KeyState& ks,
+                                               const s3::ObjectInfo& info, s3::WallTime now) const {
+  return RestoreObservation{
+      .seen = Classify(info, LedgerView{}, now),
+      .requested = ks.live,
+      .since_request = ks.live ? std::chrono::duration_cast<Clock::Duration>(now - ks.accepted_at)
+                               : Clock::Duration{},
+      .attempts = ks.attempts,
+      .request_in_flight = ks.request_in_flight,
+      .awaited = !ks.waiters.empty(),
+      .key = key};
+}
+
+void RestorerImpl::ApplyLocked(const std::string& key, KeyState& ks, const s3::ObjectInfo& info,
+                               const RestoreStep& step, Actions& actions) {
+  switch (step.action) {
+    case RestoreAction::kDone:
+      // Only a request we know of has an entry to update (no ledger read per readable HEAD).
+      if (ks.live && step.record) actions.push_back(LedgerSetPhaseAction(key, *step.record, ""));
+      ks.live = false;
+      ks.attempts = 0;
+      if (!ks.waiters.empty()) ++counters_.completed;
+      AnswerWaitersLocked(ks, info, actions);
+      break;
+    case RestoreAction::kWait:
+      SchedulePollLocked(key, ks);
+      break;
+    case RestoreAction::kRequest:
+      SendRequestLocked(key, ks, step.attempts, actions);
+      break;
+    case RestoreAction::kRequestAgain:
+      ++counters_.re_requests;
+      REELFS_LOG_INFO("hsm", "{} is offline again after restore attempt {}; requesting again", key,
+                      ks.attempts);
+      SendRequestLocked(key, ks, step.attempts, actions);
+      break;
+    case RestoreAction::kGiveUp:
+      ++counters_.failures;
+      ks.live = false;
+      if (step.record) {
+        actions.push_back(LedgerSetPhaseAction(key, *step.record, step.failure.ToString()));
+      }
+      AnswerWaitersLocked(ks, step.failure, actions);
+      break;
+  }
 }
 
 // --- Bookkeeping ---
