@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "hsm/restore_policy.h"
 #include "s3/await.h"
 #include "s3/protocol/list_paging.h"
 
@@ -521,196 +522,286 @@ Result<uint64_t> Stager::Submit(std::vector<StageObject>& objects, const Progres
   return requested;
 }
 
-Result<WaitEnd> Stager::Wait(std::vector<StageObject>& objects, Clock::TimePoint deadline,
-                             const ProgressFn& progress) {
-  const size_t n = objects.size();
-  // What the ledger knows of these objects (one query: the longest common prefix of the keys).
-  std::unordered_map<std::string, LedgerEntry> entries;
+namespace {
+
+// What Stager::Wait needs of a Stager.
+struct WaitContext {
+  SendContext send;
+  Ledger& ledger;
+  const std::string& endpoint;
+  Clock::TimePoint start;  // the Stager's (progress counts from it)
+};
+
+// One Stager::Wait over `objects`: what is known of each object's request, and the steps of a
+// poll round. DecideRestore (hsm/restore_policy.h) says what each HEAD answer leads to; this
+// class observes and acts. Everything runs on the calling thread (Fanout hands HEAD and
+// RestoreObject completions back to it).
+class WaitRun {
+ public:
+  WaitRun(WaitContext ctx, std::vector<StageObject>& objects)
+      : ctx_(ctx),
+        objects_(objects),
+        rules_{.poll_min = ctx.send.options.poll_min,
+               .poll_max = ctx.send.options.poll_max,
+               .max_attempts = ctx.send.options.max_attempts,
+               .request_unrequested = false},  // `reelfs wait` asks for nothing new
+        requested_(objects.size(), false) {}
+
+  const RestoreRules& rules() const { return rules_; }
+  bool progressed() const { return progressed_; }
+
+  // Reads what the ledger knows of the objects: which were requested, since when, how often.
+  void LoadRequests();
+  // The objects still to HEAD; fails those offline with no request known (kNotRequested).
+  std::vector<size_t> Pending();
+  // HEADs `pending`, max_in_flight at a time, and carries out DecideRestore for each answer.
+  Status PollRound(const std::vector<size_t>& pending);
+  // Sends the requests the round decided to send again, and records their answers.
+  Status RequestAgain();
+  // Writes the round's ledger updates, kLedgerBatch to a transaction.
+  void FlushLedger();
+  StageProgress Progress(Clock::TimePoint now) const;
+  // Every object readable or failed.
+  bool Settled() const;
+  bool AnyFailed() const;
+
+ private:
+  Clock& clock() const { return ctx_.send.clock; }
+  void OnHead(size_t i, const Result<s3::ObjectInfo>& r);
+  RestoreObservation Observe(size_t i, State seen) const;
+
+  const WaitContext ctx_;
+  std::vector<StageObject>& objects_;
+  const RestoreRules rules_;
+  std::unordered_map<std::string, LedgerEntry> entries_;  // the ledger's, by key
+  Clock::TimePoint wait_start_;
+  uint64_t readable_at_start_ = 0;
+  // Whether a restore of objects_[i] is known to have been asked for, and since when (clock()).
+  std::vector<bool> requested_;
+  std::vector<Clock::TimePoint> requested_at_;
+  std::vector<LedgerEntry> updates_;
+  // This round's.
+  bool progressed_ = false;  // something came online
+  std::vector<size_t> again_;
+  Status fatal_;
+};
+
+void WaitRun::LoadRequests() {
+  const size_t n = objects_.size();
+  // One query: the longest common prefix of the keys.
   if (n > 0) {
-    std::string prefix = objects.front().key;
-    for (const StageObject& o : objects) {
+    std::string prefix = objects_.front().key;
+    for (const StageObject& o : objects_) {
       size_t k = 0;
       while (k < prefix.size() && k < o.key.size() && prefix[k] == o.key[k]) ++k;
       prefix.resize(k);
     }
-    auto found = ledger_.FindPrefix(endpoint_, bucket_, prefix);
+    auto found = ctx_.ledger.FindPrefix(ctx_.endpoint, ctx_.send.bucket, prefix);
     if (!found.ok()) {
       REELFS_LOG_WARN("hsm", "ledger: {}", found.status().ToString());
     } else {
-      for (LedgerEntry& e : *found) entries.emplace(e.id.key, std::move(e));
+      for (LedgerEntry& e : *found) entries_.emplace(e.id.key, std::move(e));
     }
   }
-  const Clock::TimePoint wait_start = clock_.Now();
-  // Whether a restore of objects[i] is known to have been asked for, and since when (this clock).
-  std::vector<bool> requested(n, false);
-  std::vector<Clock::TimePoint> requested_at(n, wait_start);
+  wait_start_ = clock().Now();
+  requested_at_.assign(n, wait_start_);
+  const s3::WallTime wall = clock().WallNow();
+  for (size_t i = 0; i < n; ++i) {
+    StageObject& o = objects_[i];
+    auto it = entries_.find(o.key);
+    if (it != entries_.end() && it->second.phase == LedgerPhase::kRequested &&
+        (it->second.etag.empty() || o.etag.empty() || it->second.etag == o.etag)) {
+      requested_[i] = true;
+      requested_at_[i] =
+          wait_start_ - std::chrono::duration_cast<Clock::Duration>(wall - it->second.requested_at);
+      o.attempts = std::max(o.attempts, it->second.attempts);
+    }
+    if (o.state == State::kStaging) requested_[i] = true;
+  }
+  for (const StageObject& o : objects_) readable_at_start_ += IsReadable(o.state) ? 1 : 0;
+}
+
+std::vector<size_t> WaitRun::Pending() {
+  std::vector<size_t> pending;
+  for (size_t i = 0; i < objects_.size(); ++i) {
+    StageObject& o = objects_[i];
+    if (IsReadable(o.state) || !o.error.empty()) continue;
+    if (o.state == State::kOffline && !requested_[i]) {
+      o.error = kNotRequested;
+      continue;
+    }
+    pending.push_back(i);
+  }
+  return pending;
+}
+
+Status WaitRun::PollRound(const std::vector<size_t>& pending) {
+  progressed_ = false;
+  again_.clear();
   {
-    const s3::WallTime wall = clock_.WallNow();
-    for (size_t i = 0; i < n; ++i) {
-      StageObject& o = objects[i];
-      auto it = entries.find(o.key);
-      if (it != entries.end() && it->second.phase == LedgerPhase::kRequested &&
-          (it->second.etag.empty() || o.etag.empty() || it->second.etag == o.etag)) {
-        requested[i] = true;
-        requested_at[i] = wait_start - std::chrono::duration_cast<Clock::Duration>(
-                                           wall - it->second.requested_at);
-        o.attempts = std::max(o.attempts, it->second.attempts);
+    Fanout fanout(ctx_.send.options.max_in_flight);
+    for (size_t i : pending) {
+      if (!fatal_.ok()) break;
+      fanout.Acquire();
+      ctx_.send.store.HeadObject(s3::HeadObjectRequest{ctx_.send.bucket, objects_[i].key},
+                                 [this, &fanout, i](Result<s3::ObjectInfo> r) {
+                                   fanout.Post([this, i, r = std::move(r)] { OnHead(i, r); });
+                                 });
+    }
+    fanout.Finish();
+  }
+  return fatal_;
+}
+
+RestoreObservation WaitRun::Observe(size_t i, State seen) const {
+  return RestoreObservation{.seen = seen,
+                            .requested = requested_[i],
+                            .since_request = clock().Now() - requested_at_[i],
+                            .attempts = objects_[i].attempts};
+}
+
+void WaitRun::OnHead(size_t i, const Result<s3::ObjectInfo>& r) {
+  StageObject& o = objects_[i];
+  if (!r.ok()) {
+    if (r.status().code() == StatusCode::kNotFound) {
+      o.error = "deleted while staging";
+    } else if (StopsEverything(r.status())) {
+      if (fatal_.ok()) {
+        fatal_ = r.status().WithContext("HEAD s3://" + ctx_.send.bucket + "/" + o.key);
       }
-      if (o.state == State::kStaging) requested[i] = true;
+    } else {
+      REELFS_LOG_WARN("hsm", "HEAD {}: {}", o.key, r.status().ToString());
+    }
+    return;
+  }
+  Absorb(o, *r);
+  const State seen = Classify(*r, LedgerView{}, clock().WallNow());
+  const RestoreStep step = DecideRestore(Observe(i, seen), rules_);
+  auto entry = entries_.find(o.key);
+  switch (step.action) {
+    case RestoreAction::kDone:
+      o.state = seen;
+      progressed_ = true;
+      if (entry != entries_.end() && entry->second.phase != *step.record) {
+        entry->second.phase = *step.record;
+        entry->second.updated_at = clock().WallNow();
+        updates_.push_back(entry->second);
+      }
+      break;
+    case RestoreAction::kWait:
+      o.state = State::kStaging;  // running, or too soon for the server to show our request
+      // Someone asked: if it shows offline later, that is a release, not "never requested".
+      if (seen == State::kStaging) requested_[i] = true;
+      break;
+    case RestoreAction::kRequest:  // not with request_unrequested = false
+    case RestoreAction::kRequestAgain:
+      o.state = State::kOffline;
+      again_.push_back(i);
+      break;
+    case RestoreAction::kGiveUp:
+      o.state = State::kOffline;
+      o.error = step.failure.message();
+      if (step.record && entry != entries_.end()) {
+        entry->second.phase = *step.record;
+        entry->second.last_error = o.error;
+        entry->second.updated_at = clock().WallNow();
+        updates_.push_back(entry->second);
+      }
+      break;
+  }
+}
+
+Status WaitRun::RequestAgain() {
+  if (again_.empty()) return Status::Ok();
+  // Both answers count an attempt and replace the object's ledger entry.
+  auto entry_for = [&](size_t i, s3::RestoreTier tier) {
+    StageObject& o = objects_[i];
+    o.attempts += 1;
+    LedgerEntry e =
+        EntryFor(ctx_.endpoint, ctx_.send.bucket, o, tier, ctx_.send.options, clock().WallNow());
+    e.attempts = o.attempts;
+    return e;
+  };
+  auto record = [&](LedgerEntry e) {
+    entries_[e.id.key] = e;
+    updates_.push_back(std::move(e));
+  };
+  auto accepted = [&](size_t i, s3::RestoreTier tier) {
+    objects_[i].state = State::kStaging;
+    requested_at_[i] = clock().Now();
+    record(entry_for(i, tier));
+  };
+  auto refused = [&](size_t i, s3::RestoreTier tier, const Status& st) {
+    objects_[i].error = ErrorText(st);
+    LedgerEntry e = entry_for(i, tier);
+    e.phase = LedgerPhase::kFailed;
+    e.last_error = st.ToString();
+    record(std::move(e));
+  };
+  return SendRestores(ctx_.send, objects_, again_, accepted, refused);
+}
+
+void WaitRun::FlushLedger() {
+  for (size_t off = 0; off < updates_.size(); off += kLedgerBatch) {
+    std::span<const LedgerEntry> part(updates_.data() + off,
+                                      std::min(kLedgerBatch, updates_.size() - off));
+    if (Status st = ctx_.ledger.UpsertMany(part); !st.ok()) {
+      REELFS_LOG_WARN("hsm", "ledger: {}", st.ToString());
     }
   }
+  updates_.clear();
+}
 
-  uint64_t readable_at_start = 0;
-  for (const StageObject& o : objects) readable_at_start += IsReadable(o.state) ? 1 : 0;
-  Clock::Duration interval = options_.poll_min;
-  std::vector<LedgerEntry> updates;
-  Status fatal;
+StageProgress WaitRun::Progress(Clock::TimePoint now) const {
+  StageProgress p{StageSummary::Of(objects_), now - ctx_.start, std::nullopt,
+                  ctx_.send.requests_sent};
+  uint64_t readable = p.summary.objects[static_cast<size_t>(State::kOnline)] +
+                      p.summary.objects[static_cast<size_t>(State::kRestored)];
+  uint64_t left = p.summary.total_objects - readable - p.summary.failed;
+  if (readable > readable_at_start_ && now > wait_start_) {
+    p.eta = std::chrono::duration_cast<Clock::Duration>(
+        (now - wait_start_) * (static_cast<double>(left) / (readable - readable_at_start_)));
+  }
+  return p;
+}
 
+bool WaitRun::Settled() const {
+  return std::all_of(objects_.begin(), objects_.end(),
+                     [](const StageObject& o) { return IsReadable(o.state) || !o.error.empty(); });
+}
+
+bool WaitRun::AnyFailed() const {
+  return std::any_of(objects_.begin(), objects_.end(),
+                     [](const StageObject& o) { return !o.error.empty(); });
+}
+
+}  // namespace
+
+Result<WaitEnd> Stager::Wait(std::vector<StageObject>& objects, Clock::TimePoint deadline,
+                             const ProgressFn& progress) {
+  WaitRun run(WaitContext{SendContext{store_, bucket_, clock_, options_, requests_sent_}, ledger_,
+                          endpoint_, start_},
+              objects);
+  run.LoadRequests();
+  std::optional<Clock::Duration> interval;  // NextPoll's `previous`
   for (;;) {
-    std::vector<size_t> pending;
-    for (size_t i = 0; i < n; ++i) {
-      StageObject& o = objects[i];
-      if (IsReadable(o.state) || !o.error.empty()) continue;
-      if (o.state == State::kOffline && !requested[i]) {
-        o.error = "offline and not requested";
-        continue;
-      }
-      pending.push_back(i);
-    }
+    const std::vector<size_t> pending = run.Pending();
     if (pending.empty()) break;
-
-    // One round of HEADs.
-    bool progressed = false;
-    std::vector<size_t> again;  // offline again: request once more
-    {
-      Fanout fanout(options_.max_in_flight);
-      for (size_t i : pending) {
-        if (!fatal.ok()) break;
-        fanout.Acquire();
-        store_.HeadObject(
-            s3::HeadObjectRequest{bucket_, objects[i].key}, [&, i](Result<s3::ObjectInfo> r) {
-              fanout.Post([&, i, r = std::move(r)] {
-                StageObject& o = objects[i];
-                if (!r.ok()) {
-                  if (r.status().code() == StatusCode::kNotFound) {
-                    o.error = "deleted while staging";
-                  } else if (StopsEverything(r.status())) {
-                    if (fatal.ok())
-                      fatal = r.status().WithContext("HEAD s3://" + bucket_ + "/" + o.key);
-                  } else {
-                    REELFS_LOG_WARN("hsm", "HEAD {}: {}", o.key, r.status().ToString());
-                  }
-                  return;
-                }
-                Absorb(o, *r);
-                const State seen = Classify(*r, LedgerView{}, clock_.WallNow());
-                if (IsReadable(seen)) {
-                  o.state = seen;
-                  progressed = true;
-                  auto it = entries.find(o.key);
-                  if (it != entries.end() && it->second.phase != LedgerPhase::kOnline) {
-                    it->second.phase = LedgerPhase::kOnline;
-                    it->second.updated_at = clock_.WallNow();
-                    updates.push_back(it->second);
-                  }
-                  return;
-                }
-                if (seen == State::kStaging) {
-                  o.state = State::kStaging;
-                  requested[i] = true;
-                  return;
-                }
-                // Offline with no restore running.
-                if (!requested[i]) {
-                  o.state = State::kOffline;
-                  o.error = "offline and not requested";
-                } else if (clock_.Now() - requested_at[i] < options_.poll_min) {
-                  o.state = State::kStaging;  // the server may not show a fresh request yet
-                } else if (o.attempts >= options_.max_attempts) {
-                  o.state = State::kOffline;
-                  o.error =
-                      "restore did not complete after " + std::to_string(o.attempts) + " attempts";
-                  auto it = entries.find(o.key);
-                  if (it != entries.end()) {
-                    it->second.phase = LedgerPhase::kFailed;
-                    it->second.last_error = o.error;
-                    it->second.updated_at = clock_.WallNow();
-                    updates.push_back(it->second);
-                  }
-                } else {
-                  o.state = State::kOffline;
-                  again.push_back(i);
-                }
-              });
-            });
-      }
-      fanout.Finish();
-    }
-    REELFS_RETURN_IF_ERROR(fatal);
-
-    if (!again.empty()) {
-      auto accepted = [&](size_t i, s3::RestoreTier tier) {
-        StageObject& o = objects[i];
-        o.state = State::kStaging;
-        o.attempts += 1;
-        requested_at[i] = clock_.Now();
-        LedgerEntry e = EntryFor(endpoint_, bucket_, o, tier, options_, clock_.WallNow());
-        e.attempts = o.attempts;
-        entries[o.key] = e;
-        updates.push_back(std::move(e));
-      };
-      auto refused = [&](size_t i, s3::RestoreTier tier, const Status& st) {
-        StageObject& o = objects[i];
-        o.attempts += 1;
-        o.error = ErrorText(st);
-        LedgerEntry e = EntryFor(endpoint_, bucket_, o, tier, options_, clock_.WallNow());
-        e.attempts = o.attempts;
-        e.phase = LedgerPhase::kFailed;
-        e.last_error = st.ToString();
-        entries[o.key] = e;
-        updates.push_back(std::move(e));
-      };
-      REELFS_RETURN_IF_ERROR(
-          SendRestores(SendContext{store_, bucket_, clock_, options_, requests_sent_}, objects,
-                       again, accepted, refused));
-    }
-    for (size_t off = 0; off < updates.size(); off += kLedgerBatch) {
-      std::span<const LedgerEntry> part(updates.data() + off,
-                                        std::min(kLedgerBatch, updates.size() - off));
-      if (Status st = ledger_.UpsertMany(part); !st.ok()) {
-        REELFS_LOG_WARN("hsm", "ledger: {}", st.ToString());
-      }
-    }
-    updates.clear();
-
+    REELFS_RETURN_IF_ERROR(run.PollRound(pending));
+    REELFS_RETURN_IF_ERROR(run.RequestAgain());
+    run.FlushLedger();
     const Clock::TimePoint now = clock_.Now();
-    if (progress) {
-      StageProgress p{StageSummary::Of(objects), now - start_, std::nullopt, requests_sent_};
-      uint64_t readable = p.summary.objects[static_cast<size_t>(State::kOnline)] +
-                          p.summary.objects[static_cast<size_t>(State::kRestored)];
-      uint64_t left = p.summary.total_objects - readable - p.summary.failed;
-      if (readable > readable_at_start && now > wait_start) {
-        p.eta = std::chrono::duration_cast<Clock::Duration>(
-            (now - wait_start) * (static_cast<double>(left) / (readable - readable_at_start)));
-      }
-      progress(p);
-    }
-    bool all_settled = true;
-    for (const StageObject& o : objects) {
-      if (!IsReadable(o.state) && o.error.empty()) all_settled = false;
-    }
-    if (all_settled) break;
+    if (progress) progress(run.Progress(now));
+    if (run.Settled()) break;
     if (now >= deadline) return WaitEnd::kTimedOut;
-    // poll_min doubling to poll_max; back to poll_min after a round in which something came
-    // online (the library is working through a cartridge: more will follow soon).
-    if (progressed) interval = options_.poll_min;
-    clock_.SleepFor(std::min<Clock::Duration>(interval, deadline - now));
-    interval = std::min<Clock::Duration>(interval * 2, options_.poll_max);
+    // Back to poll_min after a round in which something came online (the library is working
+    // through a cartridge: more will follow soon).
+    if (run.progressed()) interval.reset();
+    const PollStep step = NextPoll(interval, run.rules());
+    clock_.SleepFor(std::min<Clock::Duration>(step.delay, deadline - now));
+    interval = step.next;
   }
-  for (const StageObject& o : objects) {
-    if (!o.error.empty()) return WaitEnd::kFailed;
-  }
-  return WaitEnd::kDone;
+  return run.AnyFailed() ? WaitEnd::kFailed : WaitEnd::kDone;
 }
 
 }  // namespace reelfs::hsm
