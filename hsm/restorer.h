@@ -15,6 +15,7 @@
 // the restored copy was released before it was read, or the request was lost: the key is
 // requested again (ledger attempts + 1), up to max_attempts, after which waiters fail with
 // kFailedPrecondition ("restore did not complete after N attempts") and the ledger says failed.
+// These rules are DecideRestore and NextPoll (hsm/restore_policy.h), shared with Stager::Wait.
 //
 // Thread-safety: all methods may be called concurrently from any thread. Callbacks run on the
 // ObjectStore's or the Timer's thread (or the caller's, for immediate answers), never under an

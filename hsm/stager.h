@@ -14,7 +14,8 @@
 //     batches (one transaction per up to 500 objects) with the batch id.
 //  4. Wait: HEAD the requested objects not yet readable, in rounds (poll_min doubling to
 //     poll_max, reset when a round sees progress); an object seen offline again with no restore
-//     ongoing is requested again (ledger attempts + 1) up to max_attempts, then failed.
+//     ongoing is requested again (ledger attempts + 1) up to max_attempts, then failed. These
+//     rules are DecideRestore and NextPoll (hsm/restore_policy.h), shared with the Restorer.
 //
 // Blocking: every method waits for its requests (s3/await.h), so call it from a thread that is
 // not the store's event loop (the CLI's main thread, a worker thread of the daemon).
