@@ -135,32 +135,38 @@ class FakeArchive:
 
     def _run(self):
         pos = 0
+        owed = 0  # files the current step still has to bring online
         while not self._stop.is_set():
             self._take_requests()
             if pos >= len(self._order):
                 time.sleep(0.005)
                 continue
-            if not self._auto:
-                if not self._steps.acquire(timeout=0.005):
-                    continue
-                if self._stop.is_set():
-                    return
-            else:
-                time.sleep(0.005)
-            # The next batch of the order whose files are staging (requested) comes online.
-            done = 0
-            while pos < len(self._order) and done < self._batch:
+            if owed == 0:
+                if not self._auto:
+                    if not self._steps.acquire(timeout=0.005):
+                        continue
+                    if self._stop.is_set():
+                        return
+                else:
+                    time.sleep(0.005)
+                owed = self._batch
+            # The step's batch comes online in the library's order. A file of it not requested
+            # yet holds the rest back and the step stays owed: a step always brings a whole
+            # batch, however the requests interleave with this thread's scans (a step that
+            # ended early, with the test waiting for the whole batch, hung the test).
+            while pos < len(self._order) and owed > 0:
                 i = self._order[pos]
                 if self.get_state(i) == "staging":
                     self.set_state(i, "online")
                     with self._lock:
                         self.history.append((i, "online"))
-                    done += 1
+                    owed -= 1
                     pos += 1
                 elif i in self.stage_fail or self.get_state(i) == "online":
                     pos += 1  # never comes (StageFail) or already there
                 else:
                     break  # not requested yet: wait for the request
-            if done == 0 and not self._auto:
-                self._steps.release()  # nothing could move: keep the step for later
+            if pos >= len(self._order):
+                owed = 0
+            elif owed > 0:
                 time.sleep(0.005)
