@@ -186,7 +186,12 @@ class ReadyOrderTest(unittest.TestCase):
         self.assertEqual(sorted(got), [0, 1, 2, 3, 4, 5, 7, 8, 9])
         self.assertEqual(list(cm.exception.failed), [a.paths[6]])
         self.assertIn("still offline after 3 restore requests", str(cm.exception))
-        self.assertEqual(order.stats["rerequests"], 2)
+        # File 6 was asked for again exactly twice (the message says 3 requests); another file
+        # may be asked for again too when this process is starved between a request and the
+        # fake mount's next scan (it still reads offline 10 ms later), which is harmless: a
+        # request for a staging file is a no-op. So at least 2, not exactly 2 (it flaked 5 in
+        # 30 runs on a loaded machine).
+        self.assertGreaterEqual(order.stats["rerequests"], 2)
 
         order = ReadyOrder(a.paths, max_rerequests=1, rerequest_interval=0.01,
                            on_error="skip", **FAST)
