@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/timer.h"
 #include "common/units.h"
@@ -137,7 +138,7 @@ void CapOfflineWait(fuse::TapeOptions& tape) {
 // usable (reads then go over HTTP, as without the flag).
 struct RdmaPath {
   std::shared_ptr<rdmaio::DataChannel> channel;
-  std::function<std::string()> metrics_json;  // a JSON array, one object per endpoint
+  std::function<Json()> metrics_json;  // an array, one object per endpoint; null: none left
   std::function<std::string()> log_line;
 };
 
@@ -157,23 +158,17 @@ void WarnIfMemlockLow(uint64_t max_memory) {
 #if REELFS_HAVE_RDMA
 constexpr bool kBuiltWithRdma = true;
 
-std::string JsonQuote(std::string_view in) {
-  std::string out = "\"";
-  for (char ch : in) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    if (static_cast<unsigned char>(ch) < 0x20) continue;  // never in an endpoint URL
-    out += ch;
-  }
-  return out + "\"";
-}
-
-std::string CountersJson(const rdmaio::ChannelCounters& c) {
-  return fmt::format(R"({{"endpoint":{},"transport":{},"rdma_requests":{},"rdma_bytes":{},)"
-                     R"("http_requests":{},"http_bytes":{},"fallbacks":{},"sessions_opened":{},)"
-                     R"("sessions_fenced":{},"failed":{}}})",
-                     JsonQuote(c.endpoint), JsonQuote(c.transport), c.rdma_requests, c.rdma_bytes,
-                     c.http_requests, c.http_bytes, c.fallbacks, c.sessions_opened,
-                     c.sessions_fenced, c.failed);
+Json CountersJson(const rdmaio::ChannelCounters& c) {
+  return Json{{"endpoint", c.endpoint},
+              {"transport", c.transport},
+              {"rdma_requests", c.rdma_requests},
+              {"rdma_bytes", c.rdma_bytes},
+              {"http_requests", c.http_requests},
+              {"http_bytes", c.http_bytes},
+              {"fallbacks", c.fallbacks},
+              {"sessions_opened", c.sessions_opened},
+              {"sessions_fenced", c.sessions_fenced},
+              {"failed", c.failed}};
 }
 
 std::string CountersLine(const rdmaio::ChannelCounters& n) {
@@ -285,14 +280,13 @@ RdmaPath OpenRdmaPath(const RdmaConfig& rdma, const std::shared_ptr<s3::ObjectSt
     });
   }
   // One entry per channel, each with its transport.
-  path.metrics_json = [counters]() -> std::string {
-    std::string out;
+  path.metrics_json = [counters]() -> Json {
+    Json out = Json::array();
     for (const auto& get : counters) {
       std::optional<rdmaio::ChannelCounters> c = get();
-      if (!c) continue;
-      out += (out.empty() ? "[" : ",") + CountersJson(*c);
+      if (c) out.push_back(CountersJson(*c));
     }
-    return out.empty() ? "null" : out + "]";
+    return out.empty() ? Json() : out;
   };
   path.log_line = [counters]() -> std::string {
     std::string out;

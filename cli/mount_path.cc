@@ -3,182 +3,16 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <map>
 #include <memory>
-#include <variant>
 
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
 #include "cli/s3_url.h"
+#include "common/json.h"
 
 namespace reelfs::cli {
 namespace {
-
-// A reader for the one JSON shape we accept: a flat object whose values are strings, numbers,
-// booleans or null (nested values are rejected: the contract has none). Strings take the JSON
-// escapes, \uXXXX included (encoded as UTF-8; surrogate pairs combined).
-class FlatJsonReader {
- public:
-  explicit FlatJsonReader(std::string_view text) : text_(text) {}
-
-  Result<std::map<std::string, std::string>> ReadObject() {
-    std::map<std::string, std::string> out;
-    SkipSpace();
-    if (!Eat('{')) return Error("expected '{'");
-    SkipSpace();
-    if (Eat('}')) return Finish(std::move(out));
-    for (;;) {
-      SkipSpace();
-      REELFS_ASSIGN_OR_RETURN(std::string name, ReadString());
-      SkipSpace();
-      if (!Eat(':')) return Error("expected ':'");
-      SkipSpace();
-      REELFS_ASSIGN_OR_RETURN(std::string value, ReadScalar());
-      out[name] = std::move(value);
-      SkipSpace();
-      if (Eat(',')) continue;
-      if (Eat('}')) return Finish(std::move(out));
-      return Error("expected ',' or '}'");
-    }
-  }
-
- private:
-  Result<std::map<std::string, std::string>> Finish(std::map<std::string, std::string> out) {
-    SkipSpace();
-    if (pos_ != text_.size()) return Error("trailing characters");
-    return out;
-  }
-  Status Error(std::string_view what) const {
-    return Status::InvalidArgument("JSON at offset " + std::to_string(pos_) + ": " +
-                                   std::string(what));
-  }
-  void SkipSpace() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
-      ++pos_;
-    }
-  }
-  bool Eat(char c) {
-    if (pos_ < text_.size() && text_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  Result<std::string> ReadScalar() {
-    if (pos_ >= text_.size()) return Error("value expected");
-    char c = text_[pos_];
-    if (c == '"') return ReadString();
-    if (c == '{' || c == '[') return Error("nested values are not expected");
-    size_t start = pos_;
-    while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '}' && text_[pos_] != ' ' &&
-           text_[pos_] != '\n' && text_[pos_] != '\t' && text_[pos_] != '\r') {
-      ++pos_;
-    }
-    std::string word(text_.substr(start, pos_ - start));
-    if (word == "true" || word == "false" || word == "null") return word;
-    if (word.empty()) return Error("value expected");
-    char* end = nullptr;
-    std::strtod(word.c_str(), &end);
-    if (end != word.c_str() + word.size()) return Error("bad number '" + word + "'");
-    return word;
-  }
-  static void AppendUtf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-  Result<uint32_t> ReadHex4() {
-    if (pos_ + 4 > text_.size()) return Error("short \\u escape");
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      char h = text_[pos_++];
-      v <<= 4;
-      if (h >= '0' && h <= '9')
-        v |= h - '0';
-      else if (h >= 'a' && h <= 'f')
-        v |= h - 'a' + 10;
-      else if (h >= 'A' && h <= 'F')
-        v |= h - 'A' + 10;
-      else
-        return Error("bad \\u escape");
-    }
-    return v;
-  }
-  Result<std::string> ReadString() {
-    if (!Eat('"')) return Error("expected a string");
-    std::string out;
-    for (;;) {
-      if (pos_ >= text_.size()) return Error("unterminated string");
-      char c = text_[pos_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) return Error("control character in string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= text_.size()) return Error("unterminated escape");
-      char e = text_[pos_++];
-      switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case '\\':
-          out += '\\';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case 'b':
-          out += '\b';
-          break;
-        case 'f':
-          out += '\f';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'u': {
-          REELFS_ASSIGN_OR_RETURN(uint32_t cp, ReadHex4());
-          if (cp >= 0xD800 && cp < 0xDC00) {
-            if (!Eat('\\') || !Eat('u')) return Error("lone surrogate");
-            REELFS_ASSIGN_OR_RETURN(uint32_t low, ReadHex4());
-            if (low < 0xDC00 || low >= 0xE000) return Error("bad surrogate pair");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          } else if (cp >= 0xDC00 && cp < 0xE000) {
-            return Error("lone surrogate");
-          }
-          AppendUtf8(out, cp);
-          break;
-        }
-        default:
-          return Error(std::string("bad escape \\") + e);
-      }
-    }
-  }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-};
 
 Result<std::string> GetXattr(const std::string& path, const char* name) {
   std::string value(4096, '\0');
@@ -200,20 +34,36 @@ Result<std::string> GetXattr(const std::string& path, const char* name) {
 }  // namespace
 
 Result<MountInfo> ParseMountInfo(std::string_view json) {
-  REELFS_ASSIGN_OR_RETURN(auto fields, FlatJsonReader(json).ReadObject());
-  MountInfo info;
-  auto str = [&](const char* name, std::string* out) -> Status {
-    auto it = fields.find(name);
-    if (it == fields.end()) return Status::Ok();
-    *out = it->second;
-    return Status::Ok();
-  };
-  auto version = fields.find("version");
-  if (version == fields.end()) return Status::InvalidArgument("user.reelfs.mount: no version");
-  if (version->second != "1") {
-    return Status::InvalidArgument("user.reelfs.mount: version " + version->second +
+  Json doc;
+  try {
+    doc = Json::parse(json);
+  } catch (const Json::parse_error& e) {
+    return Status::InvalidArgument(std::string("user.reelfs.mount: ") + e.what());
+  }
+  if (!doc.is_object()) return Status::InvalidArgument("user.reelfs.mount: not a JSON object");
+  for (const auto& [name, value] : doc.items()) {
+    // The contract has no nested values; a reader must not guess what a later one means.
+    if (value.is_structured()) {
+      return Status::InvalidArgument("user.reelfs.mount: member " + name + " is not a scalar");
+    }
+  }
+  auto version = doc.find("version");
+  if (version == doc.end()) return Status::InvalidArgument("user.reelfs.mount: no version");
+  if (!version->is_number_integer() || version->get<int64_t>() != 1) {
+    return Status::InvalidArgument("user.reelfs.mount: version " + DumpJson(*version) +
                                    " is not supported (this reelfs reads version 1)");
   }
+  MountInfo info;
+  auto str = [&](const char* name, std::string* out) -> Status {
+    auto it = doc.find(name);
+    if (it == doc.end()) return Status::Ok();
+    if (!it->is_string()) {
+      return Status::InvalidArgument(std::string("user.reelfs.mount: ") + name +
+                                     " is not a string");
+    }
+    *out = it->get<std::string>();
+    return Status::Ok();
+  };
   REELFS_RETURN_IF_ERROR(str("endpoint", &info.endpoint));
   REELFS_RETURN_IF_ERROR(str("bucket", &info.bucket));
   REELFS_RETURN_IF_ERROR(str("prefix", &info.prefix));

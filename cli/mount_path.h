@@ -32,8 +32,9 @@ struct MountInfo {
   std::string ledger;  // restore ledger file of the mount ("" = none published)
 };
 
-// Parses the xattr's JSON (a flat object; unknown members are ignored, so later versions may
-// add some). InvalidArgument for malformed JSON, a version other than 1, no bucket, or a prefix
+// Parses the xattr's JSON (a flat object; unknown scalar members are ignored, so later versions
+// may add some). InvalidArgument for malformed JSON, a nested member, a version other than the
+// number 1, an endpoint, bucket, prefix or ledger that is not a string, no bucket, or a prefix
 // that is neither empty nor ends in '/'.
 Result<MountInfo> ParseMountInfo(std::string_view json);
 

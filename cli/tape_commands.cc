@@ -14,6 +14,7 @@
 
 #include "cli/mount_path.h"
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/units.h"
 #include "hsm/ledger.h"
 #include "hsm/stager.h"
@@ -25,38 +26,6 @@ using hsm::State;
 
 constexpr State kStates[] = {State::kOnline, State::kRestored, State::kStaging, State::kOffline,
                              State::kUnknown};
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 // "45s", "3m20s", "2h05m".
 std::string FormatEta(Clock::Duration d) {
@@ -94,17 +63,17 @@ std::string ProgressText(const hsm::StageSummary& s, std::optional<Clock::Durati
   return out.str();
 }
 
-std::string SummaryJson(const hsm::StageSummary& s) {
-  std::ostringstream out;
-  out << "{";
+Json SummaryJson(const hsm::StageSummary& s) {
+  Json out;
   for (State st : kStates) {
-    out << JsonString(hsm::StateName(st)) << ":{\"objects\":" << Count(s, st)
-        << ",\"bytes\":" << Bytes(s, st) << "},";
+    out[std::string(hsm::StateName(st))] = Json{{"objects", Count(s, st)}, {"bytes", Bytes(s, st)}};
   }
-  out << "\"failed\":" << s.failed << ",\"total_objects\":" << s.total_objects
-      << ",\"total_bytes\":" << s.total_bytes << ",\"cartridges\":" << s.cartridges
-      << ",\"cartridges_pending\":" << s.cartridges_pending << "}";
-  return out.str();
+  out["failed"] = s.failed;
+  out["total_objects"] = s.total_objects;
+  out["total_bytes"] = s.total_bytes;
+  out["cartridges"] = s.cartridges;
+  out["cartridges_pending"] = s.cartridges_pending;
+  return out;
 }
 
 // x-amz-restore as a HEAD received it; for a listing's RestoreStatus (no header), rebuilt from the
@@ -125,35 +94,26 @@ std::string RestoreHeader(const hsm::StageObject& o) {
   return out;
 }
 
-std::string ObjectJson(const hsm::StageObject& o, const std::string& bucket) {
-  std::ostringstream out;
-  out << "{\"path\":" << JsonString(o.display.empty() ? "s3://" + bucket + "/" + o.key : o.display)
-      << ",\"bucket\":" << JsonString(bucket) << ",\"key\":" << JsonString(o.key)
-      << ",\"state\":" << JsonString(hsm::StateName(o.state)) << ",\"size\":" << o.size
-      << ",\"storage_class\":" << JsonString(o.storage_class)
-      << ",\"restore\":" << JsonString(RestoreHeader(o)) << ",\"tape\":";
+Json ObjectJson(const hsm::StageObject& o, const std::string& bucket) {
+  // A hint's members that the server did not give are null.
+  auto optional = [](const auto& v) { return v ? Json(*v) : Json(); };
+  Json tape;
   if (o.hint) {
-    out << "{\"cartridge\":" << JsonString(o.hint->cartridge) << ",\"block\":";
-    if (o.hint->block)
-      out << *o.hint->block;
-    else
-      out << "null";
-    out << ",\"wrap\":";
-    if (o.hint->wrap)
-      out << *o.hint->wrap;
-    else
-      out << "null";
-    out << ",\"lpos\":";
-    if (o.hint->lpos)
-      out << *o.hint->lpos;
-    else
-      out << "null";
-    out << "}";
-  } else {
-    out << "null";
+    tape = Json{{"cartridge", o.hint->cartridge},
+                {"block", optional(o.hint->block)},
+                {"wrap", optional(o.hint->wrap)},
+                {"lpos", optional(o.hint->lpos)}};
   }
-  out << ",\"attempts\":" << o.attempts << ",\"error\":" << JsonString(o.error) << "}";
-  return out.str();
+  return Json{{"path", o.display.empty() ? "s3://" + bucket + "/" + o.key : o.display},
+              {"bucket", bucket},
+              {"key", o.key},
+              {"state", hsm::StateName(o.state)},
+              {"size", o.size},
+              {"storage_class", o.storage_class},
+              {"restore", RestoreHeader(o)},
+              {"tape", std::move(tape)},
+              {"attempts", o.attempts},
+              {"error", o.error}};
 }
 
 // One (endpoint, bucket, ledger) and what the user named in it.
@@ -353,15 +313,13 @@ int TapeCommands::Run(const EndpointStoreFactory& make_store, const std::string&
 
   if (!stage && !wait) {  // status
     if (args_.json) {
-      std::cout << "{\"objects\":[";
-      bool first = true;
+      Json objects = Json::array();
       for (const Group& g : groups) {
-        for (const hsm::StageObject& o : g.objects) {
-          std::cout << (first ? "\n" : ",\n") << ObjectJson(o, g.bucket);
-          first = false;
-        }
+        for (const hsm::StageObject& o : g.objects) objects.push_back(ObjectJson(o, g.bucket));
       }
-      std::cout << "],\n\"summary\":" << SummaryJson(summary_all()) << "}\n";
+      std::cout << DumpJson(Json{{"objects", std::move(objects)},
+                                 {"summary", SummaryJson(summary_all())}})
+                << "\n";
     } else {
       for (const Group& g : groups) {
         for (const hsm::StageObject& o : g.objects) {
@@ -397,15 +355,14 @@ int TapeCommands::Run(const EndpointStoreFactory& make_store, const std::string&
           << " readable, " << Count(before, State::kStaging) << " already staging\n";
     if (args_.dry_run) {
       if (args_.json) {
-        std::cout << "{\"dry_run\":true,\"plan\":[";
-        bool first = true;
+        Json plan = Json::array();
         for (const Group& g : groups) {
-          for (size_t i : hsm::Stager::Plan(g.objects)) {
-            std::cout << (first ? "" : ",") << JsonString(g.objects[i].display);
-            first = false;
-          }
+          for (size_t i : hsm::Stager::Plan(g.objects)) plan.push_back(g.objects[i].display);
         }
-        std::cout << "],\"summary\":" << SummaryJson(before) << "}\n";
+        std::cout << DumpJson(Json{{"dry_run", true},
+                                   {"plan", std::move(plan)},
+                                   {"summary", SummaryJson(before)}})
+                  << "\n";
       }
       return kExitDone;
     }
@@ -450,20 +407,19 @@ int TapeCommands::Run(const EndpointStoreFactory& make_store, const std::string&
                        : wait                  ? "done"
                                                : "submitted";
   if (args_.json) {
-    std::cout << "{\"result\":" << JsonString(result) << ",\"exit_code\":" << code
-              << ",\"requested\":" << requested << ",\"summary\":" << SummaryJson(after)
-              << ",\"failed\":[";
-    bool first = true;
+    Json failed = Json::array();
     for (const Group& g : groups) {
       for (const hsm::StageObject& o : g.objects) {
         if (o.error.empty()) continue;
-        std::cout << (first ? "" : ",") << "{\"path\":" << JsonString(o.display)
-                  << ",\"key\":" << JsonString(o.key) << ",\"error\":" << JsonString(o.error)
-                  << "}";
-        first = false;
+        failed.push_back(Json{{"path", o.display}, {"key", o.key}, {"error", o.error}});
       }
     }
-    std::cout << "]}\n";
+    std::cout << DumpJson(Json{{"result", result},
+                               {"exit_code", code},
+                               {"requested", requested},
+                               {"summary", SummaryJson(after)},
+                               {"failed", std::move(failed)}})
+              << "\n";
   } else {
     for (const Group& g : groups) {
       for (const hsm::StageObject& o : g.objects) {

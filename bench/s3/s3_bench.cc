@@ -10,7 +10,7 @@
 // line: {"tool":"reelfs","concurrency":N,"part":P,"bytes":B,"seconds":S,"mib_per_s":R}.
 // Credentials come from the AWS environment (AWS_ACCESS_KEY_ID, ...), like the AWS CLI.
 #include <chrono>
-#include <cstdio>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <vector>
@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/ranged_reader.h"
+#include "common/json.h"
 #include "common/units.h"
 #include "s3/await.h"
 #include "s3/client/request_target.h"
@@ -113,11 +114,16 @@ Status Get(const Args& args) {
                                          }));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (bytes != info.size) return Status::DataLoss("read fewer bytes than the object has");
-  std::printf(
-      "{\"tool\":\"reelfs\",\"concurrency\":%d,\"part\":%llu,\"bytes\":%llu,\"seconds\":%.4f,"
-      "\"mib_per_s\":%.1f}\n",
-      slots, static_cast<unsigned long long>(part), static_cast<unsigned long long>(bytes), seconds,
-      static_cast<double>(bytes) / (1024.0 * 1024.0) / seconds);
+  // Rounded as the line has always been written (4 and 1 decimals); bench scripts read it.
+  auto round_to = [](double v, double per_unit) { return std::round(v * per_unit) / per_unit; };
+  const double mib_per_s = static_cast<double>(bytes) / kMiB / seconds;
+  std::cout << DumpJson(Json{{"tool", "reelfs"},
+                             {"concurrency", slots},
+                             {"part", part},
+                             {"bytes", bytes},
+                             {"seconds", round_to(seconds, 1e4)},
+                             {"mib_per_s", round_to(mib_per_s, 10)}})
+            << std::endl;
   return Status::Ok();
 }
 

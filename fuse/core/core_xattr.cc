@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "fuse/core/core_internal.h"
@@ -235,15 +236,14 @@ void Core::Summary(InodeId ino, std::string prefix, Callback<std::string> done) 
           constexpr hsm::State kOrder[] = {hsm::State::kOnline, hsm::State::kOffline,
                                            hsm::State::kStaging, hsm::State::kRestored,
                                            hsm::State::kUnknown};
-          std::string objects;
-          std::string bytes;
+          Json objects = Json::object();
+          Json bytes = Json::object();
           for (hsm::State st : kOrder) {
             const auto i = static_cast<size_t>(st);
-            const char* sep = objects.empty() ? "" : ",";
-            objects += fmt::format("{}\"{}\":{}", sep, hsm::StateName(st), tally->objects[i]);
-            bytes += fmt::format("{}\"{}\":{}", sep, hsm::StateName(st), tally->bytes[i]);
+            objects[std::string(hsm::StateName(st))] = tally->objects[i];
+            bytes[std::string(hsm::StateName(st))] = tally->bytes[i];
           }
-          out = fmt::format(R"({{"objects":{{{}}},"bytes":{{{}}}}})", objects, bytes);
+          out = DumpJson(Json{{"objects", std::move(objects)}, {"bytes", std::move(bytes)}});
         }
         std::vector<Callback<std::string>> waiters;
         {

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "fuse/core/core_internal.h"
@@ -30,41 +31,29 @@ namespace {
 // content; the mount is read-only, so nothing relies on it being true.
 constexpr uint64_t kStatFsBytes = 1ull << 50;  // 1 PiB
 
-// A JSON string literal (quotes included); control bytes as \u00XX, other bytes as they are.
-std::string JsonString(std::string_view in) {
-  std::string out = "\"";
-  for (unsigned char c : in) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += '"';
-  return out;
-}
-
 }  // namespace
 
 std::string Core::MountJson() const {
-  return fmt::format(R"({{"version":1,"endpoint":{},"bucket":{},"prefix":{},"ledger":{}}})",
-                     JsonString(options_.endpoint), JsonString(options_.bucket),
-                     JsonString(options_.prefix), JsonString(options_.ledger_path));
+  return DumpJson(Json{{"version", 1},
+                       {"endpoint", options_.endpoint},
+                       {"bucket", options_.bucket},
+                       {"prefix", options_.prefix},
+                       {"ledger", options_.ledger_path}});
 }
 
 std::string Core::MetricsJson() const {
   const FsCounters c = counters();
-  std::string data_path = data_path_.metrics_json ? data_path_.metrics_json() : std::string();
-  if (data_path.empty()) data_path = "null";
-  return fmt::format(
-      R"({{"version":1,"fs":{{"lookups":{},"list_requests":{},"head_requests":{},)"
-      R"("open_handles":{},"inodes":{},"bytes_read":{},"offline_reads":{},"restore_waits":{},)"
-      R"("xattr_refreshes":{}}},"data_path":{}}})",
-      c.lookups, c.list_requests, c.head_requests, c.open_handles, c.inodes, c.bytes_read,
-      c.offline_reads, c.restore_waits, c.xattr_refreshes, data_path);
+  const Json fs = {{"lookups", c.lookups},
+                   {"list_requests", c.list_requests},
+                   {"head_requests", c.head_requests},
+                   {"open_handles", c.open_handles},
+                   {"inodes", c.inodes},
+                   {"bytes_read", c.bytes_read},
+                   {"offline_reads", c.offline_reads},
+                   {"restore_waits", c.restore_waits},
+                   {"xattr_refreshes", c.xattr_refreshes}};
+  const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
+  return DumpJson(Json{{"version", 1}, {"fs", fs}, {"data_path", data_path}});
 }
 
 FsStats Core::StatFs() {

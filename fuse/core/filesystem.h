@@ -43,6 +43,7 @@
 
 #include "common/cancel.h"
 #include "common/clock.h"
+#include "common/json.h"
 #include "fuse/core/buffer_pool.h"
 #include "fuse/core/memory_budget.h"
 #include "fuse/core/options.h"
@@ -71,9 +72,9 @@ struct DataPath {
   // from CreateRegisteredBufferPool over channel->registrar()); null: through the store.
   std::shared_ptr<rdmaio::DataChannel> channel;
   // The channel's counters as a JSON value (per endpoint: requests and bytes over RDMA and over
-  // HTTP), the "data_path" member of user.reelfs.metrics; null or empty: `null`. Called from
-  // any thread.
-  std::function<std::string()> metrics_json;
+  // HTTP), the "data_path" member of user.reelfs.metrics; unset or a null value: `null`. Called
+  // from any thread.
+  std::function<Json()> metrics_json;
 };
 
 class FileSystem {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "gateway/archive/personality.h"
@@ -26,41 +27,17 @@ std::string DefaultVsn(uint32_t i) {
   return buf;
 }
 
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string ArchiveRunReport::ToJson() const {
-  std::string out = "{\"archived\":" + std::to_string(archived) +
-                    ",\"bytes\":" + std::to_string(bytes) +
-                    ",\"skipped\":" + std::to_string(skipped) +
-                    ",\"released\":" + std::to_string(released) + ",\"cartridges\":{";
-  bool first = true;
-  for (const auto& [vsn, n] : per_cartridge) {
-    out += (first ? "\"" : ",\"") + JsonEscape(vsn) + "\":" + std::to_string(n);
-    first = false;
-  }
-  out += "},\"errors\":[";
-  for (size_t i = 0; i < errors.size(); ++i) {
-    out += (i ? ",\"" : "\"") + JsonEscape(errors[i]) + "\"";
-  }
-  return out + "]}";
+  Json cartridges = Json::object();
+  for (const auto& [vsn, n] : per_cartridge) cartridges[vsn] = n;
+  return DumpJson(Json{{"archived", archived},
+                       {"bytes", bytes},
+                       {"skipped", skipped},
+                       {"released", released},
+                       {"cartridges", std::move(cartridges)},
+                       {"errors", errors}});
 }
 
 Result<std::unique_ptr<Archive>> Archive::Create(Store& store, tape::Library& library,
@@ -552,29 +529,26 @@ void Archive::ReleaserLoop() {
   }
 }
 
-std::string Archive::MetricsJson() {
+Json Archive::MetricsDocument() {
   uint64_t staging = 0;
   {
     MutexLock lock(mu_);
     staging = inflight_.size();
   }
   auto restored = store_.catalog().RestoredBytes();
-  auto field = [](const char* name, uint64_t v) {
-    return "\"" + std::string(name) + "\":" + std::to_string(v);
-  };
-  return "{" + field("archived_objects", archived_objects_.load()) + "," +
-         field("archived_bytes", archived_bytes_.load()) + "," +
-         field("recalls_submitted", recalls_submitted_.load()) + "," +
-         field("recalls_joined", recalls_joined_.load()) + "," +
-         field("recalls_ok", recalls_ok_.load()) + "," +
-         field("recalls_failed", recalls_failed_.load()) + "," +
-         field("recalled_bytes", recalled_bytes_.load()) + "," +
-         field("released_objects", released_objects_.load()) + "," +
-         field("released_bytes", released_bytes_.load()) + "," +
-         field("library_faults_injected", faults_injected_.load()) + "," +
-         field("recalls_in_flight", staging) + "," +
-         field("restored_bytes_on_disk", restored.ok() ? *restored : 0) + ",\"personality\":\"" +
-         std::string(PersonalityName(options_.personality)) + "\"}";
+  return Json{{"archived_objects", archived_objects_.load()},
+              {"archived_bytes", archived_bytes_.load()},
+              {"recalls_submitted", recalls_submitted_.load()},
+              {"recalls_joined", recalls_joined_.load()},
+              {"recalls_ok", recalls_ok_.load()},
+              {"recalls_failed", recalls_failed_.load()},
+              {"recalled_bytes", recalled_bytes_.load()},
+              {"released_objects", released_objects_.load()},
+              {"released_bytes", released_bytes_.load()},
+              {"library_faults_injected", faults_injected_.load()},
+              {"recalls_in_flight", staging},
+              {"restored_bytes_on_disk", restored.ok() ? *restored : 0},
+              {"personality", PersonalityName(options_.personality)}};
 }
 
 }  // namespace reelfs::gateway

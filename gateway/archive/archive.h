@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/json.h"
 #include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
@@ -95,7 +96,8 @@ class Archive {
   // Blocks until no recall is in flight or queued for copying, or `timeout` passed (tests).
   bool WaitIdle(std::chrono::milliseconds timeout);
 
-  std::string MetricsJson();
+  // The archive counters for GET /_reelfs/admin/metrics (docs/protocols/admin.md).
+  Json MetricsDocument();
   const ArchiveOptions& options() const { return options_; }
   tape::Library& library() { return library_; }
   const TapeImages& images() const { return images_; }

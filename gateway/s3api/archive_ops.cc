@@ -2,6 +2,7 @@
 // hints and the /_reelfs/admin endpoints.
 #include <charconv>
 
+#include "common/json.h"
 #include "common/log.h"
 #include "gateway/s3api/internal.h"
 #include "s3/protocol/request_codecs.h"
@@ -196,11 +197,12 @@ Started Admin(Context ctx, const S3Request& req, std::string_view name) {
   } else if (name == "release" && m == "POST") {
     auto n = ctx.archive->ReleaseAll(req.Query("bucket"), req.Query("prefix"));
     if (!n.ok()) return ErrorResponse(req, n.status());
-    r = JsonResponse(200, "{\"released\":" + std::to_string(*n) + "}");
+    r = JsonResponse(200, DumpJson(Json{{"released", *n}}));
   } else if (name == "metrics" && m == "GET") {
-    r = JsonResponse(200, "{\"tape\":" + ctx.archive->library().MetricsJson() +
-                              ",\"archive\":" + ctx.archive->MetricsJson() + ",\"http_faults\":" +
-                              (ctx.faults ? ctx.faults->MetricsJson() : std::string("[]")) + "}");
+    r = JsonResponse(200, DumpJson(Json{{"tape", ctx.archive->library().MetricsDocument()},
+                                        {"archive", ctx.archive->MetricsDocument()},
+                                        {"http_faults", ctx.faults ? ctx.faults->MetricsDocument()
+                                                                   : Json::array()}}));
   } else if (name == "timeline.svg" && m == "GET") {
     r.status = 200;
     r.headers.emplace_back("Content-Type", "image/svg+xml");

@@ -54,15 +54,13 @@ FaultInjector::Decision FaultInjector::Decide(std::string_view op) {
   return d;
 }
 
-std::string FaultInjector::MetricsJson() {
+Json FaultInjector::MetricsDocument() {
   MutexLock lock(mu_);
-  std::string out = "[";
+  Json out = Json::array();
   for (size_t i = 0; i < scenario_.http.size(); ++i) {
-    out += (i ? ",{" : "{") + std::string("\"op\":\"") + scenario_.http[i].op +
-           "\",\"matched\":" + std::to_string(seen_[i]) +
-           ",\"fired\":" + std::to_string(fired_[i]) + "}";
+    out.push_back(Json{{"op", scenario_.http[i].op}, {"matched", seen_[i]}, {"fired", fired_[i]}});
   }
-  return out + "]";
+  return out;
 }
 
 std::unique_ptr<http::BodySource> CutAfter(std::unique_ptr<http::BodySource> inner,

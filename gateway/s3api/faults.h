@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json.h"
 #include "common/mutex.h"
 #include "common/thread_annotations.h"
 #include "gateway/http/types.h"
@@ -35,7 +36,8 @@ class FaultInjector {
   };
   // Counts the request against every rule for `op` and returns what to do with it.
   Decision Decide(std::string_view op);
-  std::string MetricsJson();
+  // Per rule: its op, the requests it matched and the times it fired.
+  Json MetricsDocument();
 
  private:
   FaultScenario scenario_;

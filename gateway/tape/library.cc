@@ -236,7 +236,7 @@ void LibraryImpl::Inject(const Fault& fault) {
   wake_.notify_all();
 }
 
-std::string LibraryImpl::MetricsJson() const {
+Json LibraryImpl::MetricsDocument() const {
   MutexLock lock(mu_);
   std::vector<uint64_t> open_mounts;
   for (const Drive& d : drives_) {
@@ -244,7 +244,7 @@ std::string LibraryImpl::MetricsJson() const {
       open_mounts.push_back(d.bytes_this_mount);
     }
   }
-  return metrics_.Json(NowLocked(), open_mounts);
+  return metrics_.ToJson(NowLocked(), open_mounts);
 }
 
 std::string LibraryImpl::TimelineSvg() const {

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json.h"
 #include "common/status.h"
 #include "gateway/tape/config.h"
 
@@ -109,7 +110,9 @@ class Library {
   // Counters and distributions since creation (mounts, bytes per mount, locate share, drive and
   // robot utilization, queue waits, per-request completion times, time to first byte), as one
   // JSON object. Documented in docs/protocols/admin.md.
-  [[nodiscard]] virtual std::string MetricsJson() const = 0;
+  [[nodiscard]] virtual Json MetricsDocument() const = 0;
+  // The same as text.
+  [[nodiscard]] std::string MetricsJson() const { return DumpJson(MetricsDocument()); }
   // What every drive and robot did over time, as a standalone SVG document.
   [[nodiscard]] virtual std::string TimelineSvg() const = 0;
 };

@@ -4,9 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include <fmt/format.h>
-
-#include "gateway/tape/internal/json.h"
+#include "common/json.h"
 
 namespace reelfs::gateway::tape {
 namespace {
@@ -16,8 +14,8 @@ constexpr Activity kAllActivities[] = {
     Activity::kUnloading, Activity::kDown,     Activity::kRobotMove, Activity::kRobotStall};
 
 // count, mean, p50, p95, max of `samples` (nearest rank), as a JSON object.
-std::string Distribution(std::vector<double> samples) {
-  if (samples.empty()) return R"({"count":0,"mean":0,"p50":0,"p95":0,"max":0})";
+Json Distribution(std::vector<double> samples) {
+  if (samples.empty()) return Json{{"count", 0}, {"mean", 0}, {"p50", 0}, {"p95", 0}, {"max", 0}};
   std::sort(samples.begin(), samples.end());
   auto rank = [&](double q) {
     size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(samples.size())));
@@ -25,9 +23,11 @@ std::string Distribution(std::vector<double> samples) {
   };
   const double mean =
       std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
-  return fmt::format(R"({{"count":{},"mean":{},"p50":{},"p95":{},"max":{}}})", samples.size(),
-                     JsonNumber(mean), JsonNumber(rank(0.5)), JsonNumber(rank(0.95)),
-                     JsonNumber(samples.back()));
+  return Json{{"count", samples.size()},
+              {"mean", JsonNumber(mean)},
+              {"p50", JsonNumber(rank(0.5))},
+              {"p95", JsonNumber(rank(0.95))},
+              {"max", JsonNumber(samples.back())}};
 }
 
 }  // namespace
@@ -184,61 +184,57 @@ std::vector<Interval> Metrics::Intervals(double now) const {
   return out;
 }
 
-std::string Metrics::Json(double now, const std::vector<uint64_t>& open_mount_bytes) const {
-  std::string out = "{";
-  out += fmt::format(R"("now_s":{},"policy":{},"drives":{},"robots":{},)", JsonNumber(now),
-                     JsonString(policy_), drive_names_.size(), robots_);
+Json Metrics::ToJson(double now, const std::vector<uint64_t>& open_mount_bytes) const {
+  Json out;
+  out["now_s"] = JsonNumber(now);
+  out["policy"] = policy_;
+  out["drives"] = drive_names_.size();
+  out["robots"] = robots_;
   const uint64_t completed = ok_ + media_error_ + stage_fail_ + shutdown_;
-  out += fmt::format(
-      R"("requests":{{"submitted":{},"completed":{},"pending":{},"requeued":{},"ok":{},)"
-      R"("media_error":{},"stage_fail":{},"shutdown":{}}},)",
-      submitted_, completed, submitted_ - completed, requeued_, ok_, media_error_, stage_fail_,
-      shutdown_);
-  out += fmt::format(R"("bytes_read":{},)", bytes_ok_);
+  out["requests"] = Json{{"submitted", submitted_},
+                         {"completed", completed},
+                         {"pending", submitted_ - completed},
+                         {"requeued", requeued_},
+                         {"ok", ok_},
+                         {"media_error", media_error_},
+                         {"stage_fail", stage_fail_},
+                         {"shutdown", shutdown_}};
+  out["bytes_read"] = bytes_ok_;
 
-  out += fmt::format(R"("mounts":{{"total":{},"per_cartridge":{{)", mounts_total_);
-  bool first = true;
-  for (const auto& [cartridge, n] : mounts_per_cartridge_) {
-    out += fmt::format("{}{}:{}", first ? "" : ",", JsonString(cartridge), n);
-    first = false;
-  }
-  out += "}},";
+  Json per_cartridge = Json::object();
+  for (const auto& [cartridge, n] : mounts_per_cartridge_) per_cartridge[cartridge] = n;
+  out["mounts"] = Json{{"total", mounts_total_}, {"per_cartridge", std::move(per_cartridge)}};
   std::vector<double> per_mount(bytes_per_mount_.begin(), bytes_per_mount_.end());
   for (uint64_t b : open_mount_bytes) per_mount.push_back(static_cast<double>(b));
-  out += fmt::format(R"("bytes_per_mount":{},)", Distribution(std::move(per_mount)));
+  out["bytes_per_mount"] = Distribution(std::move(per_mount));
 
-  out += R"("drive_time_s":{)";
+  Json drive_time = Json::object();
   double busy_total = 0;
-  first = true;
   for (Activity a : kAllActivities) {
     if (a == Activity::kRobotMove || a == Activity::kRobotStall) continue;
     const double s = TotalSeconds(a, now);
     if (a != Activity::kDown) busy_total += s;
-    out += fmt::format("{}{}:{}", first ? "" : ",", JsonString(ActivityName(a)), JsonNumber(s));
-    first = false;
+    drive_time[std::string(ActivityName(a))] = JsonNumber(s);
   }
-  out += "},";
+  out["drive_time_s"] = std::move(drive_time);
   const double locating = TotalSeconds(Activity::kLocating, now);
-  out +=
-      fmt::format(R"("locate_share":{},)", JsonNumber(busy_total > 0 ? locating / busy_total : 0));
+  out["locate_share"] = JsonNumber(busy_total > 0 ? locating / busy_total : 0);
 
-  out += R"("drive_utilization":{)";
+  Json utilization = Json::object();
   for (size_t d = 0; d < drive_names_.size(); ++d) {
     double busy = drive_busy_s_[d];
     if (Busy(open_[d].state)) busy += now - open_[d].since;
-    out += fmt::format("{}{}:{}", d == 0 ? "" : ",", JsonString(drive_names_[d]),
-                       JsonNumber(now > 0 ? busy / now : 0));
+    utilization[drive_names_[d]] = JsonNumber(now > 0 ? busy / now : 0);
   }
-  out += "},";
+  out["drive_utilization"] = std::move(utilization);
   const double moving = TotalSeconds(Activity::kRobotMove, now);
-  out += fmt::format(R"("robot_moves":{},"robot_utilization":{},"robot_stall_s":{},)", robot_moves_,
-                     JsonNumber(now > 0 ? moving / (now * robots_) : 0),
-                     JsonNumber(TotalSeconds(Activity::kRobotStall, now)));
-  out += fmt::format(R"("queue_wait_s":{},"completion_s":{},"time_to_first_byte_s":{},)",
-                     Distribution(queue_wait_s_), Distribution(completion_s_),
-                     Distribution(first_byte_s_));
-  out += fmt::format(R"("timeline_intervals_dropped":{})", dropped_intervals_);
-  out += "}";
+  out["robot_moves"] = robot_moves_;
+  out["robot_utilization"] = JsonNumber(now > 0 ? moving / (now * robots_) : 0);
+  out["robot_stall_s"] = JsonNumber(TotalSeconds(Activity::kRobotStall, now));
+  out["queue_wait_s"] = Distribution(queue_wait_s_);
+  out["completion_s"] = Distribution(completion_s_);
+  out["time_to_first_byte_s"] = Distribution(first_byte_s_);
+  out["timeline_intervals_dropped"] = dropped_intervals_;
   return out;
 }
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "gateway/tape/internal/json.h"
+#include "gateway/tape/internal/xml.h"
 
 namespace reelfs::gateway::tape {
 namespace {

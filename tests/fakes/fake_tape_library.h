@@ -52,7 +52,7 @@ class FakeTapeLibrary : public gateway::tape::Library {
   }
   gateway::tape::SimDuration RunUntilIdle() override { return Now(); }
   gateway::tape::SimDuration Now() const override { return gateway::tape::SimDuration(now_s_); }
-  std::string MetricsJson() const override { return "{\"fake\":true}"; }
+  Json MetricsDocument() const override { return Json{{"fake", true}}; }
   std::string TimelineSvg() const override { return "<svg xmlns=\"http://www.w3.org/2000/svg\"/>"; }
 
   // Completes every queued recall with `outcome`; returns how many.

@@ -52,7 +52,7 @@ class LibraryImpl final : public Library {
   void Inject(const Fault& fault) override;
   SimDuration RunUntilIdle() override;
   SimDuration Now() const override;
-  std::string MetricsJson() const override;
+  Json MetricsDocument() const override;
   std::string TimelineSvg() const override;
 
   // kDiscrete only: runs the events due at or before `t`, then moves the clock to `t`.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "gateway/tape/internal/drive.h"
 #include "gateway/tape/library.h"
 
@@ -58,7 +59,7 @@ class Metrics {
   void Requeued() { ++requeued_; }
 
   // `now`: the simulated time to close open intervals at.
-  [[nodiscard]] std::string Json(double now, const std::vector<uint64_t>& open_mount_bytes) const;
+  [[nodiscard]] Json ToJson(double now, const std::vector<uint64_t>& open_mount_bytes) const;
   [[nodiscard]] std::vector<Interval> Intervals(double now) const;
   [[nodiscard]] size_t dropped_intervals() const { return dropped_intervals_; }
   [[nodiscard]] const std::vector<std::string>& drive_names() const { return drive_names_; }

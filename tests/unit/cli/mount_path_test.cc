@@ -42,6 +42,19 @@ TEST_CASE("user.reelfs.mount JSON") {
     CHECK_FALSE(ParseMountInfo("{\"version\":1,\"bucket\":\"b\"} x").ok());      // trailing
     CHECK_FALSE(ParseMountInfo("{\"version\":1,\"bucket\":\"b\"").ok());         // cut
     CHECK_FALSE(ParseMountInfo("{\"version\":1,\"bucket\":\"\\ud800\"}").ok());  // lone half
+    CHECK_FALSE(ParseMountInfo("{\"version\":\"1\",\"bucket\":\"b\"}").ok());    // not a number
+    CHECK_FALSE(ParseMountInfo("{\"version\":1.5,\"bucket\":\"b\"}").ok());
+    CHECK_FALSE(ParseMountInfo("{\"version\":1,\"bucket\":7}").ok());  // not a string
+    CHECK_FALSE(ParseMountInfo("{\"version\":1,\"bucket\":\"b\",\"ledger\":null}").ok());
+    CHECK_FALSE(ParseMountInfo("[1]").ok());
+    CHECK_FALSE(ParseMountInfo("{\"version\":1,\"bucket\":\"b\xff\"}").ok());  // not UTF-8
+  }
+  SUBCASE("what the mount writes reads back") {
+    auto back = ParseMountInfo(
+        R"({"version":1,"endpoint":"","bucket":"b","prefix":"a\"q\\/","ledger":"/l\n"})");
+    REQUIRE(back.ok());
+    CHECK(back->prefix == "a\"q\\/");
+    CHECK(back->ledger == "/l\n");
   }
 }
 

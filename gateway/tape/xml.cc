@@ -1,33 +1,6 @@
-#include "gateway/tape/internal/json.h"
-
-#include <cmath>
-
-#include <fmt/format.h>
+#include "gateway/tape/internal/xml.h"
 
 namespace reelfs::gateway::tape {
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\\') {
-      out += "\\\\";
-    } else if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out += ch;
-    }
-  }
-  out += '"';
-  return out;
-}
-
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "0";
-  return fmt::format("{}", v);
-}
 
 std::string XmlEscape(std::string_view s) {
   std::string out;
