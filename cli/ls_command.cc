@@ -1,25 +1,13 @@
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/s3_url.h"
+#include "common/time_format.h"
 #include "s3/await.h"
 #include "s3/protocol/list_paging.h"
 
 namespace reelfs::cli {
-namespace {
-
-std::string FormatListingTime(s3::WallTime t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
-  return std::string(buf, n);
-}
-
-}  // namespace
 
 // Prints what `aws s3 ls` prints: "PRE name/" for common prefixes, "date time size key" for
 // objects; recursive listings show full keys and no prefixes.
@@ -43,7 +31,7 @@ int RunLs(s3::ObjectStore& store, const LsArgs& args) {
     }
     for (const s3::ObjectInfo& o : page->objects) {
       std::string name = args.recursive ? o.key : o.key.substr(url->key.size());
-      std::printf("%s %10llu %s\n", FormatListingTime(o.last_modified).c_str(),
+      std::printf("%s %10llu %s\n", FormatDateTime(o.last_modified).c_str(),
                   static_cast<unsigned long long>(o.size), name.c_str());
     }
     auto next = paging.Next(*page);
@@ -70,7 +58,7 @@ int RunStat(s3::ObjectStore& store, const std::string& text) {
   }
   std::printf("key: %s\nsize: %llu\netag: %s\nlast-modified: %s\nstorage-class: %s\n",
               info->key.c_str(), static_cast<unsigned long long>(info->size), info->etag.c_str(),
-              FormatListingTime(info->last_modified).c_str(), info->storage_class.c_str());
+              FormatDateTime(info->last_modified).c_str(), info->storage_class.c_str());
   if (!info->content_type.empty()) std::printf("content-type: %s\n", info->content_type.c_str());
   for (const auto& [k, v] : info->user_metadata) std::printf("meta.%s: %s\n", k.c_str(), v.c_str());
   return 0;

@@ -6,7 +6,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -15,6 +14,7 @@
 #include "cli/mount_path.h"
 #include "common/clock.h"
 #include "common/json.h"
+#include "common/time_format.h"
 #include "common/units.h"
 #include "hsm/ledger.h"
 #include "hsm/stager.h"
@@ -83,14 +83,7 @@ std::string RestoreHeader(const hsm::StageObject& o) {
   const std::optional<s3::RestoreInfo>& r = o.restore;
   if (!r) return "";
   std::string out = r->ongoing ? "ongoing-request=\"true\"" : "ongoing-request=\"false\"";
-  if (r->expiry) {
-    std::time_t t = std::chrono::system_clock::to_time_t(*r->expiry);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[64];
-    std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    out += ", expiry-date=\"" + std::string(buf) + "\"";
-  }
+  if (r->expiry) out += ", expiry-date=\"" + FormatHttpDate(*r->expiry) + "\"";
   return out;
 }
 

@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -27,6 +26,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/thread_annotations.h"
+#include "common/time_format.h"
 
 namespace reelfs::hsm {
 namespace {
@@ -208,15 +208,6 @@ Status MakeParentDirs(const std::string& path) {
     }
   }
   return Status::Ok();
-}
-
-std::string TimeTag() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
 }
 
 class SqliteLedger final : public Ledger {
@@ -446,7 +437,8 @@ Status CreateSchema(sqlite3* db) {
 }
 
 Status MoveAside(const std::string& path, const Status& why) {
-  const std::string aside = path + ".corrupt-" + TimeTag();
+  const std::string aside =
+      path + ".corrupt-" + FormatIso8601Basic(std::chrono::system_clock::now());
   if (::rename(path.c_str(), aside.c_str()) != 0) {
     return ErrnoToStatus(errno, "ledger: moving corrupt " + path + " aside");
   }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <ctime>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -16,6 +15,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/time_format.h"
 #include "fuse/core/core_internal.h"
 #include "hsm/state.h"
 #include "s3/protocol/restore_header.h"
@@ -37,16 +37,6 @@ constexpr std::string_view kXattrPosition = "user.hsm.position";
 
 Status NoData(InodeId ino, std::string_view name) {
   return ErrnoToStatus(ENODATA, fmt::format("inode {} has no attribute {}", ino, name));
-}
-
-// "2026-11-30T12:00:00Z".
-std::string Iso8601(s3::WallTime t) {
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return std::string(buf, n);
 }
 
 // user.hsm.position: the parts of the tape hint that say where the object is.
@@ -84,7 +74,7 @@ std::string Core::FileXattrValue(const FileXattrView& v, std::string_view name) 
   if (name == kXattrExpiry) {
     const auto& r = v.object.restore;
     if (!r || !r->expiry || r->expiry_is_placeholder) return "";
-    std::string text = Iso8601(*r->expiry);
+    std::string text = FormatIso8601Seconds(*r->expiry);
     // versitygw's fixed "2 Dec 2050" is no expiry, also where no parser flagged it (listings).
     if (text.starts_with("2050-")) return "";
     return text;

@@ -1,6 +1,6 @@
 #include "gateway/archive/personality.h"
 
-#include "s3/protocol/time_format.h"
+#include "common/time_format.h"
 
 namespace reelfs::gateway {
 namespace {
@@ -13,8 +13,7 @@ s3::WallTime ToWallTime(int64_t ns) {
 }
 
 std::string AwsRestoredHeader(int64_t expiry_ns) {
-  return "ongoing-request=\"false\", expiry-date=\"" + s3::FormatHttpDate(ToWallTime(expiry_ns)) +
-         "\"";
+  return "ongoing-request=\"false\", expiry-date=\"" + FormatHttpDate(ToWallTime(expiry_ns)) + "\"";
 }
 
 ArchiveView VersitygwView(const ObjectRecord& rec, const ArchiveOptions& options) {

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <ctime>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -22,6 +21,7 @@
 #include <sys/sendfile.h>
 
 #include "common/log.h"
+#include "common/time_format.h"
 
 namespace reelfs::gateway::http {
 namespace {
@@ -51,15 +51,6 @@ std::string NewRequestId() {
   char buf[32];
   snprintf(buf, sizeof(buf), "%06llX%010llX", static_cast<unsigned long long>(kPrefix),
            static_cast<unsigned long long>(++counter));
-  return buf;
-}
-
-std::string HttpDateNow() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
   return buf;
 }
 
@@ -239,7 +230,7 @@ class Session : public std::enable_shared_from_this<Session> {
     res.result(static_cast<unsigned>(r.status));
     res.set(bhttp::field::server, kServerName);
     res.set("x-amz-request-id", meta_.request_id);
-    res.set(bhttp::field::date, HttpDateNow());
+    res.set(bhttp::field::date, FormatHttpDate(std::chrono::system_clock::now()));
     for (auto& [name, value] : r.headers) res.insert(name, value);
     const uint64_t length = r.stream ? r.stream_length : r.body.size();
     const bool no_body_status = r.status == 204 || r.status == 304 || r.status < 200;

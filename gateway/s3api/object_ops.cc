@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "common/time_format.h"
 #include "gateway/s3api/internal.h"
 #include "gateway/store/etag.h"
 #include "gateway/store/key_validation.h"
@@ -89,7 +90,7 @@ std::optional<int> EvaluateConditionals(const S3Request& req, const ObjectRecord
 
 void AddObjectHeaders(Context ctx, const ObjectRecord& rec, http::Response& r) {
   r.headers.emplace_back("ETag", QuoteEtag(rec.etag));
-  r.headers.emplace_back("Last-Modified", s3::FormatHttpDate(ToWallTime(rec.mtime_ns)));
+  r.headers.emplace_back("Last-Modified", FormatHttpDate(ToWallTime(rec.mtime_ns)));
   AddArchiveHeaders(ctx, rec, r);  // x-amz-storage-class, x-amz-restore, tape hints
   for (const auto& [name, value] : rec.user_meta) {
     r.headers.emplace_back("x-amz-meta-" + name, value);

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
-#include <ctime>
 #include <string>
 
+#include "common/time_format.h"
 #include "s3/protocol/crypto.h"
 #include "s3/protocol/time_format.h"
 #include "s3/protocol/uri.h"
@@ -624,16 +623,7 @@ Result<VerifiedRequest> VerifyPresigned(const SignableRequest& req, QueryParams 
 
 }  // namespace
 
-std::string FormatAmzDate(system_clock::time_point t) {
-  const std::time_t tt = static_cast<std::time_t>(
-      std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count());
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  // strftime, not snprintf: the field widths are fixed, so nothing can be truncated.
-  std::array<char, 32> buf{};
-  size_t n = std::strftime(buf.data(), buf.size(), "%Y%m%dT%H%M%SZ", &tm);
-  return std::string(buf.data(), n);
-}
+std::string FormatAmzDate(system_clock::time_point t) { return FormatIso8601Basic(t); }
 
 std::string CanonicalRequest(const SignableRequest& req,
                              const std::vector<std::string>& signed_headers,

@@ -54,7 +54,8 @@ inline constexpr std::string_view kEmptyPayloadSha256 =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 // Building blocks, exposed for the test vectors.
-std::string FormatAmzDate(std::chrono::system_clock::time_point t);  // 20150830T123600Z
+// 20150830T123600Z: SigV4's name for FormatIso8601Basic (common/time_format.h).
+std::string FormatAmzDate(std::chrono::system_clock::time_point t);
 std::string CanonicalRequest(const SignableRequest& req,
                              const std::vector<std::string>& signed_headers,
                              const SigV4Params& params);

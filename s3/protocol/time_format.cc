@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cstdint>
-#include <cstdio>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -12,8 +11,8 @@ namespace {
 
 using std::chrono::system_clock;
 
-// Names are spelled out instead of using strftime/strptime %a/%b, which follow the C locale
-// of the process and would break HTTP dates under, say, LC_TIME=de_DE.
+// Names are spelled out instead of using strptime %a/%b, which follow the C locale of the
+// process and would refuse HTTP dates under, say, LC_TIME=de_DE.
 constexpr std::array<std::string_view, 7> kWeekdays = {"Sun", "Mon", "Tue", "Wed",
                                                        "Thu", "Fri", "Sat"};
 constexpr std::array<std::string_view, 7> kLongWeekdays = {
@@ -25,19 +24,6 @@ struct CivilTime {
   int year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0;
   int64_t nanos = 0;
 };
-
-// Splits a time point into UTC fields; floor division keeps pre-1970 times correct.
-CivilTime ToCivil(system_clock::time_point t, std::tm* tm_out) {
-  const auto since_epoch = t.time_since_epoch();
-  auto secs = std::chrono::floor<std::chrono::seconds>(since_epoch);
-  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch - secs);
-  const std::time_t tt = static_cast<std::time_t>(secs.count());
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  if (tm_out != nullptr) *tm_out = tm;
-  return CivilTime{tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,   tm.tm_hour,
-                   tm.tm_min,         tm.tm_sec,     nanos.count()};
-}
 
 bool ValidFields(const CivilTime& c) {
   // Second 60 is accepted (leap second as written by some servers); timegm folds it over.
@@ -161,14 +147,6 @@ Status Malformed(std::string_view what, std::string_view s) {
 
 }  // namespace
 
-std::string FormatIso8601(system_clock::time_point t) {
-  const CivilTime c = ToCivil(t, nullptr);
-  std::array<char, 40> buf{};
-  std::snprintf(buf.data(), buf.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", c.year, c.month,
-                c.day, c.hour, c.minute, c.second, static_cast<int>(c.nanos / 1'000'000));
-  return buf.data();
-}
-
 Result<system_clock::time_point> ParseIso8601(std::string_view s) {
   // "YYYY-MM-DDTHH:MM:SS[.fff...]Z"; a numeric offset "+hh:mm" is accepted as well because
   // some S3-compatible servers write one.
@@ -204,16 +182,6 @@ Result<system_clock::time_point> ParseIso8601(std::string_view s) {
   if (!c.done()) return Malformed("ISO 8601 time", s);
   REELFS_ASSIGN_OR_RETURN(auto tp, FromCivil(t, s));
   return tp - std::chrono::seconds(offset_seconds);
-}
-
-std::string FormatHttpDate(system_clock::time_point t) {
-  std::tm tm{};
-  const CivilTime c = ToCivil(t, &tm);
-  std::array<char, 40> buf{};
-  std::snprintf(buf.data(), buf.size(), "%s, %02d %s %04d %02d:%02d:%02d GMT",
-                std::string(kWeekdays[tm.tm_wday]).c_str(), c.day,
-                std::string(kMonths[c.month - 1]).c_str(), c.year, c.hour, c.minute, c.second);
-  return buf.data();
 }
 
 Result<system_clock::time_point> ParseHttpDate(std::string_view s) {
