@@ -7,22 +7,15 @@
 
 #include <fmt/format.h>
 
+#include "common/strings.h"
+
 namespace reelfs {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Splits "  12.5 MiB " into 12.5 and "mib". Fails on anything that is not number + unit.
 Result<std::pair<double, std::string>> SplitNumberUnit(std::string_view text) {
-  std::string s(text);
-  size_t b = s.find_first_not_of(" \t");
-  size_t e = s.find_last_not_of(" \t");
-  if (b == std::string::npos) return Status::InvalidArgument("empty value");
-  s = s.substr(b, e - b + 1);
+  const std::string s(Trim(text));
+  if (s.empty()) return Status::InvalidArgument("empty value");
   size_t i = 0;
   while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
   if (i == 0) return Status::InvalidArgument("'" + s + "' does not start with a number");
@@ -35,10 +28,7 @@ Result<std::pair<double, std::string>> SplitNumberUnit(std::string_view text) {
   if (end != number.c_str() + number.size() || !std::isfinite(value)) {
     return Status::InvalidArgument("'" + s + "' is not a number");
   }
-  std::string unit = s.substr(i);
-  size_t ub = unit.find_first_not_of(" \t");
-  unit = ub == std::string::npos ? "" : unit.substr(ub);
-  return std::make_pair(value, Lower(unit));
+  return std::make_pair(value, Lower(Trim(std::string_view(s).substr(i))));
 }
 
 }  // namespace

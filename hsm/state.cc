@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
+
+#include "common/strings.h"
 
 namespace reelfs::hsm {
 namespace {
@@ -15,13 +16,6 @@ constexpr std::array<std::pair<State, std::string_view>, 5> kNames = {{
     {State::kStaging, "staging"},
     {State::kRestored, "restored"},
 }};
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 template <class T>
 std::optional<T> ParseNumber(std::string_view text) {

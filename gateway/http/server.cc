@@ -21,6 +21,7 @@
 #include <sys/sendfile.h>
 
 #include "common/log.h"
+#include "common/strings.h"
 #include "common/time_format.h"
 
 namespace reelfs::gateway::http {
@@ -52,12 +53,6 @@ std::string NewRequestId() {
   snprintf(buf, sizeof(buf), "%06llX%010llX", static_cast<unsigned long long>(kPrefix),
            static_cast<unsigned long long>(++counter));
   return buf;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 class Session : public std::enable_shared_from_this<Session> {

@@ -2,6 +2,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/strings.h"
 #include "gateway/s3api/internal.h"
 #include "s3/protocol/aws_chunked.h"
 #include "s3/protocol/checksum.h"
@@ -17,11 +18,7 @@ class BodyChecks {
       : sha256_(s3::Digest::Algorithm::kSha256), md5_(s3::Digest::Algorithm::kMd5) {
     // The claim was validated with the signature (sigv4.h); a hash may come in either case.
     check_sha256_ = s3::ClassifyPayloadClaim(req.auth.payload_hash) == s3::PayloadClaim::kSha256;
-    if (check_sha256_) {
-      for (char c : req.auth.payload_hash) {
-        claim_.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-      }
-    }
+    if (check_sha256_) claim_ = Lower(req.auth.payload_hash);
     if (const std::string* md5 = req.Header("content-md5")) content_md5_ = *md5;
     // x-amz-checksum-<algorithm> (what current SDKs send instead of Content-MD5) covers the body,
     // except on CompleteMultipartUpload, where it names the assembled object's checksum.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "common/strings.h"
 #include "common/time_format.h"
 #include "gateway/s3api/internal.h"
 #include "gateway/store/etag.h"
@@ -54,11 +55,9 @@ bool EtagMatches(const std::string& header, const std::string& etag) {
   std::string_view rest = header;
   while (!rest.empty()) {
     size_t comma = rest.find(',');
-    std::string_view item = rest.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    std::string_view item = Trim(rest.substr(0, comma));
     if (item.starts_with("W/")) item.remove_prefix(2);
-    if (item == "*" || StripQuotes(item) == etag) return true;
+    if (item == "*" || Unquote(item) == etag) return true;
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
   }

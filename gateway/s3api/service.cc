@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/strings.h"
 #include "gateway/rdma/hook.h"
 #include "gateway/s3api/internal.h"
 #include "gateway/store/key_validation.h"
@@ -159,8 +160,7 @@ std::string HostWithoutPort(const std::string* host) {
   if (!h.empty() && h.front() == '[') return h;  // IPv6 literal: never a virtual host
   size_t colon = h.rfind(':');
   if (colon != std::string::npos) h.resize(colon);
-  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return h;
+  return Lower(h);
 }
 
 // The S3 operation a request is (the names fault scenarios use); mirrors Dispatch.
@@ -391,9 +391,7 @@ http::Handler::Started S3Service::Start(http::Request request) {
   // this is the check for the requests that have none (AWS answers the same).
   if (!req.http.has_body &&
       s3::ClassifyPayloadClaim(req.auth.payload_hash) == s3::PayloadClaim::kSha256) {
-    std::string claim = req.auth.payload_hash;
-    for (char& c : claim) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (claim != s3::kEmptyPayloadSha256) {
+    if (Lower(req.auth.payload_hash) != s3::kEmptyPayloadSha256) {
       return ErrorResponse(req, "XAmzContentSHA256Mismatch",
                            "The provided 'x-amz-content-sha256' header does not match what was "
                            "computed.",

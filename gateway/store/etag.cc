@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "common/strings.h"
 #include "s3/protocol/crypto.h"
 
 namespace reelfs::gateway {
@@ -45,19 +46,11 @@ Result<std::string> HexDecode(std::string_view hex) {
 Result<std::string> MultipartEtag(const std::vector<std::string>& part_md5_hex) {
   std::string concat;
   for (const std::string& hex : part_md5_hex) {
-    REELFS_ASSIGN_OR_RETURN(std::string raw, HexDecode(StripQuotes(hex)));
+    REELFS_ASSIGN_OR_RETURN(std::string raw, HexDecode(Unquote(hex)));
     if (raw.size() != 16) return Status::InvalidArgument("part ETag is not an MD5: " + hex);
     concat += raw;
   }
   return s3::Md5Hex(concat) + "-" + std::to_string(part_md5_hex.size());
-}
-
-std::string_view StripQuotes(std::string_view etag) {
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag.remove_prefix(1);
-    etag.remove_suffix(1);
-  }
-  return etag;
 }
 
 }  // namespace reelfs::gateway

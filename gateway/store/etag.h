@@ -18,9 +18,6 @@ Result<std::string> Md5HexOfFd(int fd);
 // part_md5_hex: each part's ETag without quotes. kInvalidArgument for a malformed hex digest.
 Result<std::string> MultipartEtag(const std::vector<std::string>& part_md5_hex);
 
-// Strips one pair of surrounding double quotes, if present.
-std::string_view StripQuotes(std::string_view etag);
-
 // Hex (either case) to bytes; nullopt-like error for odd length or non-hex characters.
 Result<std::string> HexDecode(std::string_view hex);
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 
+#include "common/strings.h"
 #include "gateway/store/etag.h"
 #include "gateway/store/key_validation.h"
 #include "gateway/store/store.h"
@@ -80,7 +81,7 @@ Result<ObjectRecord> Store::CompleteUpload(const UploadRecord& upload,
     }
     previous = want.part_number;
     auto it = by_number.find(want.part_number);
-    if (it == by_number.end() || StripQuotes(want.etag) != it->second.etag) {
+    if (it == by_number.end() || Unquote(want.etag) != it->second.etag) {
       return S3CodeError(StatusCode::kInvalidArgument, "InvalidPart", 400,
                          "part " + std::to_string(want.part_number) +
                              " was not uploaded or its ETag does not match");

@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/strings.h"
 #include "rdmaio/channel/channel_base_impl.h"
 #include "rdmaio/channel/channel_replies.h"
 #include "rdmaio/wire/rc_control.h"
@@ -50,21 +51,12 @@ std::string Target(std::string_view bucket, std::string_view key, int part_numbe
   return out;
 }
 
-std::string StripQuotes(std::string_view etag) {
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
-  }
-  return std::string(etag);
-}
-
 // A decimal or (with "0x") hex header value; nullopt when absent or malformed.
 std::optional<uint64_t> NumberHeader(const ControlHeaders& headers, std::string_view name,
                                      int base) {
   std::optional<std::string_view> value = wire::FindHeader(headers, name);
   if (!value) return std::nullopt;
-  std::string_view text = *value;
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  std::string_view text = Trim(*value);
   if (base == 16 && (text.starts_with("0x") || text.starts_with("0X"))) text.remove_prefix(2);
   uint64_t n = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n, base);
@@ -344,7 +336,7 @@ void RcChannel::OnReadyReply(std::shared_ptr<Work> work, std::shared_ptr<Session
   if (work->is_put) {
     // A payload is stored whole or not at all: the count must be exact, and an ETag must name it.
     if (checked.ok()) checked = wire::CheckRcReadyReply(*done, session->cookie, asked);
-    if (checked.ok() && reply.etag.empty() && StripQuotes(done->etag).empty()) {
+    if (checked.ok() && reply.etag.empty() && Unquote(done->etag).empty()) {
       checked = Status::DataLoss("READY answered a PUT without an ETag");
     }
   } else {
@@ -376,7 +368,7 @@ void RcChannel::OnReadyReply(std::shared_ptr<Work> work, std::shared_ptr<Session
       object_size = work->request.object_offset + done->bytes_transferred;
     }
   }
-  std::string etag = !reply.etag.empty() ? reply.etag : StripQuotes(done->etag);
+  std::string etag = !reply.etag.empty() ? reply.etag : std::string(Unquote(done->etag));
   FinishRdma(std::move(work), std::move(session), /*opened=*/true, done->bytes_transferred,
              object_size, std::move(etag));
 }
@@ -510,7 +502,7 @@ void RcChannel::OnPutReply(std::shared_ptr<Work> work, std::shared_ptr<Session> 
   std::string etag = reply->etag;
   if (etag.empty()) {
     if (auto rdma_etag = wire::FindHeader(reply->rdma_headers, wire::header::kEtag)) {
-      etag = StripQuotes(*rdma_etag);
+      etag = std::string(Unquote(*rdma_etag));
     }
   }
   if (verdict.kind == wire::ReplyKind::kRdmaDone) {

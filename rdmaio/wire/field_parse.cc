@@ -1,6 +1,7 @@
 #include <limits>
 #include <string>
 
+#include "common/strings.h"
 #include "rdmaio/wire/field_parse_internal.h"
 
 namespace reelfs::rdmaio::wire::internal {
@@ -31,14 +32,8 @@ void AppendHex(std::string* out, uint64_t value, int digits) {
   }
 }
 
-std::string_view TrimOws(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
 Result<uint64_t> ParseHexHeader(std::string_view text, std::string_view field, uint64_t max) {
-  text = TrimOws(text);
+  text = Trim(text);
   if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
     text.remove_prefix(2);
   }
@@ -53,7 +48,7 @@ Result<uint64_t> ParseHexHeader(std::string_view text, std::string_view field, u
 }
 
 Result<uint64_t> ParseDecimalHeader(std::string_view text, std::string_view field, uint64_t max) {
-  text = TrimOws(text);
+  text = Trim(text);
   if (text.empty() || text.size() > 20) {
     return Status::InvalidArgument(std::string(field) + ": expected 1 to 20 decimal digits");
   }
@@ -70,18 +65,6 @@ Result<uint64_t> ParseDecimalHeader(std::string_view text, std::string_view fiel
   }
   if (value > max) return Status::InvalidArgument(std::string(field) + ": value out of range");
   return value;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
 }
 
 }  // namespace reelfs::rdmaio::wire::internal

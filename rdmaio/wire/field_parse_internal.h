@@ -24,17 +24,11 @@ bool ParseFixedHex(std::string_view text, uint64_t* out);
 // Appends `value` as exactly `digits` lowercase hex digits (zero-padded; `value` must fit).
 void AppendHex(std::string* out, uint64_t value, int digits);
 
-// Strips HTTP optional whitespace (space, tab) from both ends.
-std::string_view TrimOws(std::string_view text);
-
 // A header value holding a hex number: optional "0x"/"0X", 1..16 digits, value <= `max`.
 // kInvalidArgument naming `field` otherwise.
 Result<uint64_t> ParseHexHeader(std::string_view text, std::string_view field, uint64_t max);
 
 // A header value holding a decimal number: 1..20 digits, no sign, no overflow, value <= `max`.
 Result<uint64_t> ParseDecimalHeader(std::string_view text, std::string_view field, uint64_t max);
-
-// ASCII case-insensitive equality (header names, "ok"/"err").
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 }  // namespace reelfs::rdmaio::wire::internal

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/strings.h"
 #include "rdmaio/wire/field_parse_internal.h"
 
 namespace reelfs::rdmaio::wire {
@@ -19,7 +20,7 @@ std::string Hex(uint64_t value, int digits) {
 Result<std::string_view> Require(const HeaderList& headers, std::string_view name) {
   REELFS_ASSIGN_OR_RETURN(std::optional<std::string_view> value, FindSingleHeader(headers, name));
   if (!value) return Status::InvalidArgument(std::string(name) + ": missing");
-  return internal::TrimOws(*value);
+  return Trim(*value);
 }
 
 // Visible ASCII only: these values travel in headers and end up in logs.
@@ -94,7 +95,7 @@ Result<HeaderList> EncodeRcPrepare(const RcPrepareRequest& request) {
 
 Result<RcPrepareRequest> DecodeRcPrepare(const HeaderList& headers) {
   REELFS_ASSIGN_OR_RETURN(std::string_view protocol, Require(headers, header::kProtocol));
-  if (!internal::EqualsIgnoreCase(protocol, kRcProtocolName)) {
+  if (!EqualsIgnoreCase(protocol, kRcProtocolName)) {
     return Status::InvalidArgument("x-amz-rdma-protocol: unsupported protocol");
   }
   RcPrepareRequest r;
@@ -225,7 +226,7 @@ Result<RcReadyReply> DecodeRcReadyReply(const HeaderList& headers) {
        {std::pair{header::kVersionId, &r.version_id}, std::pair{header::kChecksum, &r.checksum}}) {
     REELFS_ASSIGN_OR_RETURN(std::optional<std::string_view> value, FindSingleHeader(headers, name));
     if (!value) continue;
-    const std::string_view trimmed = internal::TrimOws(*value);
+    const std::string_view trimmed = Trim(*value);
     REELFS_RETURN_IF_ERROR(CheckPrintable(trimmed, name, kMaxSessionLength));
     *out = std::string(trimmed);
   }

@@ -2,12 +2,10 @@
 
 #include <string>
 
+#include "common/strings.h"
 #include "rdmaio/wire/field_parse_internal.h"
 
 namespace reelfs::rdmaio::wire {
-
-using internal::EqualsIgnoreCase;
-using internal::TrimOws;
 
 std::optional<std::string_view> FindHeader(const HeaderList& headers, std::string_view name) {
   for (const auto& [key, value] : headers) {
@@ -39,12 +37,12 @@ Result<std::optional<DcToken>> DecodeDcDataRequest(const HeaderList& headers) {
   REELFS_ASSIGN_OR_RETURN(std::optional<std::string_view> text,
                           FindSingleHeader(headers, header::kToken));
   if (!text) return std::optional<DcToken>();
-  REELFS_ASSIGN_OR_RETURN(DcToken token, DecodeDcToken(TrimOws(*text)));
+  REELFS_ASSIGN_OR_RETURN(DcToken token, DecodeDcToken(Trim(*text)));
   return std::optional<DcToken>(token);
 }
 
 Result<RdmaReply> ParseRdmaReply(std::string_view value) {
-  value = TrimOws(value);
+  value = Trim(value);
   RdmaReply reply;
   if (EqualsIgnoreCase(value, "ok")) return reply;  // kSuccess, code 0
   if (EqualsIgnoreCase(value, "err")) {
@@ -87,7 +85,7 @@ Result<RdmaReply> ParseRdmaReply(std::string_view value) {
 }
 
 Result<uint64_t> ParseBytesTransferred(std::string_view value) {
-  value = TrimOws(value);
+  value = Trim(value);
   std::string_view first = value;
   if (const size_t slash = value.find('/'); slash != std::string_view::npos) {
     first = value.substr(0, slash);

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "common/strings.h"
 #include "rdmaio/wire/field_parse_internal.h"
 
 namespace reelfs::rdmaio::wire {
@@ -103,7 +104,7 @@ ReplyVerdict ClassifyNoReplyHeader(const ReplyInput& in) {
                    true, "no reply header and an empty body: nothing usable arrived");
   }
   if (in.etag.empty()) return Violation("PUT without x-amz-rdma-reply and without an ETag");
-  if (in.expected_bytes > 0 && internal::EqualsIgnoreCase(in.etag, kEmptyObjectEtag)) {
+  if (in.expected_bytes > 0 && EqualsIgnoreCase(in.etag, kEmptyObjectEtag)) {
     return Verdict(ReplyKind::kIgnoredNoData, NextStep::kRetryOverHttp,
                    EndpointSignal::kTokenIgnored, false,
                    "server ignored the token and stored a 0-byte object; the HTTP retry "

@@ -4,23 +4,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/strings.h"
 #include "fmt/format.h"
 
 namespace reelfs::s3 {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::optional<std::string> NonEmpty(const EnvLookup& env, const std::string& name) {
   auto v = env(name);
@@ -50,7 +38,7 @@ Result<IniSections> ParseIni(std::string_view text, std::string_view origin) {
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
     ++line_no;
     const bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
-    std::string_view line = Trim(raw);
+    std::string_view line = Trim(raw, kWhitespace);
     if (line.empty() || line[0] == '#' || line[0] == ';') continue;
     if (line.front() == '[') {
       if (line.back() != ']') {
@@ -58,9 +46,9 @@ Result<IniSections> ParseIni(std::string_view text, std::string_view origin) {
             fmt::format("{}:{}: unterminated section header", origin, line_no));
       }
       // "[profile  dev]" and "[ profile dev ]": collapse inner whitespace as the CLI does.
-      std::string name(Trim(line.substr(1, line.size() - 2)));
+      std::string name(Trim(line.substr(1, line.size() - 2), kWhitespace));
       if (name.rfind("profile", 0) == 0 && name.size() > 7 && (name[7] == ' ' || name[7] == '\t')) {
-        name = "profile " + std::string(Trim(std::string_view(name).substr(7)));
+        name = "profile " + std::string(Trim(std::string_view(name).substr(7), kWhitespace));
       }
       section = &out[name];
       parent.clear();
@@ -71,8 +59,8 @@ Result<IniSections> ParseIni(std::string_view text, std::string_view origin) {
       return Status::InvalidArgument(
           fmt::format("{}:{}: expected 'key = value' inside a [section]", origin, line_no));
     }
-    std::string key = Lower(Trim(line.substr(0, eq)));
-    std::string value(Trim(line.substr(eq + 1)));
+    std::string key = Lower(Trim(line.substr(0, eq), kWhitespace));
+    std::string value(Trim(line.substr(eq + 1), kWhitespace));
     if (indented && !parent.empty()) {
       (*section)[parent + "." + key] = std::move(value);
       continue;

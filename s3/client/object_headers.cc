@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "common/log.h"
+#include "common/strings.h"
 #include "s3/protocol/restore_header.h"
 #include "s3/protocol/time_format.h"
 
@@ -12,10 +13,7 @@ bool IsWeakEtag(std::string_view etag) { return etag.rfind("W/", 0) == 0; }
 
 std::string StripEtag(std::string_view etag) {
   if (IsWeakEtag(etag)) etag.remove_prefix(2);
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
-  }
-  return std::string(etag);
+  return std::string(Unquote(etag));
 }
 
 ObjectInfo ObjectInfoFromHeaders(const std::vector<std::pair<std::string, std::string>>& headers,

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "common/strings.h"
 #include "s3/client/transport.h"
 #include "s3/object_store.h"
 #include "s3/protocol/error_codec.h"
@@ -83,9 +84,7 @@ inline HttpCallback StatusOnly(StatusCallback done) {
 // Adds x-amz-meta-NAME headers (names lowercased, as S3 stores them).
 inline void AddUserMetadata(HttpRequest& r, const std::map<std::string, std::string>& meta) {
   for (const auto& [name, value] : meta) {
-    std::string h = "x-amz-meta-" + name;
-    for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    r.headers.emplace_back(std::move(h), value);
+    r.headers.emplace_back(Lower("x-amz-meta-" + name), value);
   }
 }
 

@@ -2,22 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
+
+#include "common/strings.h"
 
 namespace reelfs::s3 {
 namespace {
 
-bool StartsWithNoCase(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() &&
-         std::equal(prefix.begin(), prefix.end(), s.begin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) ==
-                  std::tolower(static_cast<unsigned char>(b));
-         });
-}
-
 size_t FindNoCase(std::string_view s, std::string_view needle, size_t from) {
   for (size_t i = from; i + needle.size() <= s.size(); ++i) {
-    if (StartsWithNoCase(s.substr(i), needle)) return i;
+    if (StartsWithIgnoreCase(s.substr(i), needle)) return i;
   }
   return std::string_view::npos;
 }
@@ -33,7 +26,7 @@ std::string RedactLine(std::string_view line) {
     trimmed.remove_prefix(1);
   }
   for (std::string_view h : kSecretHeaders) {
-    if (StartsWithNoCase(trimmed, h)) {
+    if (StartsWithIgnoreCase(trimmed, h)) {
       return std::string(line.substr(0, line.size() - trimmed.size() + h.size())) + " " +
              std::string(kRedacted);
     }

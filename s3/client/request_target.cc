@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "common/strings.h"
 #include "fmt/format.h"
 
 namespace reelfs::s3 {
@@ -13,8 +14,7 @@ Result<Endpoint> ParseEndpoint(std::string_view url) {
     return Status::InvalidArgument(
         fmt::format("endpoint '{}' lacks a scheme (http:// or https://)", url));
   }
-  ep.scheme = std::string(url.substr(0, sep));
-  for (char& c : ep.scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  ep.scheme = Lower(url.substr(0, sep));
   if (ep.scheme != "http" && ep.scheme != "https") {
     return Status::InvalidArgument(fmt::format("endpoint '{}': scheme must be http or https", url));
   }

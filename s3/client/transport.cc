@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/strings.h"
 #include "common/thread_annotations.h"
 #include "s3/client/curl_handles.h"
 #include "s3/client/curl_status.h"
@@ -38,21 +39,6 @@ constexpr int kIdlePollMs = 1000;
 constexpr int kCancelPollMs = 50;
 
 bool IsSuccess(int status) { return status >= 200 && status < 300; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 int CurlDebug(CURL* /*handle*/, curl_infotype type, char* data, size_t size,
               void* /*userp*/) noexcept {
@@ -343,7 +329,7 @@ struct Exchange {
           sp == std::string_view::npos ? 0 : std::atoi(std::string(line.substr(sp + 1, 3)).c_str());
       return n;
     }
-    std::string_view trimmed = Trim(line);
+    std::string_view trimmed = Trim(line, kWhitespace);
     if (trimmed.empty()) {
       if (status >= 200 && !headers_done) {
         headers_done = true;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/strings.h"
 #include "s3/fake/callback_executor_internal.h"
 #include "s3/protocol/crypto.h"
 #include "s3/protocol/error_codec.h"
@@ -16,10 +17,7 @@ namespace {
 // A client may send If-Match quoted ("abc") or bare, and a weak W/"abc" names the same tag.
 std::string_view StripEtagQuotes(std::string_view etag) {
   if (etag.rfind("W/", 0) == 0) etag.remove_prefix(2);
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
-  }
-  return etag;
+  return Unquote(etag);
 }
 
 // S3 caps a page at 1000 keys whatever max-keys says; DeleteObjects takes at most 1000 keys.

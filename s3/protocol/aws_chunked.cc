@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/strings.h"
+
 namespace reelfs::s3 {
 namespace {
 
@@ -33,20 +35,6 @@ Status BadTrailer(std::string message) {
 bool IsLowerHex(std::string_view s) {
   return std::all_of(s.begin(), s.end(),
                      [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 bool Signed(PayloadClaim c) {

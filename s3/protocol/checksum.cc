@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "common/strings.h"
 #include "s3/protocol/crypto.h"
 
 namespace reelfs::s3 {
@@ -40,16 +41,6 @@ std::string BigEndian(T v) {
     v >>= 8;
   }
   return out;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (x != b[i]) return false;
-  }
-  return true;
 }
 
 }  // namespace

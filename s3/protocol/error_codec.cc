@@ -3,6 +3,7 @@
 #include <array>
 #include <utility>
 
+#include "common/strings.h"
 #include "s3/protocol/xml_internal.h"
 
 namespace reelfs::s3 {
@@ -132,7 +133,7 @@ Result<S3Error> ParseErrorXml(std::string_view xml) {
     return Status::InvalidArgument("malformed XML: <Error> without <Code>");
   }
   S3Error error;
-  error.code = std::string(xml_internal::TrimSpace(ChildText(root, "Code")));
+  error.code = std::string(Trim(ChildText(root, "Code"), kWhitespace));
   error.message = ChildText(root, "Message");
   error.resource = ChildText(root, "Resource");
   if (error.resource.empty()) {

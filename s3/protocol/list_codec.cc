@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/strings.h"
 #include "s3/protocol/time_format.h"
 #include "s3/protocol/uri.h"
 #include "s3/protocol/xml_internal.h"
@@ -35,7 +36,7 @@ Result<std::string> DecodeListValue(std::string value, bool url_encoded, std::st
 }
 
 Result<WallTime> ParseTimeElement(const pugi::xml_node& node, std::string_view field) {
-  std::string text(xml_internal::TrimSpace(Text(node)));
+  std::string text(Trim(Text(node), kWhitespace));
   Result<WallTime> t = ParseIso8601(text);
   if (!t.ok()) {
     return Status::InvalidArgument("malformed XML: <" + std::string(field) +
@@ -64,13 +65,13 @@ void ParseTapeHints(const pugi::xml_node& node, std::map<std::string, std::strin
     pugi::xml_node child = Child(node, name);
     if (!child) return std::nullopt;
     const std::string raw = Text(child);
-    std::string_view text = xml_internal::TrimSpace(raw);
+    std::string_view text = Trim(raw, kWhitespace);
     uint64_t value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
     return value;
   };
-  std::string cartridge(xml_internal::TrimSpace(ChildText(node, "Cartridge")));
+  std::string cartridge(Trim(ChildText(node, "Cartridge"), kWhitespace));
   if (!cartridge.empty()) hints["x-reelfs-tape-cartridge"] = std::move(cartridge);
   if (auto block = number("Block")) hints["x-reelfs-tape-block"] = std::to_string(*block);
   std::string position;
@@ -79,7 +80,7 @@ void ParseTapeHints(const pugi::xml_node& node, std::map<std::string, std::strin
     position += (position.empty() ? "lpos=" : ",lpos=") + std::to_string(*lpos);
   }
   if (!position.empty()) hints["x-reelfs-tape-position"] = std::move(position);
-  std::string state(xml_internal::TrimSpace(ChildText(node, "State")));
+  std::string state(Trim(ChildText(node, "State"), kWhitespace));
   if (!state.empty()) hints["x-reelfs-tape-state"] = std::move(state);
 }
 
@@ -95,7 +96,7 @@ Result<ObjectInfo> ParseContents(const pugi::xml_node& node, bool url_encoded) {
     REELFS_ASSIGN_OR_RETURN(info.last_modified, ParseTimeElement(modified, "LastModified"));
   }
   info.etag = xml_internal::StripEtagQuotes(ChildText(node, "ETag"));
-  std::string storage_class(xml_internal::TrimSpace(ChildText(node, "StorageClass")));
+  std::string storage_class(Trim(ChildText(node, "StorageClass"), kWhitespace));
   if (!storage_class.empty()) info.storage_class = std::move(storage_class);
   if (pugi::xml_node restore = Child(node, "RestoreStatus")) {
     REELFS_ASSIGN_OR_RETURN(info.restore, ParseRestoreStatus(restore));
@@ -132,7 +133,7 @@ Result<ListObjectsPage> ParseListObjectsV2(std::string_view xml) {
   pugi::xml_document doc;
   REELFS_ASSIGN_OR_RETURN(pugi::xml_node root,
                           xml_internal::ParseDocument(xml, "ListBucketResult", doc));
-  std::string encoding(xml_internal::TrimSpace(ChildText(root, "EncodingType")));
+  std::string encoding(Trim(ChildText(root, "EncodingType"), kWhitespace));
   const bool url_encoded = encoding == "url";
 
   ListObjectsPage page;
@@ -236,7 +237,7 @@ Result<ListObjectsV1Page> ParseListObjectsV1(std::string_view xml) {
   pugi::xml_document doc;
   REELFS_ASSIGN_OR_RETURN(pugi::xml_node root,
                           xml_internal::ParseDocument(xml, "ListBucketResult", doc));
-  const bool url_encoded = xml_internal::TrimSpace(ChildText(root, "EncodingType")) == "url";
+  const bool url_encoded = Trim(ChildText(root, "EncodingType"), kWhitespace) == "url";
   if (pugi::xml_node next = Child(root, "NextMarker")) {
     REELFS_ASSIGN_OR_RETURN(out.next_marker,
                             DecodeListValue(Text(next), url_encoded, "NextMarker"));

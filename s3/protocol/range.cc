@@ -4,18 +4,14 @@
 #include <cassert>
 #include <limits>
 
+#include "common/strings.h"
+
 namespace reelfs::s3 {
 namespace {
 
 constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-std::string_view TrimSpaces(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // All-digit string to a number, saturating at the maximum: "bytes=99999999999999999999999-"
 // is well formed and merely unsatisfiable, so overflow must not turn it into garbage.
@@ -28,16 +24,6 @@ std::optional<uint64_t> ParseDigits(std::string_view s) {
     v = v > (kMax - d) / 10 ? kMax : v * 10 + d;
   }
   return v;
-}
-
-bool StartsWithIgnoreCase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    char c = s[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != prefix[i]) return false;
-  }
-  return true;
 }
 
 Status Unsatisfiable(std::string_view header, uint64_t size) {
@@ -62,17 +48,17 @@ std::string FormatRangeHeader(const ByteRange& range) {
 
 Result<std::optional<ByteRange>> ResolveRangeHeader(std::string_view header, uint64_t object_size) {
   const std::optional<ByteRange> ignore;  // S3 serves the whole object for what it ignores
-  header = TrimSpaces(header);
+  header = Trim(header);
   // The unit is case-insensitive (RFC 9110 §14.1); spaces around '=' are tolerated.
   if (!StartsWithIgnoreCase(header, "bytes")) return ignore;
-  std::string_view spec = TrimSpaces(header.substr(5));
+  std::string_view spec = Trim(header.substr(5));
   if (spec.empty() || spec.front() != '=') return ignore;
-  spec = TrimSpaces(spec.substr(1));
+  spec = Trim(spec.substr(1));
   if (spec.find(',') != std::string_view::npos) return ignore;  // multi-range: S3 ignores
   const size_t dash = spec.find('-');
   if (dash == std::string_view::npos) return ignore;
-  const std::string_view first_s = TrimSpaces(spec.substr(0, dash));
-  const std::string_view last_s = TrimSpaces(spec.substr(dash + 1));
+  const std::string_view first_s = Trim(spec.substr(0, dash));
+  const std::string_view last_s = Trim(spec.substr(dash + 1));
 
   if (first_s.empty()) {  // suffix: the last N bytes
     const std::optional<uint64_t> n = ParseDigits(last_s);
@@ -100,9 +86,9 @@ Result<ContentRange> ParseContentRange(std::string_view header) {
     return Status::InvalidArgument("malformed Content-Range '" +
                                    std::string(header.substr(0, 100)) + "'");
   };
-  std::string_view s = TrimSpaces(header);
+  std::string_view s = Trim(header);
   if (!StartsWithIgnoreCase(s, "bytes ")) return malformed();
-  s = TrimSpaces(s.substr(6));
+  s = Trim(s.substr(6));
   const size_t slash = s.find('/');
   if (slash == std::string_view::npos) return malformed();
   const std::string_view range_s = s.substr(0, slash);

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/strings.h"
 #include "s3/protocol/error_codec.h"
 #include "s3/protocol/time_format.h"
 #include "s3/protocol/xml_internal.h"
@@ -45,7 +46,7 @@ Status ErrorDocumentStatus(std::string_view xml) {
 }
 
 Result<RestoreTier> ParseTier(std::string_view text) {
-  std::string_view t = xml_internal::TrimSpace(text);
+  std::string_view t = Trim(text, kWhitespace);
   if (t == "Standard") return RestoreTier::kStandard;
   if (t == "Bulk") return RestoreTier::kBulk;
   if (t == "Expedited") return RestoreTier::kExpedited;
@@ -86,7 +87,7 @@ Result<InitiateMultipartUploadResult> ParseInitiateMultipartUploadResult(std::st
   r.bucket = ChildText(root, "Bucket");
   r.key = ChildText(root, "Key");
   REELFS_ASSIGN_OR_RETURN(r.upload_id, RequiredText(root, "UploadId"));
-  if (xml_internal::TrimSpace(r.upload_id).empty()) {
+  if (Trim(r.upload_id, kWhitespace).empty()) {
     return Status::InvalidArgument("malformed XML: empty <UploadId>");
   }
   return r;
@@ -225,9 +226,9 @@ Result<DeleteObjectsResult> ParseDeleteResult(std::string_view xml) {
   });
   REELFS_RETURN_IF_ERROR(status);
   ForEachChild(root, "Error", [&](const pugi::xml_node& node) {
-    result.errors.push_back(DeleteError{
-        ChildText(node, "Key"), std::string(xml_internal::TrimSpace(ChildText(node, "Code"))),
-        ChildText(node, "Message")});
+    result.errors.push_back(DeleteError{ChildText(node, "Key"),
+                                        std::string(Trim(ChildText(node, "Code"), kWhitespace)),
+                                        ChildText(node, "Message")});
   });
   return result;
 }
@@ -249,7 +250,7 @@ Result<CopyObjectResult> ParseCopyObjectResult(std::string_view xml) {
   REELFS_ASSIGN_OR_RETURN(std::string etag, RequiredText(root, "ETag"));
   r.etag = xml_internal::StripEtagQuotes(etag);
   if (pugi::xml_node modified = Child(root, "LastModified")) {
-    std::string text(xml_internal::TrimSpace(Text(modified)));
+    std::string text(Trim(Text(modified), kWhitespace));
     Result<WallTime> t = ParseIso8601(text);
     if (!t.ok()) {
       return Status::InvalidArgument("malformed XML: <LastModified> is not an ISO 8601 time: '" +
@@ -290,11 +291,11 @@ Result<RestoreRequestBody> ParseRestoreRequest(std::string_view xml) {
 }
 
 Result<std::string> ParseCreateBucketConfiguration(std::string_view xml) {
-  if (xml_internal::TrimSpace(xml).empty()) return std::string();
+  if (Trim(xml, kWhitespace).empty()) return std::string();
   pugi::xml_document doc;
   REELFS_ASSIGN_OR_RETURN(pugi::xml_node root,
                           xml_internal::ParseDocument(xml, "CreateBucketConfiguration", doc));
-  return std::string(xml_internal::TrimSpace(ChildText(root, "LocationConstraint")));
+  return std::string(Trim(ChildText(root, "LocationConstraint"), kWhitespace));
 }
 
 }  // namespace reelfs::s3

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "common/strings.h"
 #include "s3/protocol/time_format.h"
 
 namespace reelfs::s3 {
@@ -15,22 +16,6 @@ namespace {
 // differently; a real AWS restore ending in 2050 would need Days > 8000, which no staging
 // workflow asks for.
 constexpr std::chrono::year kPlaceholderYear{2050};
-
-bool IsSpace(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::optional<bool> ParseBool(std::string_view s) {
   const std::string l = Lower(Trim(s));
@@ -68,7 +53,7 @@ Result<RestoreInfo> ParseRestoreHeader(std::string_view value) {
   std::optional<WallTime> expiry;
   size_t pos = 0;
   while (pos < value.size()) {
-    while (pos < value.size() && (IsSpace(value[pos]) || value[pos] == ',')) ++pos;
+    while (pos < value.size() && (IsOws(value[pos]) || value[pos] == ',')) ++pos;
     if (pos == value.size()) break;
     const size_t eq = value.find('=', pos);
     if (eq == std::string_view::npos) return Malformed(original, "expected key=value");
@@ -77,14 +62,14 @@ Result<RestoreInfo> ParseRestoreHeader(std::string_view value) {
       return Malformed(original, "bad key");
     }
     pos = eq + 1;
-    while (pos < value.size() && IsSpace(value[pos])) ++pos;
+    while (pos < value.size() && IsOws(value[pos])) ++pos;
     std::string_view item;
     if (pos < value.size() && value[pos] == '"') {
       const size_t close = value.find('"', pos + 1);
       if (close == std::string_view::npos) return Malformed(original, "unterminated quote");
       item = value.substr(pos + 1, close - pos - 1);
       pos = close + 1;
-      while (pos < value.size() && IsSpace(value[pos])) ++pos;
+      while (pos < value.size() && IsOws(value[pos])) ++pos;
       if (pos < value.size() && value[pos] != ',') {
         return Malformed(original, "text after a quoted value");
       }

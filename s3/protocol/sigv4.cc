@@ -4,6 +4,7 @@
 #include <array>
 #include <string>
 
+#include "common/strings.h"
 #include "common/time_format.h"
 #include "s3/protocol/crypto.h"
 #include "s3/protocol/time_format.h"
@@ -29,41 +30,14 @@ constexpr std::array<std::string_view, 7> kPresignParams = {
     "X-Amz-Algorithm",     "X-Amz-Credential", "X-Amz-Date",          "X-Amz-Expires",
     "X-Amz-SignedHeaders", "X-Amz-Signature",  "X-Amz-Security-Token"};
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // SigV4: trim, and turn every run of white space inside the value into one space.
 std::string CanonicalHeaderValue(std::string_view v) {
-  v = Trim(v);
+  v = Trim(v, kWhitespace);
   std::string out;
   out.reserve(v.size());
   bool in_space = false;
   for (char c : v) {
-    if (IsSpace(c)) {
+    if (IsWhitespace(c)) {
       in_space = true;
       continue;
     }
@@ -180,7 +154,7 @@ QueryParams LenientParseQuery(std::string_view raw_query) {
 std::vector<std::string> NormalizeSignedHeaders(const std::vector<std::string>& names) {
   std::vector<std::string> out;
   out.reserve(names.size());
-  for (const auto& n : names) out.push_back(Lower(Trim(n)));
+  for (const auto& n : names) out.push_back(Lower(Trim(n, kWhitespace)));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   std::erase(out, std::string());
@@ -198,7 +172,8 @@ std::string JoinSignedHeaders(const std::vector<std::string>& sorted_names) {
 
 std::string ResolvePayloadHash(const SignableRequest& req) {
   if (!req.payload_hash.empty()) return req.payload_hash;
-  if (const std::string* h = FindHeader(req, "x-amz-content-sha256")) return std::string(Trim(*h));
+  if (const std::string* h = FindHeader(req, "x-amz-content-sha256"))
+    return std::string(Trim(*h, kWhitespace));
   return std::string(kEmptyPayloadSha256);
 }
 
@@ -464,21 +439,21 @@ Result<VerifiedRequest> VerifyHeaderAuth(const SignableRequest& req, std::string
                                          const VerifyOptions& options) {
   const std::chrono::seconds max_skew = options.max_skew;
   if (auth.size() > kMaxAuthorizationSize) return HeaderMalformed("Authorization header too long");
-  auth = Trim(auth);
+  auth = Trim(auth, kWhitespace);
   if (auth.substr(0, kAlgorithm.size()) != kAlgorithm ||
-      (auth.size() > kAlgorithm.size() && !IsSpace(auth[kAlgorithm.size()]))) {
+      (auth.size() > kAlgorithm.size() && !IsWhitespace(auth[kAlgorithm.size()]))) {
     return AccessDenied("unsupported authorization type (only AWS4-HMAC-SHA256 is accepted)");
   }
   auth.remove_prefix(kAlgorithm.size());
   std::optional<std::string_view> credential, signed_headers, signature;
   while (!auth.empty()) {
     const size_t comma = auth.find(',');
-    const std::string_view item = Trim(auth.substr(0, comma));
+    const std::string_view item = Trim(auth.substr(0, comma), kWhitespace);
     auth = comma == std::string_view::npos ? std::string_view() : auth.substr(comma + 1);
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos) return HeaderMalformed("malformed Authorization component");
-    const std::string_view key = Trim(item.substr(0, eq));
-    const std::string_view value = Trim(item.substr(eq + 1));
+    const std::string_view key = Trim(item.substr(0, eq), kWhitespace);
+    const std::string_view value = Trim(item.substr(eq + 1), kWhitespace);
     std::optional<std::string_view>* slot = key == "Credential"      ? &credential
                                             : key == "SignedHeaders" ? &signed_headers
                                             : key == "Signature"     ? &signature
@@ -504,12 +479,12 @@ Result<VerifiedRequest> VerifyHeaderAuth(const SignableRequest& req, std::string
   // x-amz-date is what SDKs sign; the Date header is the documented fallback.
   if (CountHeader(req, "x-amz-date") > 1) return HeaderMalformed("repeated x-amz-date");
   if (const std::string* d = FindHeader(req, "x-amz-date")) {
-    claim.amz_date = std::string(Trim(*d));
+    claim.amz_date = std::string(Trim(*d, kWhitespace));
     Result<system_clock::time_point> t = ParseAmzDate(claim.amz_date);
     if (!t.ok()) return AccessDenied("malformed x-amz-date");
     claim.time = *t;
   } else if (const std::string* date = FindHeader(req, "date")) {
-    Result<system_clock::time_point> t = ParseHttpDate(Trim(*date));
+    Result<system_clock::time_point> t = ParseHttpDate(Trim(*date, kWhitespace));
     if (!t.ok()) return AccessDenied("malformed Date header");
     claim.time = *t;
     claim.amz_date = FormatAmzDate(claim.time);
@@ -611,7 +586,7 @@ Result<VerifiedRequest> VerifyPresigned(const SignableRequest& req, QueryParams 
   // A signed x-amz-content-sha256 sent along still binds the body to a hash; an aws-chunked
   // body has no seed to chain from here.
   if (const std::string* h = FindHeader(req, "x-amz-content-sha256"); h && verified.ok()) {
-    const std::string claimed(Trim(*h));
+    const std::string claimed(Trim(*h, kWhitespace));
     const PayloadClaim kind = ClassifyPayloadClaim(claimed);
     if (kind != PayloadClaim::kSha256 && kind != PayloadClaim::kUnsigned) {
       return InvalidPayloadClaim();

@@ -23,6 +23,7 @@
 #include <pugixml.hpp>
 
 #include "common/result.h"
+#include "common/strings.h"
 
 namespace reelfs::s3::xml_internal {
 
@@ -103,16 +104,9 @@ inline std::string ChildText(const pugi::xml_node& parent, std::string_view name
   return Text(Child(parent, name));
 }
 
-inline std::string_view TrimSpace(std::string_view s) {
-  size_t begin = s.find_first_not_of(" \t\r\n");
-  if (begin == std::string_view::npos) return {};
-  size_t end = s.find_last_not_of(" \t\r\n");
-  return s.substr(begin, end - begin + 1);
-}
-
 // Strict decimal: optional surrounding whitespace, digits only (no sign), no overflow.
 inline Result<uint64_t> ParseUint64(std::string_view text, std::string_view field) {
-  std::string_view t = TrimSpace(text);
+  std::string_view t = Trim(text, kWhitespace);
   uint64_t value = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
   if (t.empty() || ec != std::errc() || end != t.data() + t.size()) {
@@ -126,7 +120,7 @@ inline Result<uint64_t> ParseUint64(std::string_view text, std::string_view fiel
 
 inline Result<int64_t> ParseIntInRange(std::string_view text, std::string_view field, int64_t min,
                                        int64_t max) {
-  std::string_view t = TrimSpace(text);
+  std::string_view t = Trim(text, kWhitespace);
   int64_t value = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
   if (t.empty() || ec != std::errc() || end != t.data() + t.size() || value < min || value > max) {
@@ -140,8 +134,7 @@ inline Result<int64_t> ParseIntInRange(std::string_view text, std::string_view f
 
 // "true"/"false" in any case (S3 writes lowercase; some servers capitalise).
 inline Result<bool> ParseBool(std::string_view text, std::string_view field) {
-  std::string t(TrimSpace(text));
-  for (char& c : t) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  const std::string t = Lower(Trim(text, kWhitespace));
   if (t == "true") return true;
   if (t == "false") return false;
   return Status::InvalidArgument("malformed XML: <" + std::string(field) +
@@ -151,12 +144,12 @@ inline Result<bool> ParseBool(std::string_view text, std::string_view field) {
 // ETags travel quoted ("\"abc\"", or &quot;abc&quot; which pugixml already decoded); some
 // servers double-escape, leaving a literal "&quot;". Both are stripped.
 inline std::string StripEtagQuotes(std::string_view etag) {
-  etag = TrimSpace(etag);
+  etag = Trim(etag, kWhitespace);
   constexpr std::string_view kEntity = "&quot;";
   if (etag.size() >= 2 * kEntity.size() && etag.starts_with(kEntity) && etag.ends_with(kEntity)) {
     etag = etag.substr(kEntity.size(), etag.size() - 2 * kEntity.size());
-  } else if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
+  } else {
+    etag = Unquote(etag);
   }
   return std::string(etag);
 }

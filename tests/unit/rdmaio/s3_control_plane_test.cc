@@ -20,6 +20,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "common/strings.h"
 #include "common/unique_fd.h"
 
 namespace reelfs::rdmaio::s3bridge {
@@ -69,8 +70,7 @@ class ScriptedServer {
       }
       const size_t end = head.find("\r\n\r\n");
       std::string body = end == std::string::npos ? std::string() : head.substr(end + 4);
-      std::string lower = head.substr(0, end);
-      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const std::string lower = Lower(head.substr(0, end));
       const size_t at = lower.find("content-length:");
       const size_t length =
           at == std::string::npos ? 0 : std::stoul(lower.substr(at + 15, lower.find('\r', at)));

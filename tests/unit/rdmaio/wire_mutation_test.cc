@@ -1,12 +1,12 @@
 // Deterministic mutation testing of every decoder: valid inputs with random bytes changed,
 // truncated or extended. Nothing may crash (this runs under ASan/UBSan), and whatever decodes
 // must re-encode to the same token (modulo hex case), so no mutation is silently reinterpreted.
-#include <cctype>
 #include <random>
 #include <string>
 
 #include <doctest/doctest.h>
 
+#include "common/strings.h"
 #include "rdmaio/wire/dc_token.h"
 #include "rdmaio/wire/rc_control.h"
 #include "rdmaio/wire/rc_token.h"
@@ -17,11 +17,6 @@ namespace reelfs::rdmaio::wire {
 namespace {
 
 constexpr int kIterations = 20000;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string Mutate(std::mt19937_64& rng, std::string s) {
   switch (rng() % 4) {

@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "common/strings.h"
 #include "s3/protocol/crypto.h"
 
 namespace reelfs::s3 {
@@ -69,9 +70,7 @@ SuiteRequest ParseSuiteRequest(const std::string& text) {
 
 std::string HeaderValue(const SignableRequest& req, std::string_view lower_name) {
   for (const auto& [n, v] : req.headers) {
-    std::string l = n;
-    for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (l == lower_name) return v;
+    if (Lower(n) == lower_name) return v;
   }
   return {};
 }

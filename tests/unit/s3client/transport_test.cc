@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "common/strings.h"
 #include "common/unique_fd.h"
 #include "s3/await.h"
 #include "s3/client/object_headers.h"
@@ -76,8 +77,7 @@ class ScriptedServer {
       // Read the request body too: closing a socket with unread data sends a RST, which can
       // destroy the response before the client reads it.
       const size_t head_end = req.find("\r\n\r\n");
-      std::string lower = req.substr(0, head_end);
-      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const std::string lower = Lower(req.substr(0, head_end));
       const size_t cl = lower.find("content-length: ");
       if (head_end != std::string::npos && cl != std::string::npos && cl < head_end) {
         const size_t want = head_end + 4 + std::strtoull(req.c_str() + cl + 16, nullptr, 10);
