@@ -28,20 +28,12 @@
 namespace reelfs::fuse {
 namespace {
 
+using s3::Await;
 using s3::FakeObjectStore;
 using s3::Operation;
 using testing::MisbehavingStore;
 
 constexpr char kBucket[] = "bkt";
-
-// Runs one asynchronous FileSystem call and waits for its callback.
-template <class T, class F>
-Result<T> Call(F&& start) {
-  auto promise = std::make_shared<std::promise<Result<T>>>();
-  auto future = promise->get_future();
-  start([promise](Result<T> r) { promise->set_value(std::move(r)); });
-  return future.get();
-}
 
 int Errno(const Status& s) { return s.detail().sys_errno; }
 
@@ -68,20 +60,20 @@ struct Fixture {
     return fake->PutObjectForTest(kBucket, key, std::move(data));
   }
   Result<Entry> Lookup(InodeId parent, std::string_view name) {
-    return Call<Entry>([&](auto cb) { fs->Lookup(parent, name, cb); });
+    return Await<Entry>([&](auto cb) { fs->Lookup(parent, name, cb); });
   }
   Result<Attributes> GetAttr(InodeId ino) {
-    return Call<Attributes>([&](auto cb) { fs->GetAttr(ino, cb); });
+    return Await<Attributes>([&](auto cb) { fs->GetAttr(ino, cb); });
   }
   Result<uint64_t> OpenDir(InodeId ino) {
-    return Call<uint64_t>([&](auto cb) { fs->OpenDir(ino, cb); });
+    return Await<uint64_t>([&](auto cb) { fs->OpenDir(ino, cb); });
   }
   Result<std::vector<DirEntry>> ReadDir(InodeId ino, uint64_t dh, uint64_t off, size_t max,
                                         bool plus) {
-    return Call<std::vector<DirEntry>>([&](auto cb) { fs->ReadDir(ino, dh, off, max, plus, cb); });
+    return Await<std::vector<DirEntry>>([&](auto cb) { fs->ReadDir(ino, dh, off, max, plus, cb); });
   }
   Result<OpenedFile> Open(InodeId ino, int flags = O_RDONLY) {
-    return Call<OpenedFile>([&](auto cb) { fs->Open(ino, flags, cb); });
+    return Await<OpenedFile>([&](auto cb) { fs->Open(ino, flags, cb); });
   }
   // All names of directory `ino` (one OpenDir, plain READDIR), without "." and "..".
   std::vector<std::string> Names(InodeId ino) {
@@ -522,7 +514,7 @@ TEST_CASE("a server that ignores If-Match: another version's bytes never reach r
   auto h = f.Open(e->attr.ino);
   REQUIRE(h.ok());
   auto read = [&](InodeId ino, uint64_t fh, uint64_t off, size_t size) {
-    return Call<ReadData>([&](auto cb) { f.fs->Read(ino, fh, off, size, nullptr, cb); });
+    return Await<ReadData>([&](auto cb) { f.fs->Read(ino, fh, off, size, nullptr, cb); });
   };
   auto first = read(e->attr.ino, h->fh, 0, 4096);
   REQUIRE(first.ok());
@@ -573,7 +565,7 @@ TEST_CASE("Read goes through the prefetcher and returns the object's bytes") {
   auto h = f.Open(e->attr.ino);
   REQUIRE(h.ok());
   auto r =
-      Call<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 1000, 5000, nullptr, cb); });
+      Await<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 1000, 5000, nullptr, cb); });
   REQUIRE(r.ok());
   std::string got;
   for (auto piece : r->pieces)
@@ -581,7 +573,7 @@ TEST_CASE("Read goes through the prefetcher and returns the object's bytes") {
   CHECK(got == data.substr(1000, 5000));
   CHECK(f.fs->counters().bytes_read == 5000);
   f.fs->Release(h->fh);
-  auto bad = Call<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 0, 10, nullptr, cb); });
+  auto bad = Await<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 0, 10, nullptr, cb); });
   CHECK_FALSE(bad.ok());
 }
 
@@ -598,7 +590,7 @@ TEST_CASE("open starts a small file's GET; the read joins it; a keep_cache re-op
   f.fake->WaitIdle();
   CHECK(f.Calls(Operation::kGetObject) == gets_before + 1);  // before any READ
   auto r =
-      Call<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 0, 128 * 1024, nullptr, cb); });
+      Await<ReadData>([&](auto cb) { f.fs->Read(e->attr.ino, h->fh, 0, 128 * 1024, nullptr, cb); });
   REQUIRE(r.ok());
   std::string got;
   for (auto piece : r->pieces)

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "fuse/core/filesystem.h"
+#include "s3/await.h"
 #include "s3/fake/fake_object_store.h"
 #include "s3/fake/fault_injecting_store.h"
 #include "tests/fakes/fake_clock.h"
@@ -24,19 +25,12 @@
 namespace reelfs::fuse {
 namespace {
 
+using s3::Await;
 using s3::FakeObjectStore;
 using s3::FaultInjectingStore;
 using s3::Operation;
 
 constexpr char kBucket[] = "bkt";
-
-template <class T, class F>
-Result<T> Call(F&& start) {
-  auto promise = std::make_shared<std::promise<Result<T>>>();
-  auto future = promise->get_future();
-  start([promise](Result<T> r) { promise->set_value(std::move(r)); });
-  return future.get();
-}
 
 // Collects the answers of many asynchronous lookups issued without waiting for each.
 struct Answers {
@@ -87,7 +81,7 @@ struct Mount {
     fake->PutObjectForTest(kBucket, key, std::move(data));
   }
   Result<Entry> Lookup(InodeId parent, std::string_view name) {
-    return Call<Entry>([&](auto cb) { fs->Lookup(parent, name, cb); });
+    return Await<Entry>([&](auto cb) { fs->Lookup(parent, name, cb); });
   }
   InodeId Dir(std::string_view name) {
     auto e = Lookup(kRootInode, name);
@@ -147,7 +141,7 @@ TEST_SUITE("fuse") {
 
     // The listing is installed: readdir and further lookups (present or absent) are free.
     m.fake->ResetCallCounts();
-    auto dh = Call<uint64_t>([&](auto cb) { m.fs->OpenDir(small, cb); });
+    auto dh = Await<uint64_t>([&](auto cb) { m.fs->OpenDir(small, cb); });
     REQUIRE(dh.ok());
     m.fs->ReleaseDir(*dh);
     auto again = m.Lookup(small, "f01234");
@@ -277,7 +271,7 @@ TEST_SUITE("fuse") {
     // The first lookup waits for one page, then HEAD+LIST: it is answered long before the
     // listing reaches its budget (page 5 of 50).
     int pages_when_first_answered = -1;
-    auto first = Call<Entry>([&](auto cb) {
+    auto first = Await<Entry>([&](auto cb) {
       m.fs->Lookup(huge, "f49999", [&, cb](Result<Entry> r) {
         pages_when_first_answered = m.listing_pages;
         cb(std::move(r));
@@ -380,7 +374,7 @@ TEST_SUITE("fuse") {
     for (int i = 0; i < 2500; ++i) fake->PutObjectForTest(kBucket, fmt::format("p/{:04}", i), "");
     auto warn = std::make_shared<WarnOnce>();
     auto list = [&](uint32_t max_pages, std::vector<uint32_t>* more, int* requests) {
-      return Call<std::shared_ptr<const DirListing>>([&](auto cb) {
+      return Await<std::shared_ptr<const DirListing>>([&](auto cb) {
         ListDirectoryBounded(
             fake, kBucket, "p/", warn, max_pages, [requests] { ++*requests; },
             [more](uint32_t pages) { more->push_back(pages); }, cb);
@@ -405,7 +399,7 @@ TEST_SUITE("fuse") {
 
     auto faults = std::make_shared<FaultInjectingStore>(fake);
     faults->FailNext(Operation::kListObjects, 1, Status::Unavailable("injected"));
-    auto failed = Call<std::shared_ptr<const DirListing>>([&](auto cb) {
+    auto failed = Await<std::shared_ptr<const DirListing>>([&](auto cb) {
       ListDirectoryBounded(faults, kBucket, "p/", warn, 3, nullptr, nullptr, cb);
     });
     CHECK(failed.status().code() == StatusCode::kUnavailable);

@@ -32,25 +32,12 @@
 namespace reelfs::fuse {
 namespace {
 
+using s3::Await;
+using s3::AwaitStatus;
 using s3::FakeObjectStore;
 using s3::Operation;
 
 constexpr char kBucket[] = "bkt";
-
-template <class T, class F>
-Result<T> Call(F&& start) {
-  auto promise = std::make_shared<std::promise<Result<T>>>();
-  auto future = promise->get_future();
-  start([promise](Result<T> r) { promise->set_value(std::move(r)); });
-  return future.get();
-}
-
-Status CallStatus(const std::function<void(std::function<void(Status)>)>& start) {
-  auto promise = std::make_shared<std::promise<Status>>();
-  auto future = promise->get_future();
-  start([promise](Status s) { promise->set_value(std::move(s)); });
-  return future.get();
-}
 
 // A Restorer whose waits end when the test says so.
 class ScriptedRestorer final : public hsm::Restorer {
@@ -191,7 +178,7 @@ struct Fixture {
     return fake->PutObjectForTest(kBucket, key, std::move(data), storage_class);
   }
   Entry Lookup(InodeId parent, std::string_view name) {
-    auto e = Call<Entry>([&](auto cb) { fs->Lookup(parent, name, cb); });
+    auto e = Await<Entry>([&](auto cb) { fs->Lookup(parent, name, cb); });
     REQUIRE(e.ok());
     return *e;
   }
@@ -209,13 +196,13 @@ struct Fixture {
     return e;
   }
   uint64_t Open(InodeId ino, int flags = O_RDONLY) {
-    auto h = Call<OpenedFile>([&](auto cb) { fs->Open(ino, flags, cb); });
+    auto h = Await<OpenedFile>([&](auto cb) { fs->Open(ino, flags, cb); });
     REQUIRE(h.ok());
     return h->fh;
   }
   Result<ReadData> Read(InodeId ino, uint64_t fh, uint64_t off, size_t size,
                         std::shared_ptr<CancellationToken> interrupt = nullptr) {
-    return Call<ReadData>([&](auto cb) { fs->Read(ino, fh, off, size, interrupt, cb); });
+    return Await<ReadData>([&](auto cb) { fs->Read(ino, fh, off, size, interrupt, cb); });
   }
   // Starts a read and returns its future (for reads that wait).
   std::future<Result<ReadData>> StartRead(InodeId ino, uint64_t fh, uint64_t off, size_t size,
@@ -227,15 +214,15 @@ struct Fixture {
     return future;
   }
   Result<std::string> Xattr(InodeId ino, std::string_view name) {
-    return Call<std::string>([&](auto cb) { fs->GetXattr(ino, name, cb); });
+    return Await<std::string>([&](auto cb) { fs->GetXattr(ino, name, cb); });
   }
   std::vector<std::string> XattrNames(InodeId ino) {
-    auto r = Call<std::vector<std::string>>([&](auto cb) { fs->ListXattr(ino, cb); });
+    auto r = Await<std::vector<std::string>>([&](auto cb) { fs->ListXattr(ino, cb); });
     REQUIRE(r.ok());
     return *r;
   }
   Status SetXattr(InodeId ino, std::string_view name, std::string_view value) {
-    return CallStatus([&](auto cb) { fs->SetXattr(ino, name, value, cb); });
+    return AwaitStatus([&](auto cb) { fs->SetXattr(ino, name, value, cb); });
   }
   // The restored object as a HEAD now describes it (what the Restorer hands a waiter).
   s3::ObjectInfo Head(const std::string& key) {
@@ -293,7 +280,7 @@ TEST_SUITE("fuse") {
     REQUIRE(f.fake->CompleteRestore(kBucket, "offline.bin").ok());
     f.clock.Advance(std::chrono::seconds(6));
     const uint64_t heads = f.Calls(Operation::kHeadObject);
-    auto a = Call<Attributes>([&](auto cb) { f.fs->GetAttr(off.attr.ino, cb); });
+    auto a = Await<Attributes>([&](auto cb) { f.fs->GetAttr(off.attr.ino, cb); });
     REQUIRE(a.ok());
     CHECK(f.Calls(Operation::kHeadObject) == heads + 1);
     CHECK(a->blocks == 4);
@@ -386,7 +373,7 @@ TEST_SUITE("fuse") {
     CHECK(f.Calls(Operation::kRestoreObject) == 0);  // restores are the Restorer's job
     CHECK(f.fs->counters().restore_waits == 1);
     // The inode now knows: readable, full st_blocks.
-    auto a = Call<Attributes>([&](auto cb) { f.fs->GetAttr(e.attr.ino, cb); });
+    auto a = Await<Attributes>([&](auto cb) { f.fs->GetAttr(e.attr.ino, cb); });
     REQUIRE(a.ok());
     CHECK(a->blocks == (300'000 + 511) / 512);
     f.fs->Release(fh);
@@ -446,7 +433,7 @@ TEST_SUITE("fuse") {
     f.restorer->AwaitWaitCalls(1);
     CHECK(f.restorer->noted_offline() == std::vector<std::string>{"a"});
     CHECK(*f.Xattr(e.attr.ino, "user.hsm.state") == "offline");
-    auto a = Call<Attributes>([&](auto cb) { f.fs->GetAttr(e.attr.ino, cb); });
+    auto a = Await<Attributes>([&](auto cb) { f.fs->GetAttr(e.attr.ino, cb); });
     REQUIRE(a.ok());
     CHECK(a->blocks == 1);
     REQUIRE(f.fake->CompleteRestore(kBucket, "a").ok());
@@ -524,12 +511,12 @@ TEST_SUITE("fuse") {
     options.tape.offline_wait = std::chrono::seconds(3600);
     auto fs = CreateFileSystem(fake, options, CreateHeapBufferPool(),
                                std::make_shared<MemoryBudget>(64ull << 20), clock, restorer);
-    auto e = Call<Entry>([&](auto cb) { fs->Lookup(kRootInode, "hot", cb); });
+    auto e = Await<Entry>([&](auto cb) { fs->Lookup(kRootInode, "hot", cb); });
     REQUIRE(e.ok());
     std::vector<uint64_t> handles;
     std::vector<std::future<Result<ReadData>>> reads;
     for (int i = 0; i < 50; ++i) {
-      auto h = Call<OpenedFile>([&](auto cb) { fs->Open(e->attr.ino, O_RDONLY, cb); });
+      auto h = Await<OpenedFile>([&](auto cb) { fs->Open(e->attr.ino, O_RDONLY, cb); });
       REQUIRE(h.ok());
       handles.push_back(h->fh);
       auto promise = std::make_shared<std::promise<Result<ReadData>>>();
