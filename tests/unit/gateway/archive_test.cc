@@ -24,6 +24,7 @@
 #include "s3/protocol/restore_header.h"
 #include "s3/protocol/sigv4.h"
 #include "tests/fakes/fake_tape_library.h"
+#include "tests/unit/gateway/signed_request.h"
 
 namespace reelfs::gateway {
 namespace {
@@ -101,30 +102,8 @@ struct Env {
   }
 
   http::Response Send(const std::string& method, const std::string& path, const std::string& query,
-                      const std::string& body = {},
-                      const std::vector<std::pair<std::string, std::string>>& extra = {}) {
-    s3::SignableRequest req;
-    req.method = method;
-    req.encoded_path = path;
-    req.raw_query = query;
-    req.headers = {{"host", "127.0.0.1:7070"},
-                   {"x-amz-content-sha256", "UNSIGNED-PAYLOAD"},
-                   {"content-length", std::to_string(body.size())}};
-    req.headers.insert(req.headers.end(), extra.begin(), extra.end());
-    s3::SigV4Params params;
-    params.time = std::chrono::system_clock::now();
-    s3::SignRequest(req, s3::Credentials{"AK", "SK", ""}, params);
-    http::Request h;
-    h.method = method;
-    h.target = path + (query.empty() ? "" : "?" + query);
-    h.headers = req.headers;
-    h.has_body = !body.empty();
-    h.request_id = "TEST";
-    auto started = service->Start(std::move(h));
-    if (auto* r = std::get_if<http::Response>(&started)) return std::move(*r);
-    auto& ex = std::get<std::unique_ptr<http::Exchange>>(started);
-    if (!body.empty()) ex->OnBody(body);
-    return ex->Finish();
+                      const std::string& body = {}, const TestHeaders& extra = {}) {
+    return SendSigned(*service, method, path, query, body, extra);
   }
   static std::string Code(const http::Response& r) {
     auto err = s3::ParseErrorXml(r.body);

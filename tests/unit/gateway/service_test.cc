@@ -18,6 +18,7 @@
 #include "s3/protocol/list_codec.h"
 #include "s3/protocol/sigv4.h"
 #include "s3/protocol/uri.h"
+#include "tests/unit/gateway/signed_request.h"
 
 namespace reelfs::gateway {
 namespace {
@@ -54,52 +55,16 @@ struct Fixture {
 
   // Sends a request with a body (UNSIGNED-PAYLOAD), fed to the exchange in 64 KiB chunks.
   http::Response Send(const std::string& method, const std::string& path, const std::string& query,
-                      const std::string& body,
-                      const std::vector<std::pair<std::string, std::string>>& extra = {}) {
-    s3::SignableRequest req;
-    req.method = method;
-    req.encoded_path = path;
-    req.raw_query = query;
-    req.headers = {{"host", "127.0.0.1:7070"},
-                   {"x-amz-content-sha256", "UNSIGNED-PAYLOAD"},
-                   {"content-length", std::to_string(body.size())}};
-    req.headers.insert(req.headers.end(), extra.begin(), extra.end());
-    s3::SigV4Params params;
-    params.time = std::chrono::system_clock::now();
-    s3::SignRequest(req, s3::Credentials{"AK", "SK", ""}, params);
-    http::Request h;
-    h.method = method;
-    h.target = path + (query.empty() ? "" : "?" + query);
-    h.headers = req.headers;
-    h.has_body = !body.empty();
-    h.request_id = "TEST";
-    auto started = service->Start(std::move(h));
-    if (auto* r = std::get_if<http::Response>(&started)) return std::move(*r);
-    auto& ex = std::get<std::unique_ptr<http::Exchange>>(started);
-    for (size_t off = 0; off < body.size(); off += 64 * 1024) {
-      ex->OnBody(std::string_view(body).substr(off, 64 * 1024));
-    }
-    return ex->Finish();
+                      const std::string& body, const TestHeaders& extra = {}) {
+    return SendSigned(*service, method, path, query, body, extra);
   }
 
   // Sends a body-less request; returns the immediate response.
   http::Response Call(const std::string& method, const std::string& path,
                       const std::string& query = "", const std::string& host = "127.0.0.1:7070",
                       const std::string& secret = "SK") {
-    s3::SignableRequest req;
-    req.method = method;
-    req.encoded_path = path;
-    req.raw_query = query;
-    req.headers = {{"host", host}};
-    s3::SigV4Params params;
-    params.time = std::chrono::system_clock::now();
-    s3::SignRequest(req, s3::Credentials{"AK", secret, ""}, params);
-    http::Request h;
-    h.method = method;
-    h.target = path + (query.empty() ? "" : "?" + query);
-    h.headers = req.headers;
-    h.request_id = "TEST";
-    auto started = service->Start(std::move(h));
+    auto started = service->Start(
+        SignedRequest(method, path, query, {{"host", host}}, /*has_body=*/false, secret));
     REQUIRE(std::holds_alternative<http::Response>(started));
     return std::move(std::get<http::Response>(started));
   }
