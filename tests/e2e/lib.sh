@@ -150,31 +150,8 @@ e2e_init() {
   echo "work dir: $WORK"
 }
 
-# start_gateway [PORT]: starts reelfs-gateway on $ROOT (port 0 = ephemeral), sets PORT and ENDPOINT.
-# GATEWAY_EXTRA_ARGS: more gateway arguments, split on spaces (tape_lib.sh: --config FILE).
-start_gateway() {
-  local want=${1:-0}
-  rm -f "$WORK/port"
-  # Core dumps on (where the system allows them): a gateway that crashes gets a backtrace in
-  # the failure message (gateway_crash_report). The subshell execs: GW_PID is the gateway.
-  # shellcheck disable=SC2086
-  ( ulimit -c unlimited 2>/dev/null || true
-    exec "$REELFS_GATEWAY_BIN" --root "$ROOT" --listen "127.0.0.1:$want" --port-file "$WORK/port" \
-      --access-key "$GW_ACCESS_KEY" --secret-key "$GW_SECRET_KEY" \
-      --log-level "${GW_LOG_LEVEL:-warn}" ${GATEWAY_EXTRA_ARGS:-} \
-      >>"$WORK/gateway.out" 2>>"$WORK/gateway.err" ) &
-  GW_PID=$!
-  local i
-  for i in $(seq 600); do
-    [[ -s "$WORK/port" ]] && break
-    kill -0 "$GW_PID" 2>/dev/null || { cat "$WORK/gateway.err" >&2; fail "gateway died at start"; }
-    sleep 0.1
-  done
-  [[ -s "$WORK/port" ]] || fail "gateway did not write its port file within 60 s"
-  PORT=$(cat "$WORK/port")
-  ENDPOINT="http://127.0.0.1:$PORT"
-  export AWS_ENDPOINT_URL=$ENDPOINT
-}
+# start_gateway [PORT] [ARGS...]: tests/lib/gateway.sh, shared with the interop tests.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/gateway.sh"
 
 # gateway_crash_report RC: for a gateway that died of a signal (RC > 128), the backtrace of its
 # core file when there is one and gdb is installed (kernel.core_pattern "core": the test's

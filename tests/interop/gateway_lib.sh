@@ -30,19 +30,5 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_gateway() {  # [extra reelfs-gateway arguments...]
-  "$REELFS_GATEWAY_BIN" --root "$ROOT" --listen 127.0.0.1:0 --port-file "$WORK/port" \
-    --access-key "$GW_ACCESS_KEY" --secret-key "$GW_SECRET_KEY" --threads 4 \
-    --log-level "${GW_LOG_LEVEL:-warn}" "$@" >"$WORK/gateway.out" 2>"$WORK/gateway.err" &
-  GW_PID=$!
-  for _ in $(seq 1 100); do
-    [[ -s "$WORK/port" ]] && break
-    kill -0 "$GW_PID" 2>/dev/null || { cat "$WORK/gateway.err" >&2; fail "gateway died"; }
-    sleep 0.1
-  done
-  [[ -s "$WORK/port" ]] || fail "gateway did not write its port file"
-  PORT=$(cat "$WORK/port")
-  ENDPOINT="http://127.0.0.1:$PORT"
-  grep -q "^reelfs-gateway listening on $ENDPOINT\$" "$WORK/gateway.out" ||
-    fail "unexpected start-up line: $(cat "$WORK/gateway.out")"
-}
+# start_gateway [PORT] [ARGS...]: tests/lib/gateway.sh, shared with the e2e tests.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/gateway.sh"
