@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <random>
+
+#include <openssl/err.h>
+#include <openssl/rand.h>
 
 #include "common/result.h"
 #include "common/unique_fd.h"
@@ -12,11 +14,25 @@
 namespace reelfs::gateway {
 namespace {
 
-std::string RandomString(size_t n, std::string_view alphabet) {
-  std::random_device rd;
-  std::uniform_int_distribution<size_t> pick(0, alphabet.size() - 1);
+// `n` characters drawn uniformly from `alphabet` (at most 256 of them) by OpenSSL's CSPRNG: a
+// generated secret must not be predictable, which std::random_device does not promise everywhere.
+// Bytes at or above the largest multiple of the alphabet's size are skipped, so that no character
+// is likelier than another.
+Result<std::string> RandomString(size_t n, std::string_view alphabet) {
+  const size_t limit = 256 - 256 % alphabet.size();
   std::string out;
-  for (size_t i = 0; i < n; ++i) out.push_back(alphabet[pick(rd)]);
+  unsigned char bytes[64];
+  while (out.size() < n) {
+    if (RAND_bytes(bytes, sizeof bytes) != 1) {
+      char why[256];
+      ERR_error_string_n(ERR_get_error(), why, sizeof why);
+      return Status::Internal(std::string("no random bytes for the credentials (RAND_bytes): ") +
+                              why);
+    }
+    for (unsigned char b : bytes) {
+      if (b < limit && out.size() < n) out.push_back(alphabet[b % alphabet.size()]);
+    }
+  }
   return out;
 }
 
@@ -34,9 +50,13 @@ Result<CredentialSource> ResolveCredentials(Options* options, const std::string&
   }
   CredentialSource source;
   if (!options->access_key.empty()) return source;
-  options->access_key = "RGW" + RandomString(17, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
-  options->secret_key =
-      RandomString(40, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/");
+  REELFS_ASSIGN_OR_RETURN(std::string access,
+                          RandomString(17, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"));
+  REELFS_ASSIGN_OR_RETURN(
+      std::string secret,
+      RandomString(40, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"));
+  options->access_key = "RGW" + access;
+  options->secret_key = std::move(secret);
   source.generated = true;
   source.file = internal_dir + "/credentials";
   std::string tmp = source.file + ".tmp";
