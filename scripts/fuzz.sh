@@ -76,9 +76,9 @@ for name in "${targets[@]}"; do
   done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$name.log" | tail -1 || true)
   execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$work/$name.log" |
     grep -oE '[0-9]+$' || echo '?')
-  rate=$(grep -oE 'stat::average_exec_per_sec: [0-9]+' "$work/$name.log" |
+  rate=$(grep -oE 'stat::average_exec_per_sec:[[:space:]]+[0-9]+' "$work/$name.log" |
     grep -oE '[0-9]+$' || echo '?')
-  rss=$(grep -oE 'stat::peak_rss_mb: [0-9]+' "$work/$name.log" | grep -oE '[0-9]+$' || echo '?')
+  rss=$(grep -oE 'stat::peak_rss_mb:[[:space:]]+[0-9]+' "$work/$name.log" | grep -oE '[0-9]+$' || echo '?')
   cov=$(grep -oE 'cov: [0-9]+' <<<"$done_line" | grep -oE '[0-9]+' || echo '?')
   ft=$(grep -oE 'ft: [0-9]+' <<<"$done_line" | grep -oE '[0-9]+' || echo '?')
   verdict=ok
