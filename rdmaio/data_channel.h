@@ -7,7 +7,8 @@
 // completion.
 //
 // Implementations: rdmaio/channel (RcChannel: hipobj-rc-v2; DcChannel: cuObject DC; over
-// rdma-core through rdmaio/verbs' providers), and fakes for tests. Upper layers see only this header and registered_memory.h.
+// rdma-core through rdmaio/verbs' providers), and fakes for tests. Upper layers see only this
+// header and registered_memory.h.
 //
 // Contract (the same shape as s3::ObjectStore, so the prefetcher can hold either):
 //   * Fetch returns at once and calls `done` exactly once, possibly on an internal thread; `done`
