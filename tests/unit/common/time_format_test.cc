@@ -9,16 +9,15 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/fakes/utc_time.h"
+
 namespace reelfs {
 namespace {
 
 using namespace std::chrono_literals;
 using std::chrono::system_clock;
 
-system_clock::time_point Utc(int y, unsigned m, unsigned d, int hh = 0, int mm = 0, int ss = 0) {
-  return std::chrono::sys_days{std::chrono::year{y} / m / d} + std::chrono::hours(hh) +
-         std::chrono::minutes(mm) + std::chrono::seconds(ss);
-}
+using testing::Utc;
 
 // A time_put facet that writes "localized" for anything: a locale that uses it cannot go unseen.
 class MarkedTimePut : public std::time_put<char> {

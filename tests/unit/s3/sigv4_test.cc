@@ -12,6 +12,7 @@
 
 #include "common/strings.h"
 #include "s3/protocol/crypto.h"
+#include "tests/fakes/utc_time.h"
 
 namespace reelfs::s3 {
 namespace {
@@ -19,10 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 using std::chrono::system_clock;
 
-system_clock::time_point Utc(int y, unsigned m, unsigned d, int hh = 0, int mm = 0, int ss = 0) {
-  return std::chrono::sys_days{std::chrono::year{y} / m / d} + std::chrono::hours(hh) +
-         std::chrono::minutes(mm) + std::chrono::seconds(ss);
-}
+using testing::Utc;
 
 // ---- The AWS SigV4 test suite (data/sigv4, see its README.md) ----
 

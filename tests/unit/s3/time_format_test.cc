@@ -5,16 +5,15 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/fakes/utc_time.h"
+
 namespace reelfs::s3 {
 namespace {
 
 using namespace std::chrono_literals;
 using std::chrono::system_clock;
 
-system_clock::time_point Utc(int y, unsigned m, unsigned d, int hh = 0, int mm = 0, int ss = 0) {
-  return std::chrono::sys_days{std::chrono::year{y} / m / d} + std::chrono::hours(hh) +
-         std::chrono::minutes(mm) + std::chrono::seconds(ss);
-}
+using testing::Utc;
 
 TEST_SUITE("s3") {
   TEST_CASE("time: ISO 8601 as S3 writes it in XML") {
