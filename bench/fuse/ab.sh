@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
-# A/B of reelfs binaries on ONE gateway and ONE dataset: the small-files and random-read cases of
-# run.sh, each binary on a fresh mount, alternated round by round (A B A B ...), medians at the
-# end. run.sh compares tools; this compares builds, where two separate run.sh runs on a shared
-# 2-CPU machine differ by more than most changes are worth.
+# A/B of reelfs binaries on ONE gateway and ONE dataset: the small-files, random-read and
+# sequential-read cases of run.sh, each binary on a fresh mount, alternated round by round
+# (A B A B ...), medians at the end. run.sh compares tools; this compares builds, where two
+# separate run.sh runs on a shared 2-CPU machine differ by more than most changes are worth.
 #
 #   bench/fuse/ab.sh /tmp/base/reelfs build-c/cli/reelfs [more binaries...]
 #
-# Environment (all optional): ROUNDS=3, CASES="small rand", SMALL_FILES=5000, SMALL_KIB=64,
-# LARGE_MIB=1024, RAND_SECONDS=10, GATEWAY=build/gateway/reelfs-gateway, REELFS_OPTS (appended
-# to every mount), PROFILE=1 (per mount: FUSE ops by type from the daemon's debug log and the
-# S3 requests it sent, in logs/; slower, so not for the numbers), PERF=1 (perf record -g of each
-# daemon during its case, then the top of perf report in logs/), KEEP_WORK=1, BENCH_TMP=/tmp.
+# Environment (all optional): ROUNDS=3, CASES="small rand" (also: seq), SMALL_FILES=5000,
+# SMALL_KIB=64, LARGE_MIB=1024, RAND_SECONDS=10, GATEWAY=build/gateway/reelfs-gateway,
+# REELFS_OPTS (appended to every mount), PROFILE=1 (per mount: FUSE ops by type from the
+# daemon's debug log and the S3 requests it sent, in logs/; slower, so not for the numbers),
+# PERF=1 (perf record -g of each daemon during its case, then the top of perf report in logs/),
+# KEEP_WORK=1, BENCH_TMP=/tmp.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 here=bench/fuse
 # shellcheck source=bench/fuse/lib.sh
 . "$here/lib.sh"
-[ $# -ge 1 ] || { sed -n 2,13p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,14p "$0" >&2; exit 2; }
 bins=("$@")
 ROUNDS=${ROUNDS:-3}
 CASES=${CASES:-"small rand"}
@@ -96,6 +97,12 @@ print(j["files_per_s"] if not j["errors"] and not j["skipped"] else "failed: %s"
         --norandommap --invalidate=1 --output-format=json --output="$work/logs/fio.$seq_no.json" \
         >/dev/null 2>&1
       v=$("$PYTHON" $here/bench.py fio "$work/logs/fio.$seq_no.json") ;;
+    seq)
+      # One buffered sequential pass over the whole large object (the prefetcher's case).
+      fio --name=seq --filename="$mnt/large.bin" --readonly --rw=read --bs=1m --ioengine=psync \
+        --numjobs=1 --size="${LARGE_MIB}M" --invalidate=1 --output-format=json \
+        --output="$work/logs/fio.$seq_no.json" >/dev/null 2>&1
+      v=$("$PYTHON" $here/bench.py fio "$work/logs/fio.$seq_no.json") ;;
   esac
   if [ -n "$perf_pid" ]; then
     kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null
@@ -128,7 +135,7 @@ done
 echo "| case | $(for b in "${bins[@]}"; do printf '%s | ' "$b"; done)"
 echo "|---|$(for b in "${bins[@]}"; do printf -- '---|'; done)"
 for c in $CASES; do
-  unit="files/s"; [ "$c" = rand ] && unit="MiB/s"
+  unit="files/s"; [ "$c" != small ] && unit="MiB/s"
   printf '| %s (%s, median of %s) |' "$c" "$unit" "$ROUNDS"
   for i in "${!bins[@]}"; do
     # shellcheck disable=SC2086
