@@ -1,0 +1,162 @@
+#include "gateway/gateway_server.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <utility>
+
+#include "common/log.h"
+#include "common/units.h"
+#include "gateway/credentials.h"
+#ifdef REELFS_GATEWAY_WITH_RDMA
+#include "gateway/rdma/rc_server.h"
+#endif
+
+namespace reelfs::gateway {
+namespace {
+
+// Writes `text` to `path` through a temporary file and a rename, so a reader never sees half.
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return Status::Internal("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return ErrnoToStatus(errno, "rename " + tmp + " to " + path);
+  }
+  return Status::Ok();
+}
+
+Result<ListenAddress> CheckListen(const Options& options) {
+  REELFS_ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress(options.listen));
+  if (!IsLoopbackHost(listen.host) && !options.allow_non_loopback) {
+    return Status::PermissionDenied(
+        "refusing to listen on non-loopback address " + listen.host +
+        ": reelfs-gateway is a reference gateway, not for production; pass "
+        "--allow-non-loopback to do it anyway");
+  }
+  return listen;
+}
+
+#ifdef REELFS_GATEWAY_WITH_RDMA
+Result<RcServerOptions> ParseRdmaFlags(const RdmaFlags& rdma) {
+  RcServerOptions options;
+  options.device = rdma.device;
+  REELFS_ASSIGN_OR_RETURN(options.emulate, ParseRdmaEmulation(rdma.emulate));
+  REELFS_ASSIGN_OR_RETURN(options.fault, ParseRdmaFault(rdma.fault));
+  REELFS_ASSIGN_OR_RETURN(auto delay, ParseDuration(rdma.fault_delay));
+  options.fault_delay = std::chrono::duration_cast<std::chrono::milliseconds>(delay);
+  auto idle = ParseDuration(rdma.session_idle);
+  if (!idle.ok()) return idle.status().WithContext("--rdma-session-idle");
+  options.session_idle = std::chrono::duration_cast<std::chrono::milliseconds>(*idle);
+  return options;
+}
+#endif
+
+// "[::1]" for an IPv6 host, as it is written in a URL.
+std::string UrlHost(const std::string& host) {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GatewayServer>> GatewayServer::Build(Options options,
+                                                            const RdmaFlags& rdma) {
+  std::unique_ptr<GatewayServer> gw(new GatewayServer());
+  REELFS_ASSIGN_OR_RETURN(gw->listen_, CheckListen(options));
+  gw->options_ = std::move(options);
+  REELFS_RETURN_IF_ERROR(gw->OpenStore());
+  REELFS_RETURN_IF_ERROR(gw->OpenArchive());
+  ServiceOptions service_options;
+  service_options.access_key = gw->options_.access_key;
+  service_options.secret_key = gw->options_.secret_key;
+  service_options.region = gw->options_.region;
+  service_options.virtual_host_domain = gw->options_.virtual_host_domain;
+  service_options.max_put_size = gw->options_.max_put_size;
+  gw->service_ = std::make_unique<S3Service>(*gw->store_, service_options, gw->archive_.get(),
+                                             gw->faults_.get());
+  REELFS_RETURN_IF_ERROR(gw->AttachRdma(rdma));
+  REELFS_RETURN_IF_ERROR(gw->Bind());
+  return gw;
+}
+
+// The store, its root lock and the credentials (a generated pair is written beside the root).
+Status GatewayServer::OpenStore() {
+  StoreOptions store_options;
+  store_options.min_part_size = options_.min_part_size;
+  REELFS_ASSIGN_OR_RETURN(store_, Store::Open(options_.root, store_options));
+  REELFS_ASSIGN_OR_RETURN(root_lock_, RootLock::Acquire(store_->fs().internal_path()));
+  REELFS_ASSIGN_OR_RETURN(CredentialSource creds,
+                          ResolveCredentials(&options_, store_->fs().internal_path()));
+  if (creds.generated) {
+    // The secret goes to the 0600 file only, never to a log or the terminal.
+    std::cerr << "reelfs-gateway: generated credentials: access key " << options_.access_key
+              << ", secret in " << creds.file << "\n";
+  }
+  return Status::Ok();
+}
+
+// The tape library, the archive over it and the HTTP fault injector.
+Status GatewayServer::OpenArchive() {
+  REELFS_ASSIGN_OR_RETURN(library_, tape::Library::Create(options_.tape));
+  REELFS_ASSIGN_OR_RETURN(archive_,
+                          Archive::Create(*store_, *library_, options_.archive, /*serve=*/true));
+  archive_->ScheduleFaults(options_.faults.library);
+  if (!options_.faults.http.empty()) faults_ = std::make_unique<FaultInjector>(options_.faults);
+  return Status::Ok();
+}
+
+Status GatewayServer::AttachRdma(const RdmaFlags& rdma) {
+  if (!rdma.enabled) return Status::Ok();
+#ifdef REELFS_GATEWAY_WITH_RDMA
+  REELFS_ASSIGN_OR_RETURN(RcServerOptions rdma_options, ParseRdmaFlags(rdma));
+  auto created = RcServer::Create(rdma_options, *store_);
+  if (!created.ok()) return created.status().WithContext("--rdma");
+  REELFS_LOG_INFO("gateway", "S3 over RDMA (hipobj-rc-v2) on {} (emulate {}, fault {})",
+                  (*created)->Describe(), rdma.emulate, rdma.fault);
+  rdma_ = std::move(created).value();
+  service_->set_rdma(rdma_.get());
+  return Status::Ok();
+#else
+  return Status::Unimplemented("--rdma: reelfs-gateway was built without rdma-core");
+#endif
+}
+
+Status GatewayServer::Bind() {
+  http::ServerOptions server_options;
+  server_options.host = listen_.host;
+  server_options.port = listen_.port;
+  server_options.threads = options_.threads;
+  server_options.idle_timeout = options_.idle_timeout;
+  REELFS_ASSIGN_OR_RETURN(server_, http::Server::Bind(server_options, *service_));
+  return Status::Ok();
+}
+
+Status GatewayServer::Run() {
+  const uint16_t port = server_->port();
+  if (!options_.port_file.empty()) {
+    Status st = WriteFileAtomically(options_.port_file, std::to_string(port) + "\n");
+    if (!st.ok()) return st.WithContext("port file");
+  }
+  const std::string shown_host = UrlHost(listen_.host);
+  std::cout << "reelfs-gateway listening on http://" << shown_host << ":" << port << std::endl;
+  REELFS_LOG_INFO("gateway", "serving {} on {}:{} with {} threads (access key {})", options_.root,
+                  shown_host, port, options_.threads, options_.access_key);
+  server_->Run();
+  // The io threads are gone: transfers still running answer into a stopped server, harmlessly.
+  rdma_.reset();
+  REELFS_LOG_INFO("gateway", "stopped");
+  if (!options_.timeline_file.empty()) {
+    REELFS_RETURN_IF_ERROR(WriteFileAtomically(options_.timeline_file, library_->TimelineSvg()));
+    REELFS_LOG_INFO("gateway", "tape timeline written to {}", options_.timeline_file);
+  }
+  return Status::Ok();
+}
+
+}  // namespace reelfs::gateway
