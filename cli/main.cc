@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/mount_command.h"
+#include "cli/s3_clients.h"
 #include "cli/tape_commands.h"
 #include "common/log.h"
 #include "common/units.h"
@@ -155,11 +156,10 @@ int main(int argc, char** argv) {
   cp.part_size = *part_size;
   if (*mount_cmd) {
     mount.rdma = rdma_flag->count() > 0;
-    return reelfs::cli::RunMount(
-        mount, [&g]() -> reelfs::Result<std::unique_ptr<reelfs::s3::ObjectStore>> {
-          REELFS_ASSIGN_OR_RETURN(auto client, MakeClient(g));
-          return std::unique_ptr<reelfs::s3::ObjectStore>(std::move(client));
-        });
+    return reelfs::cli::RunMount(mount, [&g]() -> reelfs::Result<reelfs::cli::S3Clients> {
+      REELFS_ASSIGN_OR_RETURN(auto client, MakeClient(g));
+      return reelfs::cli::S3Clients::Of(std::move(client));
+    });
   }
   if (tape.Selected()) {
     return tape.Run(

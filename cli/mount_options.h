@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/rdma_config.h"
 #include "common/result.h"
 #include "fuse/core/options.h"
 #include "fuse/lowlevel/daemon.h"
@@ -50,21 +51,6 @@ struct MountFlags {
   int rdma_sessions = 4;  // RC sessions (QPs) per gateway
   // auto | rc | dc (docs/protocols/rdma-dc.md "Choosing the transport").
   std::string rdma_transport = "auto";
-};
-
-// --rdma-transport: which RDMA flavour carries the bytes.
-enum class RdmaTransport : uint8_t {
-  kAuto,  // RC (hipobj-rc-v2) first; cuObject DC once the endpoint declines RC and DC works here
-  kRc,    // hipobj-rc-v2 only
-  kDc,    // cuObject DC; RC (with a warning) when the device cannot do DC
-};
-
-// What --rdma asks for; RunMount builds the channel (only where rdma-core was found).
-struct RdmaConfig {
-  bool enabled = false;
-  std::string device;   // empty: the first device with an active port
-  size_t sessions = 4;  // RC sessions, and DC targets, per gateway
-  RdmaTransport transport = RdmaTransport::kAuto;
 };
 
 struct MountConfig {

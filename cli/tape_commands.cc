@@ -6,10 +6,14 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <ctime>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/mount_path.h"
 #include "common/clock.h"
@@ -146,6 +150,245 @@ class ProgressPrinter {
   bool open_ = false;
 };
 
+// Every failure while the groups are set up is a setup error (kExitUsage); the Status's message
+// is what the command prints.
+Status SetupError(std::string message) { return Status::InvalidArgument(std::move(message)); }
+
+// The paths grouped by (endpoint, bucket, ledger), in the order first named. A path under a mount
+// uses the endpoint it publishes unless --endpoint was given; s3:// URLs use --endpoint or
+// AWS_ENDPOINT_URL.
+Result<std::vector<Group>> GroupPaths(const TapeConfig& config,
+                                      const std::string& global_endpoint) {
+  std::string default_endpoint = global_endpoint;
+  if (default_endpoint.empty()) {
+    if (const char* env = std::getenv("AWS_ENDPOINT_URL")) default_endpoint = env;
+  }
+  std::vector<Group> groups;
+  for (const std::string& path : config.paths) {
+    auto resolved = ResolvePath(path, config.recursive);
+    if (!resolved.ok()) return SetupError(std::string(resolved.status().message()));
+    std::string endpoint = !global_endpoint.empty() ? global_endpoint
+                           : resolved->under_mount  ? resolved->endpoint
+                                                    : default_endpoint;
+    std::string ledger_path = !config.ledger.empty()      ? config.ledger
+                              : !resolved->ledger.empty() ? resolved->ledger
+                                                          : hsm::Ledger::DefaultPath();
+    Group* group = nullptr;
+    for (Group& g : groups) {
+      if (g.endpoint == endpoint && g.bucket == resolved->bucket && g.ledger_path == ledger_path) {
+        group = &g;
+      }
+    }
+    if (group == nullptr) {
+      groups.push_back(Group{endpoint, resolved->bucket, ledger_path, {}, {}, {}, {}, {}});
+      group = &groups.back();
+    }
+    // A path under a mount is shown as given; s3:// URLs show as s3://bucket/key.
+    std::string display = resolved->under_mount ? path : "";
+    if (resolved->under_mount && resolved->is_prefix && !display.empty() && display.back() != '/') {
+      display += '/';
+    }
+    group->targets.push_back(hsm::StageTarget{resolved->key, resolved->is_prefix, display});
+  }
+  return groups;
+}
+
+// Each group's client, ledger and stager, and what its targets enumerate to.
+Status OpenGroups(const EndpointStoreFactory& make_store, const hsm::StageOptions& options,
+                  std::vector<Group>& groups) {
+  for (Group& g : groups) {
+    auto store = make_store(g.endpoint);
+    if (!store.ok()) return SetupError("S3 client: " + store.status().ToString());
+    g.store = std::move(*store);
+    auto ledger = hsm::Ledger::Open(g.ledger_path);
+    if (!ledger.ok()) {
+      return SetupError("ledger " + g.ledger_path + ": " + ledger.status().ToString());
+    }
+    g.ledger = std::move(*ledger);
+    g.stager = std::make_unique<hsm::Stager>(*g.store, *g.ledger, g.endpoint, g.bucket, RealClock(),
+                                             options);
+    auto objects = g.stager->Enumerate(g.targets);
+    if (!objects.ok()) return SetupError(objects.status().ToString());
+    g.objects = std::move(*objects);
+    for (hsm::StageObject& o : g.objects) {
+      if (o.display.empty()) o.display = "s3://" + g.bucket + "/" + o.key;
+    }
+  }
+  return Status::Ok();
+}
+
+hsm::StageSummary SummaryOfAll(const std::vector<Group>& groups) {
+  std::vector<hsm::StageObject> all;
+  for (const Group& g : groups) all.insert(all.end(), g.objects.begin(), g.objects.end());
+  return hsm::StageSummary::Of(all);
+}
+
+// The human-readable lines go to stderr when stdout carries the JSON document.
+std::ostream& HumanOut(const TapeConfig& config) { return config.json ? std::cerr : std::cout; }
+
+// `reelfs status`: one line (or JSON object) per object and the totals.
+int RunStatus(const TapeConfig& config, const std::vector<Group>& groups) {
+  if (config.json) {
+    Json objects = Json::array();
+    for (const Group& g : groups) {
+      for (const hsm::StageObject& o : g.objects) objects.push_back(ObjectJson(o, g.bucket));
+    }
+    std::cout << DumpJson(Json{{"objects", std::move(objects)},
+                               {"summary", SummaryJson(SummaryOfAll(groups))}})
+              << "\n";
+    return kExitDone;
+  }
+  for (const Group& g : groups) {
+    for (const hsm::StageObject& o : g.objects) {
+      std::cout << hsm::StateName(o.state) << "\t" << o.size << "\t"
+                << (o.hint ? o.hint->cartridge : "-") << "\t" << o.display;
+      if (!o.error.empty()) std::cout << "\t" << o.error;
+      std::cout << "\n";
+    }
+  }
+  std::cout << "total: " << ProgressText(SummaryOfAll(groups), std::nullopt) << "\n";
+  return kExitDone;
+}
+
+// The stage plan's one line: what will be requested, on how many cartridges, what is readable or
+// staging already.
+void PrintPlan(const TapeConfig& config, const std::vector<Group>& groups,
+               const hsm::StageSummary& before) {
+  uint64_t plan_objects = 0, plan_bytes = 0;
+  std::map<std::string, uint64_t> cartridges;
+  for (const Group& g : groups) {
+    for (size_t i : hsm::Stager::Plan(g.objects)) {
+      const hsm::StageObject& o = g.objects[i];
+      plan_objects += 1;
+      plan_bytes += o.size;
+      if (o.hint) cartridges[o.hint->cartridge] += 1;
+    }
+  }
+  std::ostream& human = HumanOut(config);
+  human << "plan: " << plan_objects << " of " << before.total_objects << " objects to request ("
+        << FormatByteSize(plan_bytes) << ")";
+  if (!cartridges.empty()) human << " on " << cartridges.size() << " cartridges";
+  human << "; " << (Count(before, State::kOnline) + Count(before, State::kRestored))
+        << " readable, " << Count(before, State::kStaging) << " already staging\n";
+}
+
+// `stage --dry-run --json`: the plan as one document.
+void PrintDryRunJson(const std::vector<Group>& groups, const hsm::StageSummary& before) {
+  Json plan = Json::array();
+  for (const Group& g : groups) {
+    for (size_t i : hsm::Stager::Plan(g.objects)) plan.push_back(g.objects[i].display);
+  }
+  std::cout << DumpJson(Json{
+                   {"dry_run", true}, {"plan", std::move(plan)}, {"summary", SummaryJson(before)}})
+            << "\n";
+}
+
+// Submits every group's plan; the number of requests sent, or the exit code of a failure.
+Result<uint64_t> SubmitAll(const TapeConfig& config, std::vector<Group>& groups) {
+  uint64_t requested = 0;
+  ProgressPrinter printer(config.json);
+  for (Group& g : groups) {
+    auto sent = g.stager->Submit(g.objects, [&](const hsm::StageProgress& p) {
+      printer.Show("requested: ", std::to_string(p.requests_sent) + " requests sent; " +
+                                      ProgressText(p.summary, std::nullopt));
+    });
+    printer.End();
+    if (!sent.ok()) return sent.status();
+    requested += *sent;
+  }
+  return requested;
+}
+
+// Waits for every group until its objects are readable or `deadline`; whether any timed out.
+Result<bool> WaitAll(const TapeConfig& config, Clock::TimePoint deadline,
+                     std::vector<Group>& groups) {
+  bool timed_out = false;
+  ProgressPrinter printer(config.json);
+  for (Group& g : groups) {
+    auto end = g.stager->Wait(g.objects, deadline, [&](const hsm::StageProgress& p) {
+      printer.Show(groups.size() > 1 ? "s3://" + g.bucket + ": " : "",
+                   ProgressText(p.summary, p.eta));
+    });
+    printer.End();
+    if (!end.ok()) return end.status();
+    if (*end == hsm::WaitEnd::kTimedOut) timed_out = true;
+  }
+  return timed_out;
+}
+
+// The closing report of stage and wait (a JSON document, or the failures and one summary line)
+// and the exit code: failed objects, else a timeout, else done.
+int Finish(const TapeConfig& config, const std::vector<Group>& groups, uint64_t requested,
+           bool timed_out) {
+  const bool stage = config.command == TapeCommand::kStage;
+  const hsm::StageSummary after = SummaryOfAll(groups);
+  const int code = after.failed != 0 ? kExitFailed : timed_out ? kExitTimedOut : kExitDone;
+  const char* result = code == kExitFailed     ? "failed"
+                       : code == kExitTimedOut ? "timed_out"
+                       : config.wait           ? "done"
+                                               : "submitted";
+  if (config.json) {
+    Json failed = Json::array();
+    for (const Group& g : groups) {
+      for (const hsm::StageObject& o : g.objects) {
+        if (o.error.empty()) continue;
+        failed.push_back(Json{{"path", o.display}, {"key", o.key}, {"error", o.error}});
+      }
+    }
+    std::cout << DumpJson(Json{{"result", result},
+                               {"exit_code", code},
+                               {"requested", requested},
+                               {"summary", SummaryJson(after)},
+                               {"failed", std::move(failed)}})
+              << "\n";
+    return code;
+  }
+  std::ostream& human = HumanOut(config);
+  for (const Group& g : groups) {
+    for (const hsm::StageObject& o : g.objects) {
+      if (!o.error.empty()) human << "failed: " << o.display << ": " << o.error << "\n";
+    }
+  }
+  human << result << ": " << (stage ? std::to_string(requested) + " requested; " : "")
+        << ProgressText(after, std::nullopt) << "\n";
+  return code;
+}
+
+// `reelfs wait` and the waiting half of `stage --wait`: until readable or --timeout.
+int WaitAndFinish(const TapeConfig& config, Clock::TimePoint started, std::vector<Group>& groups,
+                  uint64_t requested) {
+  bool timed_out = false;
+  if (config.wait) {
+    const Clock::TimePoint deadline =
+        config.timeout ? started + *config.timeout : Clock::TimePoint::max();
+    auto waited = WaitAll(config, deadline, groups);
+    if (!waited.ok()) {
+      std::cerr << "reelfs " << TapeCommandName(config.command) << ": "
+                << waited.status().ToString() << "\n";
+      return kExitUsage;
+    }
+    timed_out = *waited;
+  }
+  return Finish(config, groups, requested, timed_out);
+}
+
+// `reelfs stage`: the plan, then (unless --dry-run) every RestoreObject, then with --wait the
+// wait.
+int RunStage(const TapeConfig& config, Clock::TimePoint started, std::vector<Group>& groups) {
+  const hsm::StageSummary before = SummaryOfAll(groups);
+  PrintPlan(config, groups, before);
+  if (config.dry_run) {
+    if (config.json) PrintDryRunJson(groups, before);
+    return kExitDone;
+  }
+  auto requested = SubmitAll(config, groups);
+  if (!requested.ok()) {
+    std::cerr << "reelfs stage: " << requested.status().ToString() << "\n";
+    return kExitUsage;
+  }
+  return WaitAndFinish(config, started, groups, *requested);
+}
+
 }  // namespace
 
 void TapeCommands::Register(CLI::App& app) {
@@ -194,235 +437,34 @@ bool TapeCommands::Selected() const {
 }
 
 int TapeCommands::Run(const EndpointStoreFactory& make_store, const std::string& global_endpoint) {
-  const bool stage = stage_->parsed();
-  const bool wait = wait_->parsed() || (stage && args_.wait);
-  const std::string name = stage ? "stage" : wait_->parsed() ? "wait" : "status";
-  auto usage = [&](const std::string& message) {
-    std::cerr << "reelfs " << name << ": " << message << "\n";
+  const TapeCommand command = stage_->parsed()  ? TapeCommand::kStage
+                              : wait_->parsed() ? TapeCommand::kWait
+                                                : TapeCommand::kStatus;
+  auto usage = [&](std::string_view message) {
+    std::cerr << "reelfs " << TapeCommandName(command) << ": " << message << "\n";
     return kExitUsage;
   };
-
   // --timeout counts from the start of the command, submission included.
   const Clock::TimePoint started = RealClock().Now();
-  std::optional<Clock::Duration> timeout;
-  if (!args_.timeout.empty()) {
-    auto t = ParseDuration(args_.timeout);
-    if (!t.ok()) return usage("--timeout: " + std::string(t.status().message()));
-    timeout = *t;
-  }
-  auto poll = ParseDuration(args_.poll);
-  if (!poll.ok() || poll->count() <= 0) return usage("--poll: expected a positive duration");
-  auto poll_max = ParseDuration(args_.poll_max);
-  if (!poll_max.ok() || *poll_max < *poll)
-    return usage("--poll-max: expected a duration >= --poll");
-  if (args_.tier != "standard" && args_.tier != "bulk" && args_.tier != "expedited") {
-    return usage("--tier: expected standard, bulk or expedited");
-  }
-  if (args_.days < 1 || args_.days > 36500) return usage("--days: expected 1..36500");
-  if (!(args_.rate > 0)) return usage("--rate: expected a positive number");
-  hsm::StageOptions options;
-  options.params.tier = args_.tier == "bulk"        ? s3::RestoreTier::kBulk
-                        : args_.tier == "expedited" ? s3::RestoreTier::kExpedited
-                                                    : s3::RestoreTier::kStandard;
-  options.params.days = args_.days;
-  options.max_requests_per_second = args_.rate;
-  options.poll_min = *poll;
-  options.poll_max = *poll_max;
-  options.batch = "stage-" + std::to_string(std::time(nullptr)) + "-" + std::to_string(::getpid());
+  auto config = ParseTapeFlags(command, args_, std::cin);
+  if (!config.ok()) return usage(config.status().message());
+  config->stage.batch =
+      "stage-" + std::to_string(std::time(nullptr)) + "-" + std::to_string(::getpid());
 
-  // Paths.
-  std::vector<std::string> paths = args_.paths;
-  if (!args_.from_file.empty()) {
-    std::ifstream file;
-    std::istream* in = &std::cin;
-    if (args_.from_file != "-") {
-      file.open(args_.from_file);
-      if (!file) return usage("--from-file: cannot read " + args_.from_file);
-      in = &file;
-    }
-    for (std::string line; std::getline(*in, line);) {
-      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-      if (!line.empty()) paths.push_back(line);
-    }
+  auto groups = GroupPaths(*config, global_endpoint);
+  if (!groups.ok()) return usage(groups.status().message());
+  if (Status opened = OpenGroups(make_store, config->stage, *groups); !opened.ok()) {
+    return usage(opened.message());
   }
-  if (paths.empty()) return usage("no PATH given");
-
-  std::string default_endpoint = global_endpoint;
-  if (default_endpoint.empty()) {
-    if (const char* env = std::getenv("AWS_ENDPOINT_URL")) default_endpoint = env;
+  switch (command) {
+    case TapeCommand::kStatus:
+      return RunStatus(*config, *groups);
+    case TapeCommand::kStage:
+      return RunStage(*config, started, *groups);
+    case TapeCommand::kWait:
+      return WaitAndFinish(*config, started, *groups, /*requested=*/0);
   }
-  std::vector<Group> groups;
-  for (const std::string& path : paths) {
-    auto resolved = ResolvePath(path, args_.recursive);
-    if (!resolved.ok()) return usage(std::string(resolved.status().message()));
-    std::string endpoint = !global_endpoint.empty() ? global_endpoint
-                           : resolved->under_mount  ? resolved->endpoint
-                                                    : default_endpoint;
-    std::string ledger_path = !args_.ledger.empty()       ? args_.ledger
-                              : !resolved->ledger.empty() ? resolved->ledger
-                                                          : hsm::Ledger::DefaultPath();
-    Group* group = nullptr;
-    for (Group& g : groups) {
-      if (g.endpoint == endpoint && g.bucket == resolved->bucket && g.ledger_path == ledger_path) {
-        group = &g;
-      }
-    }
-    if (group == nullptr) {
-      groups.push_back(Group{endpoint, resolved->bucket, ledger_path, {}, {}, {}, {}, {}});
-      group = &groups.back();
-    }
-    // A path under a mount is shown as given; s3:// URLs show as s3://bucket/key.
-    std::string display = resolved->under_mount ? path : "";
-    if (resolved->under_mount && resolved->is_prefix && !display.empty() && display.back() != '/') {
-      display += '/';
-    }
-    group->targets.push_back(hsm::StageTarget{resolved->key, resolved->is_prefix, display});
-  }
-
-  // Clients, ledgers, enumeration.
-  std::map<std::string, hsm::Ledger*> ledgers;
-  for (Group& g : groups) {
-    auto store = make_store(g.endpoint);
-    if (!store.ok()) return usage("S3 client: " + store.status().ToString());
-    g.store = std::move(*store);
-    auto ledger = hsm::Ledger::Open(g.ledger_path);
-    if (!ledger.ok()) return usage("ledger " + g.ledger_path + ": " + ledger.status().ToString());
-    g.ledger = std::move(*ledger);
-    g.stager = std::make_unique<hsm::Stager>(*g.store, *g.ledger, g.endpoint, g.bucket, RealClock(),
-                                             options);
-    auto objects = g.stager->Enumerate(g.targets);
-    if (!objects.ok()) return usage(objects.status().ToString());
-    g.objects = std::move(*objects);
-    for (hsm::StageObject& o : g.objects) {
-      if (o.display.empty()) o.display = "s3://" + g.bucket + "/" + o.key;
-    }
-  }
-  std::ostream& human = args_.json ? std::cerr : std::cout;
-  auto summary_all = [&] {
-    std::vector<hsm::StageObject> all;
-    for (const Group& g : groups) all.insert(all.end(), g.objects.begin(), g.objects.end());
-    return hsm::StageSummary::Of(all);
-  };
-
-  if (!stage && !wait) {  // status
-    if (args_.json) {
-      Json objects = Json::array();
-      for (const Group& g : groups) {
-        for (const hsm::StageObject& o : g.objects) objects.push_back(ObjectJson(o, g.bucket));
-      }
-      std::cout << DumpJson(Json{{"objects", std::move(objects)},
-                                 {"summary", SummaryJson(summary_all())}})
-                << "\n";
-    } else {
-      for (const Group& g : groups) {
-        for (const hsm::StageObject& o : g.objects) {
-          std::cout << hsm::StateName(o.state) << "\t" << o.size << "\t"
-                    << (o.hint ? o.hint->cartridge : "-") << "\t" << o.display;
-          if (!o.error.empty()) std::cout << "\t" << o.error;
-          std::cout << "\n";
-        }
-      }
-      std::cout << "total: " << ProgressText(summary_all(), std::nullopt) << "\n";
-    }
-    return kExitDone;
-  }
-
-  // The plan.
-  uint64_t requested = 0;
-  if (stage) {
-    uint64_t plan_objects = 0, plan_bytes = 0;
-    std::map<std::string, uint64_t> cartridges;
-    for (const Group& g : groups) {
-      for (size_t i : hsm::Stager::Plan(g.objects)) {
-        const hsm::StageObject& o = g.objects[i];
-        plan_objects += 1;
-        plan_bytes += o.size;
-        if (o.hint) cartridges[o.hint->cartridge] += 1;
-      }
-    }
-    const hsm::StageSummary before = summary_all();
-    human << "plan: " << plan_objects << " of " << before.total_objects << " objects to request ("
-          << FormatByteSize(plan_bytes) << ")";
-    if (!cartridges.empty()) human << " on " << cartridges.size() << " cartridges";
-    human << "; " << (Count(before, State::kOnline) + Count(before, State::kRestored))
-          << " readable, " << Count(before, State::kStaging) << " already staging\n";
-    if (args_.dry_run) {
-      if (args_.json) {
-        Json plan = Json::array();
-        for (const Group& g : groups) {
-          for (size_t i : hsm::Stager::Plan(g.objects)) plan.push_back(g.objects[i].display);
-        }
-        std::cout << DumpJson(Json{{"dry_run", true},
-                                   {"plan", std::move(plan)},
-                                   {"summary", SummaryJson(before)}})
-                  << "\n";
-      }
-      return kExitDone;
-    }
-    ProgressPrinter printer(args_.json);
-    for (Group& g : groups) {
-      auto sent = g.stager->Submit(g.objects, [&](const hsm::StageProgress& p) {
-        printer.Show("requested: ", std::to_string(p.requests_sent) + " requests sent; " +
-                                        ProgressText(p.summary, std::nullopt));
-      });
-      printer.End();
-      if (!sent.ok()) {
-        std::cerr << "reelfs stage: " << sent.status().ToString() << "\n";
-        return kExitUsage;
-      }
-      requested += *sent;
-    }
-  }
-
-  // Waiting.
-  bool timed_out = false;
-  if (wait) {
-    const Clock::TimePoint deadline = timeout ? started + *timeout : Clock::TimePoint::max();
-    ProgressPrinter printer(args_.json);
-    for (Group& g : groups) {
-      auto end = g.stager->Wait(g.objects, deadline, [&](const hsm::StageProgress& p) {
-        printer.Show(groups.size() > 1 ? "s3://" + g.bucket + ": " : "",
-                     ProgressText(p.summary, p.eta));
-      });
-      printer.End();
-      if (!end.ok()) {
-        std::cerr << "reelfs " << name << ": " << end.status().ToString() << "\n";
-        return kExitUsage;
-      }
-      if (*end == hsm::WaitEnd::kTimedOut) timed_out = true;
-    }
-  }
-
-  const hsm::StageSummary after = summary_all();
-  const int code = after.failed != 0 ? kExitFailed : timed_out ? kExitTimedOut : kExitDone;
-  const char* result = code == kExitFailed     ? "failed"
-                       : code == kExitTimedOut ? "timed_out"
-                       : wait                  ? "done"
-                                               : "submitted";
-  if (args_.json) {
-    Json failed = Json::array();
-    for (const Group& g : groups) {
-      for (const hsm::StageObject& o : g.objects) {
-        if (o.error.empty()) continue;
-        failed.push_back(Json{{"path", o.display}, {"key", o.key}, {"error", o.error}});
-      }
-    }
-    std::cout << DumpJson(Json{{"result", result},
-                               {"exit_code", code},
-                               {"requested", requested},
-                               {"summary", SummaryJson(after)},
-                               {"failed", std::move(failed)}})
-              << "\n";
-  } else {
-    for (const Group& g : groups) {
-      for (const hsm::StageObject& o : g.objects) {
-        if (!o.error.empty()) human << "failed: " << o.display << ": " << o.error << "\n";
-      }
-    }
-    human << result << ": " << (stage ? std::to_string(requested) + " requested; " : "")
-          << ProgressText(after, std::nullopt) << "\n";
-  }
-  return code;
+  return kExitUsage;
 }
 
 }  // namespace reelfs::cli

@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/tape_options.h"
 #include "common/result.h"
 #include "s3/object_store.h"
 
@@ -45,25 +46,10 @@ class TapeCommands {
   int Run(const EndpointStoreFactory& make_store, const std::string& global_endpoint);
 
  private:
-  struct Args {
-    std::vector<std::string> paths;
-    bool recursive = false;
-    std::string from_file;  // --from-file LIST|- : one path per line
-    bool wait = false;
-    std::string timeout;  // "" = no limit
-    std::string tier = "standard";
-    int days = 7;
-    bool json = false;
-    bool dry_run = false;
-    std::string ledger;  // "" = the mount's, else hsm::Ledger::DefaultPath()
-    std::string poll = "1s";
-    std::string poll_max = "60s";
-    double rate = 200;  // RestoreObject requests per second
-  };
   CLI::App* stage_ = nullptr;
   CLI::App* status_ = nullptr;
   CLI::App* wait_ = nullptr;
-  Args args_;
+  TapeFlags args_;  // parsed and checked by ParseTapeFlags (cli/tape_options.h)
 };
 
 }  // namespace reelfs::cli

@@ -1,7 +1,8 @@
 // reelfs-rdma-get: reads an object through rdmaio's hipobj-rc-v2 channel (RcChannel over the
-// S3 client and real verbs) and checks every byte against the source file and the path the bytes
-// took; or (--put) uploads a file through the channel and reads it back over plain HTTP. The VM
-// test (in_vm_gateway.sh) runs it against reelfs-gateway --rdma over rxe0.
+// S3 client and real verbs, wired by the mount's factory, cli/rdma_data_path.h) and checks every
+// byte against the source file and the path the bytes took; or (--put) uploads a file through the
+// channel and reads it back over plain HTTP. The VM test (in_vm_gateway.sh) runs it against
+// reelfs-gateway --rdma over rxe0.
 //
 //   reelfs-rdma-get --endpoint http://127.0.0.1:PORT --bucket B --key K --source FILE
 //                   [--device rxe0] [--window BYTES] [--parallel N] [--rounds R]
@@ -43,11 +44,9 @@
 
 #include <fmt/format.h>
 
-#include "common/clock.h"
+#include "cli/rdma_data_path.h"
 #include "common/log.h"
 #include "rdmaio/channel/rc_channel.h"
-#include "rdmaio/s3bridge/s3_control_plane.h"
-#include "rdmaio/verbs/device.h"
 #include "rdmaio/verbs/verbs_qp_provider.h"
 #include "s3/await.h"
 #include "s3/client/s3_client.h"
@@ -78,23 +77,22 @@ int Usage(const std::string& why) {
 }
 
 struct Channel {
-  std::shared_ptr<s3::ObjectStore> store;
-  const s3::S3Client* client = nullptr;  // `store`, for its counters
-  std::shared_ptr<rdmaio::verbs::VerbsQpProvider> provider;
-  std::shared_ptr<rdmaio::channel::RcChannel> channel;
+  std::shared_ptr<s3::S3Client> client;  // the data GETs and read-backs; its counters
+  cli::RdmaDataPath path;                // the mount's wiring, RC only: path.rc, path.rc_qps
 };
 
-// The S3 client, and the RC channel over it on the first active port of args.device. 77 when
-// there is no active port, 2 on other errors, 0 on success.
+// The S3 client, and the RC channel over it on the first active port of args.device, built by
+// the mount's factory (cli/rdma_data_path.h). 77 when there is no active port, 2 on other
+// errors, 0 on success.
 int OpenChannel(const Args& args, Channel* out) {
-  auto where = rdmaio::verbs::FindActivePort(args.device);
-  if (!where.ok()) {
-    std::cerr << "skip: " << where.status().ToString() << "\n";
+  const cli::RdmaConfig config{.enabled = true,
+                               .device = args.device,
+                               .sessions = static_cast<size_t>(args.parallel),
+                               .transport = cli::RdmaTransport::kRc};
+  if (Status port = cli::ProbeRdmaPort(config); !port.ok()) {
+    std::cerr << "skip: " << port.ToString() << "\n";
     return 77;
   }
-  auto pd = rdmaio::verbs::ProtectionDomain::Open(*where);
-  if (!pd.ok()) return Usage(pd.status().ToString());
-  out->provider = std::make_shared<rdmaio::verbs::VerbsQpProvider>(*pd, where->port);
   s3::ClientOptions options;
   options.endpoint = args.endpoint;
   const char* ak = std::getenv("AWS_ACCESS_KEY_ID");
@@ -104,15 +102,12 @@ int OpenChannel(const Args& args, Channel* out) {
   options.retry.max_attempts = 2;
   auto client = s3::S3Client::Create(options);
   if (!client.ok()) return Usage(client.status().ToString());
-  out->client = client->get();
-  out->store = std::move(client).value();
+  out->client = std::move(client).value();
   s3::ClientOptions control_options = options;
   control_options.total_timeout = std::chrono::milliseconds(args.timeout_ms);
-  auto control = rdmaio::s3bridge::S3ControlPlane::Create(out->store, control_options);
-  if (!control.ok()) return Usage(control.status().ToString());
-  out->channel =
-      rdmaio::channel::RcChannel::Create(std::move(control).value(), out->provider, RealClock(),
-                                         {.max_sessions = static_cast<size_t>(args.parallel)});
+  auto path = cli::OpenRdmaDataPath(config, out->client, control_options);
+  if (!path.ok()) return Usage(path.status().ToString());
+  out->path = std::move(path).value();
   return 0;
 }
 
@@ -134,10 +129,10 @@ int RunPut(const Args& args) {
   const uint64_t size = source.size();
   Channel ch;
   if (int rc = OpenChannel(args, &ch); rc != 0) return rc;
-  auto arena = ch.provider->verbs_registrar().AllocateArena(size);
+  auto arena = ch.path.rc_qps->verbs_registrar().AllocateArena(size);
   if (!arena.ok()) return Usage(arena.status().ToString());
   std::memcpy((*arena)->host_bytes().data(), source.data(), size);
-  auto probe_window = ch.provider->verbs_registrar().AllocateArena(args.window);
+  auto probe_window = ch.path.rc_qps->verbs_registrar().AllocateArena(args.window);
   if (!probe_window.ok()) return Usage(probe_window.status().ToString());
 
   std::atomic<int> bad = 0;
@@ -148,7 +143,7 @@ int RunPut(const Args& args) {
     auto promise = std::make_shared<std::promise<Result<rdmaio::channel::PutResult>>>();
     auto future = promise->get_future();
     ++puts;
-    ch.channel->Put(
+    ch.path.rc->Put(
         {.bucket = args.bucket,
          .key = args.key,
          .part_number = part,
@@ -165,7 +160,7 @@ int RunPut(const Args& args) {
       const uint64_t want = std::min<uint64_t>(args.window, size);
       auto promise = std::make_shared<std::promise<Result<rdmaio::FetchResult>>>();
       auto future = promise->get_future();
-      ch.channel->Fetch(
+      ch.path.rc->Fetch(
           {.bucket = args.bucket,
            .key = args.key,
            .window = {.region = *probe_window, .length = want}},
@@ -187,7 +182,7 @@ int RunPut(const Args& args) {
       }
     } else {
       Result<std::string> upload = s3::Await<std::string>([&](s3::Callback<std::string> cb) {
-        ch.store->CreateMultipartUpload({.bucket = args.bucket, .key = args.key}, cb);
+        ch.client->CreateMultipartUpload({.bucket = args.bucket, .key = args.key}, cb);
       });
       if (!upload.ok()) return Usage("CreateMultipartUpload: " + upload.status().ToString());
       const uint64_t part_size = (size + args.put_parts - 1) / args.put_parts;
@@ -212,7 +207,7 @@ int RunPut(const Args& args) {
         completed.push_back({.part_number = static_cast<int>(i) + 1, .etag = r->etag});
       }
       Result<std::string> etag = s3::Await<std::string>([&](s3::Callback<std::string> cb) {
-        ch.store->CompleteMultipartUpload(
+        ch.client->CompleteMultipartUpload(
             {.bucket = args.bucket, .key = args.key, .upload_id = *upload, .parts = completed}, cb);
       });
       if (!etag.ok()) {
@@ -224,7 +219,7 @@ int RunPut(const Args& args) {
     std::vector<std::byte> back(size + 1);
     Result<s3::GetObjectResult> got =
         s3::Await<s3::GetObjectResult>([&](s3::Callback<s3::GetObjectResult> cb) {
-          ch.store->GetObject({.bucket = args.bucket, .key = args.key, .buffer = back}, cb);
+          ch.client->GetObject({.bucket = args.bucket, .key = args.key, .buffer = back}, cb);
         });
     if (!got.ok() || got->bytes != size || std::memcmp(back.data(), source.data(), size) != 0) {
       std::cerr << "rdma_put: read-back over HTTP differs: "
@@ -234,14 +229,14 @@ int RunPut(const Args& args) {
       ++bad;
     }
   }
-  const rdmaio::channel::RcChannelCounters c = ch.channel->counters();
+  const rdmaio::channel::RcChannelCounters c = ch.path.rc->counters();
   std::cout << fmt::format(
                    "rdma_put: endpoint={} puts={} rdma_put_requests={} rdma_put_bytes={} "
                    "http_put_requests={} http_put_bytes={} fallbacks={} sessions_opened={} "
                    "sessions_fenced={} failed={} session_extension={} mismatches={}",
                    c.endpoint, puts.load(), c.rdma_put_requests, c.rdma_put_bytes,
                    c.http_put_requests, c.http_put_bytes, c.fallbacks, c.sessions_opened,
-                   c.sessions_fenced, c.failed, ch.channel->session_extension_confirmed() ? 1 : 0,
+                   c.sessions_fenced, c.failed, ch.path.rc->session_extension_confirmed() ? 1 : 0,
                    bad.load())
             << S3Counters(ch) << std::endl;
   const uint64_t total = size * args.rounds;
@@ -260,9 +255,9 @@ int Run(const Args& args) {
   if (!readable) return Usage("cannot read --source " + args.source);
   Channel ch;
   if (int rc = OpenChannel(args, &ch); rc != 0) return rc;
-  auto arena = ch.provider->verbs_registrar().AllocateArena(args.window * args.parallel);
+  auto arena = ch.path.rc_qps->verbs_registrar().AllocateArena(args.window * args.parallel);
   if (!arena.ok()) return Usage(arena.status().ToString());
-  const std::shared_ptr<rdmaio::channel::RcChannel>& channel = ch.channel;
+  const std::shared_ptr<rdmaio::channel::RcChannel>& channel = ch.path.rc;
 
   std::mutex mu;
   std::condition_variable cv;

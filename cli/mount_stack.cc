@@ -1,0 +1,147 @@
+#include "cli/mount_stack.h"
+
+#include <unistd.h>
+
+#include <optional>
+#include <utility>
+
+#include <sys/resource.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/units.h"
+#include "fuse/lowlevel/mount_tuning.h"
+
+namespace reelfs::cli {
+namespace {
+
+constexpr std::string_view kSubject = "fuse";
+
+// The restore ledger named by --ledger: "" the default path, "none" in memory. A ledger only saves
+// duplicate restore requests, so one that cannot be opened costs a warning, never the mount.
+std::shared_ptr<hsm::Ledger> OpenLedger(const std::string& flag) {
+  if (flag == "none") return hsm::Ledger::InMemory();
+  const std::string path = flag.empty() ? hsm::Ledger::DefaultPath() : flag;
+  auto ledger = hsm::Ledger::Open(path);
+  if (!ledger.ok()) {
+    REELFS_LOG_WARN(kSubject, "restore ledger {}: {}; using an in-memory ledger", path,
+                    ledger.status().ToString());
+    return hsm::Ledger::InMemory();
+  }
+  return std::shared_ptr<hsm::Ledger>(std::move(*ledger));
+}
+
+// A read waiting for a restore must be answered before the kernel's FUSE request timeout, which
+// would abort the whole connection (docs/semantics.md "Offline objects").
+void CapOfflineWait(fuse::TapeOptions& tape) {
+  const std::optional<std::chrono::seconds> kernel = fuse::KernelRequestTimeout();
+  const std::chrono::seconds capped = fuse::CapBelowRequestTimeout(tape.offline_wait, kernel);
+  if (capped != tape.offline_wait) {
+    REELFS_LOG_WARN(kSubject,
+                    "the kernel aborts FUSE requests after {}s (fs.fuse.*_request_timeout): "
+                    "--offline-timeout lowered from {}s to {}s",
+                    kernel->count(), tape.offline_wait.count(), capped.count());
+    tape.offline_wait = capped;
+  }
+}
+
+// Registration pins pages: every prefetch buffer counts against RLIMIT_MEMLOCK unless we may
+// exceed it (root, CAP_IPC_LOCK). Over the limit a buffer stays unregistered and is read over
+// HTTP, which works but is not what --rdma asked for: say so once, up front.
+void WarnIfMemlockLow(uint64_t max_memory) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_MEMLOCK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  if (geteuid() == 0 || limit.rlim_cur >= max_memory) return;
+  REELFS_LOG_WARN(kSubject,
+                  "--rdma: RLIMIT_MEMLOCK is {} but --max-memory is {}: buffers past the limit "
+                  "cannot be registered and are read over HTTP (raise it with ulimit -l)",
+                  FormatByteSize(limit.rlim_cur), FormatByteSize(max_memory));
+}
+
+// The mount's RDMA data path (--rdma): empty when rdma-core was not built in (RunMount refused
+// the flag then) or no RDMA port is usable (reads then go over HTTP, as without the flag).
+RdmaDataPath OpenRdma(const RdmaConfig& rdma, const S3Clients& s3) {
+#if REELFS_HAVE_RDMA
+  // Data GETs share the mount's client; control POSTs use its endpoint and credentials.
+  auto path = OpenRdmaDataPath(rdma, s3.store, s3.client->options());
+  if (path.ok()) return std::move(path).value();
+  REELFS_LOG_WARN(kSubject, "--rdma: {}; reading over HTTP", path.status().ToString());
+#else
+  (void)rdma;
+  (void)s3;
+#endif
+  return {};
+}
+
+// Registered buffers when there is an RDMA channel to register them with, else plain heap.
+std::shared_ptr<fuse::BufferPool> CreatePool(const RdmaDataPath& rdma, uint64_t max_memory) {
+  if (rdma.channel == nullptr) return fuse::CreateHeapBufferPool(max_memory);
+  WarnIfMemlockLow(max_memory);
+  // The registrar lives as long as the channel it belongs to (an aliasing pointer keeps it).
+  return fuse::CreateRegisteredBufferPool(
+      std::shared_ptr<rdmaio::MemoryRegistrar>(rdma.channel, &rdma.channel->registrar()),
+      max_memory);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
+                                                      const ClientFactory& make_clients) {
+  std::unique_ptr<MountStack> stack(new MountStack());
+  REELFS_ASSIGN_OR_RETURN(stack->s3_, make_clients());
+  stack->budget_ = std::make_shared<fuse::MemoryBudget>(cfg.mount.max_memory);
+  if (cfg.rdma.enabled) stack->rdma_ = OpenRdma(cfg.rdma, stack->s3_);
+  stack->pool_ = CreatePool(stack->rdma_, cfg.mount.max_memory);
+
+  fuse::MountOptions& mount = stack->mount_;
+  mount = cfg.mount;
+  // The endpoint URL the client really sends to (what the ledger keys on and what
+  // user.reelfs.mount tells `reelfs stage`): "" when it is AWS's default for the region.
+  mount.endpoint = stack->s3_.client->options().endpoint;
+  stack->ledger_ = OpenLedger(cfg.mount.ledger_path);
+  mount.ledger_path = stack->ledger_->path();
+  CapOfflineWait(mount.tape);
+  stack->timer_ = CreateRealTimer(RealClock(), "reelfs-restore");
+  hsm::RestorerOptions restorer_options = cfg.restorer;
+  restorer_options.endpoint = mount.endpoint;
+  restorer_options.bucket = mount.bucket;
+  stack->restorer_.restorer = hsm::Restorer::Create(stack->s3_.store, stack->ledger_,
+                                                    *stack->timer_, std::move(restorer_options));
+  stack->fs_ = fuse::CreateFileSystem(
+      stack->s3_.store, mount, stack->pool_, stack->budget_, RealClock(), stack->restorer_.restorer,
+      fuse::DataPath{stack->rdma_.channel, stack->rdma_.metrics_json});
+  return stack;
+}
+
+Status MountStack::Mount(const fuse::DaemonOptions& options) {
+  REELFS_ASSIGN_OR_RETURN(daemon_, fuse::Daemon::Mount(*fs_, options));
+  return Status::Ok();
+}
+
+Status MountStack::Serve() {
+  hsm::Restorer& restorer = *restorer_.restorer;
+  // Reads waiting for a restore are answered (EINTR) as soon as the loop ends, so an unmount
+  // does not wait out the drain for them.
+  Status run = daemon_->Run([&restorer] { restorer.Shutdown(); });
+  const fuse::FsCounters c = fs_->counters();
+  REELFS_LOG_INFO(kSubject,
+                  "unmounted {}: lookups={} list_requests={} head_requests={} open_handles={} "
+                  "inodes={} bytes_read={} peak_prefetch_memory={} fresh_buffers={}",
+                  daemon_->options().mountpoint, c.lookups, c.list_requests, c.head_requests,
+                  c.open_handles, c.inodes, c.bytes_read, FormatByteSize(budget_->peak()),
+                  pool_->stats().fresh_allocations);
+  const hsm::RestorerCounters rc = restorer.counters();
+  REELFS_LOG_INFO(kSubject,
+                  "tape: offline_reads={} restore_waits={} xattr_refreshes={} "
+                  "restore_requests={} restore_heads={} restore_waiters={} completed={} "
+                  "re_requests={} failures={}",
+                  c.offline_reads, c.restore_waits, c.xattr_refreshes, rc.restore_requests,
+                  rc.head_requests, rc.waiters, rc.completed, rc.re_requests, rc.failures);
+  if (rdma_.log_line) {
+    REELFS_LOG_INFO(kSubject, "rdma: {} registration_failures={}", rdma_.log_line(),
+                    pool_->stats().registration_failures);
+  }
+  return run;
+}
+
+}  // namespace reelfs::cli
