@@ -1,11 +1,13 @@
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/s3_url.h"
 #include "common/time_format.h"
 #include "s3/await.h"
-#include "s3/protocol/list_paging.h"
+#include "s3/list_pages.h"
 
 namespace reelfs::cli {
 
@@ -19,29 +21,25 @@ int RunLs(s3::ObjectStore& store, const LsArgs& args) {
   }
   s3::ListObjectsRequest req{.bucket = url->bucket, .prefix = url->key};
   if (!args.recursive) req.delimiter = "/";
-  s3::ListPaging paging;  // a server repeating its continuation token fails the listing
-  for (;;) {
-    auto page = s3::Await<s3::ListObjectsPage>([&](auto cb) { store.ListObjects(req, cb); });
-    if (!page.ok()) {
-      std::cerr << "reelfs ls: " << page.status().ToString() << "\n";
-      return 1;
-    }
-    for (const std::string& p : page->common_prefixes) {
-      std::printf("%30s PRE %s\n", "", p.substr(url->key.size()).c_str());
-    }
-    for (const s3::ObjectInfo& o : page->objects) {
-      std::string name = args.recursive ? o.key : o.key.substr(url->key.size());
-      std::printf("%s %10llu %s\n", FormatDateTime(o.last_modified).c_str(),
-                  static_cast<unsigned long long>(o.size), name.c_str());
-    }
-    auto next = paging.Next(*page);
-    if (!next.ok()) {
-      std::cerr << "reelfs ls: " << next.status().ToString() << "\n";
-      return 1;
-    }
-    if (!*next) return 0;
-    req.continuation_token = **next;
+  // The one paging loop (s3/list_pages.h): a server repeating its continuation token fails the
+  // listing instead of looping.
+  Status status =
+      s3::ListPagesBlocking(store, std::move(req), [&](s3::ListObjectsPage page, bool /*last*/) {
+        for (const std::string& p : page.common_prefixes) {
+          std::printf("%30s PRE %s\n", "", p.substr(url->key.size()).c_str());
+        }
+        for (const s3::ObjectInfo& o : page.objects) {
+          std::string name = args.recursive ? o.key : o.key.substr(url->key.size());
+          std::printf("%s %10llu %s\n", FormatDateTime(o.last_modified).c_str(),
+                      static_cast<unsigned long long>(o.size), name.c_str());
+        }
+        return true;
+      });
+  if (!status.ok()) {
+    std::cerr << "reelfs ls: " << status.ToString() << "\n";
+    return 1;
   }
+  return 0;
 }
 
 int RunStat(s3::ObjectStore& store, const std::string& text) {

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "common/log.h"
-#include "s3/protocol/list_paging.h"
+#include "s3/list_pages.h"
 
 namespace reelfs::fuse {
 namespace {
@@ -13,68 +13,21 @@ namespace {
 // S3's page size; asking for more is capped by the server anyway.
 constexpr int kListPageKeys = 1000;
 
-// The one paging loop of every listing here: ListObjects with continuation tokens, `on_request`
-// before each call (counters), `on_page(page, last)` after each page, which returns whether to go
-// on; `done` runs exactly once, with the error of the page that failed or OK when the last page
-// was seen or on_page stopped.
-struct PagingState {
-  std::shared_ptr<s3::ObjectStore> store;
-  s3::ListObjectsRequest request;
-  std::function<void()> on_request;
-  std::function<bool(s3::ListObjectsPage page, bool last)> on_page;
-  std::function<void(Status)> done;
-  // Refuses a server that would page for ever (a repeated or cycling continuation token, more
-  // than 100 000 pages) or end the listing silently short (IsTruncated without a token).
-  s3::ListPaging paging;
-};
-
-void RequestNextPage(std::shared_ptr<PagingState> state) {
-  if (state->on_request) state->on_request();
-  // Copy the request: the callback below may run before ListObjects returns and mutate state.
-  s3::ListObjectsRequest request = state->request;
-  state->store->ListObjects(request, [state](Result<s3::ListObjectsPage> page) {
-    if (!page.ok()) {
-      auto done = std::move(state->done);
-      done(page.status());
-      return;
-    }
-    Result<std::optional<std::string>> next = state->paging.Next(*page);
-    if (!next.ok()) {
-      // The reply's line names only the inode: this one names the listing (kDataLoss: EIO).
-      REELFS_LOG_WARN("fuse", "listing s3://{}/{} stopped: {}", state->request.bucket,
-                      PrintableKey(state->request.prefix), next.status().message());
-      auto done = std::move(state->done);
-      done(next.status().WithContext("ListObjectsV2 " + state->request.bucket + "/" +
-                                     state->request.prefix));
-      return;
-    }
-    const bool last = !next->has_value();
-    if (!last) state->request.continuation_token = **next;
-    if (!state->on_page(std::move(page).value(), last) || last) {
-      auto done = std::move(state->done);
-      done(Status::Ok());
-      return;
-    }
-    RequestNextPage(state);
-  });
-}
-
+// Every listing here pages through s3::ListPages (s3/list_pages.h), the client's one paging loop,
+// with the page size and the optional attributes of the mount's listings.
 void PageThrough(std::shared_ptr<s3::ObjectStore> store, s3::ListObjectsRequest request,
                  std::function<void()> on_request,
                  std::function<bool(s3::ListObjectsPage page, bool last)> on_page,
                  std::function<void(Status)> done) {
-  auto state = std::make_shared<PagingState>();
-  state->store = std::move(store);
-  state->request = std::move(request);
-  state->request.max_keys = kListPageKeys;
+  request.max_keys = kListPageKeys;
   // The tape state of every object comes with the listing where the server can tell it (AWS's
   // RestoreStatus, reelfs-gateway's <ReelfsTape>); others ignore both headers.
-  state->request.fetch_restore_status = true;
-  state->request.fetch_tape_hints = true;
-  state->on_request = std::move(on_request);
-  state->on_page = std::move(on_page);
-  state->done = std::move(done);
-  RequestNextPage(std::move(state));
+  request.fetch_restore_status = true;
+  request.fetch_tape_hints = true;
+  s3::ListPages(std::move(store), std::move(request),
+                {.on_request = std::move(on_request),
+                 .on_page = std::move(on_page),
+                 .done = std::move(done)});
 }
 
 }  // namespace

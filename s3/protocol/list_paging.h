@@ -1,6 +1,6 @@
 // ListPaging: follows a ListObjectsV2 listing page by page and refuses a server that would make
-// it run for ever. Every paging loop over ListObjects uses one (fuse/core's listings; the CLI's
-// `ls` and the stager should too), so a broken server fails the listing instead of looping:
+// it run for ever. The client's one paging loop, s3::ListPages (s3/list_pages.h), uses one for
+// every listing, so a broken server fails the listing instead of looping:
 //
 //   ListPaging paging;
 //   for (;;) {
