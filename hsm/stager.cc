@@ -13,8 +13,8 @@
 
 #include "common/log.h"
 #include "hsm/restore_policy.h"
-#include "s3/await.h"
-#include "s3/protocol/list_paging.h"
+#include "hsm/tape_order.h"
+#include "s3/list_pages.h"
 
 namespace reelfs::hsm {
 namespace {
@@ -228,13 +228,10 @@ Result<std::vector<StageObject>> Stager::Enumerate(const std::vector<StageTarget
     req.prefix = target.key;
     req.fetch_restore_status = true;
     req.fetch_tape_hints = true;
-    s3::ListPaging paging;  // a server repeating its continuation token fails the listing
-    for (;;) {
-      auto page = s3::Await<s3::ListObjectsPage>(
-          [&](s3::Callback<s3::ListObjectsPage> cb) { store_.ListObjects(req, std::move(cb)); });
-      if (!page.ok())
-        return page.status().WithContext("listing s3://" + bucket_ + "/" + req.prefix);
-      for (const s3::ObjectInfo& info : page->objects) {
+    // The one paging loop (s3/list_pages.h): a server repeating its continuation token fails the
+    // listing. The pages arrive one after the other while this thread waits.
+    Status listed = s3::ListPagesBlocking(store_, req, [&](s3::ListObjectsPage page, bool) {
+      for (const s3::ObjectInfo& info : page.objects) {
         // A directory marker ("a/b/") is not data to stage.
         if (!info.key.empty() && info.key.back() == '/' && info.size == 0) continue;
         StageObject& o = found[info.key];
@@ -245,12 +242,9 @@ Result<std::vector<StageObject>> Stager::Enumerate(const std::vector<StageTarget
         }
         Absorb(o, info);
       }
-      auto next = paging.Next(*page);
-      if (!next.ok())
-        return next.status().WithContext("listing s3://" + bucket_ + "/" + req.prefix);
-      if (!*next) break;
-      req.continuation_token = **next;
-    }
+      return true;
+    });
+    if (!listed.ok()) return listed.WithContext("listing s3://" + bucket_ + "/" + req.prefix);
     auto entries = ledger_.FindPrefix(endpoint_, bucket_, target.key);
     if (!entries.ok()) {
       REELFS_LOG_WARN("hsm", "ledger: {}", entries.status().ToString());
@@ -331,28 +325,18 @@ Result<std::vector<StageObject>> Stager::Enumerate(const std::vector<StageTarget
 }
 
 std::vector<size_t> Stager::Plan(const std::vector<StageObject>& objects) {
-  std::vector<size_t> plan;
+  std::vector<size_t> wanted;
+  std::vector<TapeOrderItem> items;
   for (size_t i = 0; i < objects.size(); ++i) {
-    if (objects[i].state == State::kOffline && objects[i].error.empty()) plan.push_back(i);
-  }
-  // Cartridges in the order of their first key (objects come in key order, usually write
-  // order), then block order within a cartridge; objects without a hint last, by key.
-  std::unordered_map<std::string, size_t> first;
-  for (size_t i : plan) {
-    if (objects[i].hint) first.emplace(objects[i].hint->cartridge, first.size());
-  }
-  if (first.empty()) {
-    std::stable_sort(plan.begin(), plan.end(),
-                     [&](size_t a, size_t b) { return objects[a].key < objects[b].key; });
-    return plan;
-  }
-  auto rank = [&](size_t i) {
     const StageObject& o = objects[i];
-    if (!o.hint) return std::make_tuple(first.size(), uint64_t{0}, std::string_view(o.key));
-    return std::make_tuple(first[o.hint->cartridge], o.hint->block.value_or(UINT64_MAX),
-                           std::string_view(o.key));
-  };
-  std::stable_sort(plan.begin(), plan.end(), [&](size_t a, size_t b) { return rank(a) < rank(b); });
+    if (o.state != State::kOffline || !o.error.empty()) continue;
+    wanted.push_back(i);
+    items.push_back({o.key, o.hint ? &*o.hint : nullptr});
+  }
+  // The one restore order (hsm/tape_order.h), shared with the mount's directory staging.
+  std::vector<size_t> plan;
+  plan.reserve(wanted.size());
+  for (size_t i : TapeOrder(items)) plan.push_back(wanted[i]);
   return plan;
 }
 

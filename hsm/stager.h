@@ -5,8 +5,8 @@
 //     tape hints requested; HEAD the archive-class objects whose listing said nothing about
 //     restores (versitygw, s3rver), max_in_flight at a time, so restored and staging objects are
 //     told apart from offline ones; merge what the ledger knows (hsm/state.h Classify).
-//  2. Plan: keep what is offline and not requested; order by tape hint (cartridge in order of its
-//     first key, then block) when the server gives hints, else by key (usually write order).
+//  2. Plan: keep what is offline and not requested, in tape order (hsm/tape_order.h: cartridge
+//     in order of its first key, then block; objects without a hint last, by key).
 //  3. Submit: the whole plan at once, at most max_requests_per_second and max_in_flight; 200,
 //     202 and 409 are success; retryable errors (503 SlowDown, throttling) are retried with
 //     backoff by the store; Expedited answered 503 GlacierExpeditedRetrievalNotAvailable falls
