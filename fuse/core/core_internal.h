@@ -1,16 +1,26 @@
-// Core: the state and logic behind FileSystem (filesystem.h), shared by the files that implement
-// it by concept: core_namespace.cc (attributes, LOOKUP, FORGET, GETATTR), core_dirs.cc (OPENDIR,
-// READDIR, RELEASEDIR), core_files.cc (OPEN, READ, offline reads, RELEASE), core_xattr.cc (the
-// xattrs, summaries and stage requests) and filesystem.cc (construction, STATFS, counters, the
-// public wrapper).
+// Core: the state and logic behind FileSystem (filesystem.h), split by concept. Core itself owns
+// the inodes: the inode table, the negative cache and the lookup listings (core_namespace.cc:
+// attributes and entries, the tape state of each file, LOOKUP, FORGET, GETATTR, the refreshing
+// HEAD), the store, options, pool, budget and counters (filesystem.cc: construction, STATFS,
+// counters, the JSON snapshots, Shutdown). Three parts own the rest, each in its own files:
+//  - FileHandles (file_handles.h): open files, READ, reads of offline objects, RELEASE;
+//  - DirHandles (dir_handles.h): directory handles on listing snapshots, READDIR, RELEASEDIR;
+//  - TapeView (tape_view.h): the xattrs, user.hsm.summary, user.hsm.request=stage.
+// A part reaches the inodes only through Core's public methods below, each of which takes Core's
+// lock for one step and answers with a copy; Core forwards each FileSystem operation to its part.
 //
-// Lifetime: the public FileSystem object owns a shared Core; every callback handed to the store
-// holds the Core, so a response that arrives after the FileSystem is destroyed still finds its
-// state (and still calls its `done` exactly once).
+// Lifetime: the public FileSystem object owns a shared Core, and Core owns its parts; every
+// callback handed to the store, a Prefetcher or the Restorer holds the Core, so a response that
+// arrives after the FileSystem is destroyed still finds its state (and still calls its `done`
+// exactly once).
 //
-// Thread-safety: every public method may be called concurrently from any thread. One mutex
-// (`mutex_`, a leaf lock) guards the inode table, caches and handles; it is never held while
-// calling the store, a Prefetcher or a callback.
+// Thread-safety: every public method may be called concurrently from any thread.
+// Lock order: Core's `mutex_`, FileHandles', DirHandles' and TapeView's mutexes are all leaf
+// locks, never nested: no code holds two of them at once (a part calls Core, and Core calls a
+// part, only with its own lock released), and none is held while calling the store, a
+// Prefetcher, the Restorer or a callback (WarnOnce's lock is never taken under them either).
+// Every method that takes one says EXCLUDES for it, so clang's -Wthread-safety checks the
+// re-entries it can see; with no nesting there is no order to invert.
 //
 // Internal to fuse/core, not for other modules: include fuse/core/filesystem.h instead.
 #pragma once
@@ -25,7 +35,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -34,12 +43,14 @@
 #include "common/mutex.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
+#include "fuse/core/dir_handles.h"
 #include "fuse/core/dir_listing.h"
+#include "fuse/core/file_handles.h"
 #include "fuse/core/filesystem.h"
 #include "fuse/core/inode_table.h"
 #include "fuse/core/lookup_listing.h"
 #include "fuse/core/metadata_cache.h"
-#include "fuse/core/prefetcher.h"
+#include "fuse/core/tape_view.h"
 #include "hsm/state.h"
 
 namespace reelfs::fuse::detail {
@@ -48,99 +59,125 @@ inline Status Stale(InodeId ino) {
   return ErrnoToStatus(ESTALE, fmt::format("inode {} is unknown", ino));
 }
 
-struct DirHandle {
-  InodeId ino = 0;
-  InodeId parent = 0;
-  std::shared_ptr<const DirListing> snapshot;
-  Clock::TimePoint listed_at{};  // when the snapshot was listed
-  std::vector<InodeId> pinned;   // READDIRPLUS children pinned until ReleaseDir
+// The counters of FsCounters that are not sizes of a container; relaxed atomics, no lock.
+struct CoreCounters {
+  std::atomic<uint64_t> lookups{0};
+  std::atomic<uint64_t> list_requests{0};
+  std::atomic<uint64_t> head_requests{0};
+  std::atomic<uint64_t> bytes_read{0};
+  std::atomic<uint64_t> offline_reads{0};
+  std::atomic<uint64_t> restore_waits{0};
+  std::atomic<uint64_t> xattr_refreshes{0};
 };
 
-struct FileHandle {
-  InodeId ino = 0;
-  std::shared_ptr<Prefetcher> prefetcher;
-  ObjectRef ref;          // what the prefetcher reads (recreated after a restore)
-  bool nonblock = false;  // O_NONBLOCK: reads of an offline object answer EAGAIN at once
-};
+inline void Count(std::atomic<uint64_t>& counter, uint64_t n = 1) {
+  counter.fetch_add(n, std::memory_order_relaxed);
+}
 
-// One READ of a file handle, kept across the waits for a restore it may need.
-struct ReadOp {
-  InodeId ino = 0;
-  uint64_t fh = 0;
-  uint64_t offset = 0;
-  size_t size = 0;
-  std::shared_ptr<CancellationToken> interrupt;
-  Callback<ReadData> done;
-  std::optional<Clock::TimePoint> deadline;  // set by the first wait
-  int waits = 0;
-};
-
-// The xattr answers for a file, from a copy taken under the lock.
-struct FileXattrView {
+// What OPEN needs of a file: its attributes when still fresh, else its key to HEAD.
+struct FileForOpen {
   std::string key;
+  bool fresh = false;  // etag and size are valid; no HEAD needed
   std::string etag;
-  s3::ObjectInfo object;
-  bool offline_by_get = false;  // a GET said InvalidObjectState after `object` was observed
+  uint64_t size = 0;
 };
 
-// user.hsm.summary of one directory: the cached value and the readers waiting for a computation.
-struct SummaryCache {
-  std::string value;
-  Clock::TimePoint expiry{};
-  bool in_flight = false;
-  std::vector<Callback<std::string>> waiters;
+// A file inode pinned by a new handle.
+struct OpenedInode {
+  std::string key;
+  bool keep_cache = false;  // the ETag is the one of the previous open
+  bool readable = false;    // as far as we know, a GET would succeed
 };
 
-struct XattrWaiter {
-  std::string name;
-  Callback<std::string> done;
+// A copy of one inode taken under the lock, for xattrs and stage requests.
+struct InodeFacts {
+  bool is_dir = false;
+  std::string key;  // files: the object key; directories: the prefix
+  std::string etag;
+  uint64_t size = 0;
+  TapeState tape;         // files
+  bool readable = true;   // files: as far as we know, a GET would succeed
+  Clock::TimePoint seen;  // files: the later of tape.observed and tape.offline_at
 };
 
 class Core : public std::enable_shared_from_this<Core> {
  public:
   Core(std::shared_ptr<s3::ObjectStore> store, MountOptions options,
        std::shared_ptr<BufferPool> pool, std::shared_ptr<MemoryBudget> budget, Clock& clock,
-       std::shared_ptr<hsm::Restorer> restorer, DataPath data_path)
-      : store_(std::move(store)),
-        restorer_(std::move(restorer)),
-        data_path_(std::move(data_path)),
-        options_(std::move(options)),
-        pool_(std::move(pool)),
-        budget_(std::move(budget)),
-        clock_(clock),
-        mount_time_(clock.WallNow()),
-        warn_(std::make_shared<WarnOnce>()),
-        negative_(options_.negative_cache_entries, options_.negative_ttl),
-        inodes_(MakeRoot()) {}
+       std::shared_ptr<hsm::Restorer> restorer, DataPath data_path);
 
-  void Lookup(InodeId parent, std::string_view name, Callback<Entry> done);
-  void Forget(InodeId ino, uint64_t nlookup);
-  void GetAttr(InodeId ino, Callback<Attributes> done);
-  void OpenDir(InodeId ino, Callback<uint64_t> done);
-  void ReadDir(InodeId ino, uint64_t dh, uint64_t offset, size_t max_entries, bool plus,
-               Callback<std::vector<DirEntry>> done);
-  void AcceptDirEntries(const std::vector<DirEntry>& accepted);
-  void ReleaseDir(uint64_t dh);
-  void Open(InodeId ino, int flags, Callback<OpenedFile> done);
-  void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
-            std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done);
-  void Release(uint64_t fh);
-  void GetXattr(InodeId ino, std::string_view name, Callback<std::string> done);
-  void ListXattr(InodeId ino, Callback<std::vector<std::string>> done);
-  void SetXattr(InodeId ino, std::string_view name, std::string_view value,
-                std::function<void(Status)> done);
-  FsStats StatFs();
-  FsCounters counters() const;
+  // FileSystem's operations: the namespace here, the rest forwarded to the parts.
+  void Lookup(InodeId parent, std::string_view name, Callback<Entry> done) EXCLUDES(mutex_);
+  void Forget(InodeId ino, uint64_t nlookup) EXCLUDES(mutex_);
+  void GetAttr(InodeId ino, Callback<Attributes> done) EXCLUDES(mutex_);
+  void AcceptDirEntries(const std::vector<DirEntry>& accepted) EXCLUDES(mutex_);
+  FsStats StatFs() EXCLUDES(mutex_);
+  FsCounters counters() const EXCLUDES(mutex_);
   const MountOptions& options() const { return options_; }
   void Shutdown();
 
+  FileHandles& files() { return files_; }
+  DirHandles& dirs() { return dirs_; }
+  TapeView& tape() { return tape_; }
+
+  // What the parts share.
+  const std::shared_ptr<s3::ObjectStore>& store() const { return store_; }
+  hsm::Restorer* restorer() const { return restorer_.get(); }  // may be null
+  const DataPath& data_path() const { return data_path_; }
+  const std::shared_ptr<BufferPool>& pool() const { return pool_; }
+  const std::shared_ptr<MemoryBudget>& budget() const { return budget_; }
+  const std::shared_ptr<WarnOnce>& warn() const { return warn_; }
+  Clock& clock() const { return clock_; }
+  CoreCounters& stats() { return stats_; }
+  // Handle numbers for files and directories, from one sequence (a handle never means both).
+  uint64_t NextHandle() { return next_handle_.fetch_add(1, std::memory_order_relaxed); }
+  std::string MountJson() const;
+  std::string MetricsJson() const;
+
+  // The inode operations of the parts; each takes the lock for one step. `what` names the
+  // operation in error messages.
+  enum class Want { kAny, kDir, kFile };
+  // The inode `ino` of the wanted kind, copied: ESTALE when unknown, ENOTDIR / EISDIR when of the
+  // other kind (kAny accepts both).
+  Result<InodeFacts> Facts(InodeId ino, Want want, std::string_view what) EXCLUDES(mutex_);
+  // HEAD for a file whose cached attributes expired; updates the inode on success and answers
+  // with its new attributes.
+  void RefreshFile(InodeId ino, std::string key, Callback<AttrCache> done) EXCLUDES(mutex_);
+  Result<FileForOpen> FileToOpen(InodeId ino) EXCLUDES(mutex_);
+  // Records an open of the file at `etag` (keep_cache) and pins the inode for the handle.
+  Result<OpenedInode> PinOpened(InodeId ino, const std::string& etag) EXCLUDES(mutex_);
+  // The file was seen unreadable within tape.state_ttl: a GET would only fail again.
+  bool KnownOffline(InodeId ino) EXCLUDES(mutex_);
+  // A GET answered InvalidObjectState: the object is offline now.
+  void MarkOffline(InodeId ino) EXCLUDES(mutex_);
+  // A restore wait saw the object readable (`info`, now).
+  void RecordObject(InodeId ino, const s3::ObjectInfo& info) EXCLUDES(mutex_);
+  // A directory handle on the inode's listing: the installed one while fresh (pinned = true:
+  // the inode is pinned for the handle), else the prefix to list (nothing pinned).
+  struct DirToOpen {
+    bool pinned = false;
+    InodeId parent = 0;
+    std::shared_ptr<const DirListing> listing;
+    Clock::TimePoint listed_at{};
+    std::string prefix;
+  };
+  Result<DirToOpen> DirectoryToOpen(InodeId ino) EXCLUDES(mutex_);
+  // Installs a fresh listing of `ino` (readdir and lookups are served from it) and pins the
+  // inode for a handle on it; ESTALE when the inode is gone.
+  Result<DirToOpen> InstallListing(InodeId ino, std::shared_ptr<const DirListing> listing)
+      EXCLUDES(mutex_);
+  // The entries of `snapshot` of directory `ino` after `offset` (READDIR's offsets), at most
+  // `max_entries`. With `plus`, each child gets an inode and an Entry, and is pinned (its number
+  // appended to `pinned`) until Unpin.
+  Result<std::vector<DirEntry>> ReadDirEntries(InodeId ino, InodeId parent,
+                                               const DirListing& snapshot,
+                                               Clock::TimePoint listed_at, uint64_t offset,
+                                               size_t max_entries, bool plus,
+                                               std::vector<InodeId>* pinned) EXCLUDES(mutex_);
+  void Unpin(const std::vector<InodeId>& inodes) EXCLUDES(mutex_);
+
  private:
-  InodeRecord MakeRoot() const {
-    InodeRecord root;
-    root.key = options_.prefix;
-    root.attr = DirAttr(kRootInode);
-    return root;
-  }
+  InodeRecord MakeRoot() const;
   Attributes DirAttr(InodeId ino) const;
   Attributes FileAttr(InodeId ino, const s3::ObjectInfo& info, bool readable) const;
   // Whether the record's object can be read with a GET as far as we know (no ledger lookup: it
@@ -150,32 +187,16 @@ class Core : public std::enable_shared_from_this<Core> {
   // dropped) and derives attributes, ETag and expiry from it.
   void RecordObjectLocked(InodeRecord* rec, const s3::ObjectInfo& info, Clock::TimePoint observed)
       REQUIRES(mutex_);
-  // A GET answered InvalidObjectState: the object is offline now.
   void MarkOfflineLocked(InodeRecord* rec) REQUIRES(mutex_);
-  // The state of a listed or HEADed object, with the Restorer's knowledge of live requests for
-  // archived objects the server says nothing about. Call without the lock (ledger I/O).
-  hsm::State ClassifyWithRequests(const s3::ObjectInfo& info);
-  std::string FileXattrValue(const FileXattrView& view, std::string_view name);
-  void StartRead(std::shared_ptr<ReadOp> op);
-  void OnOffline(std::shared_ptr<ReadOp> op, bool from_get);
-  void WaitForRestore(std::shared_ptr<ReadOp> op, std::string key);
-  void ReplacePrefetcher(uint64_t fh);
-  void Summary(InodeId ino, std::string prefix, Callback<std::string> done);
-  void StageTree(std::string prefix, std::function<void(Status)> done);
-  std::string MountJson() const;
-  std::string MetricsJson() const;
   Clock::TimePoint Expiry() const { return clock_.Now() + options_.metadata_ttl; }
   std::string ChildKey(const InodeRecord& parent, std::string_view name, bool is_dir) const {
-    return parent.key + std::string(name) + (is_dir ? "/" : "");
+    return parent.id.key + std::string(name) + (is_dir ? "/" : "");
   }
   // Records a looked-up child (one more kernel reference) and returns its Entry.
   // `observed`: when `info` was listed or HEADed.
   Result<Entry> AddEntryLocked(InodeId parent, std::string_view name, bool is_dir,
                                const s3::ObjectInfo* info, bool count, Clock::TimePoint observed)
       REQUIRES(mutex_);
-  // The live inode `ino` of the wanted kind: ESTALE when unknown, ENOTDIR / EISDIR when of the
-  // other kind (kAny accepts both). `what` names the operation in the message.
-  enum class Want { kAny, kDir, kFile };
   Result<InodeRecord*> FindLocked(InodeId ino, Want want, std::string_view what) REQUIRES(mutex_);
   // The preamble of most operations: FindLocked, entered with `lock` held on mutex_. On failure
   // it releases the lock, answers `done` with FindLocked's error (never replying under the lock)
@@ -192,19 +213,17 @@ class Core : public std::enable_shared_from_this<Core> {
     return nullptr;
   }
   Entry MakeEntry(const InodeRecord& record) const;
-  void LookupRemote(InodeId parent, std::string name, std::string key, Callback<Entry> done);
+  void LookupRemote(InodeId parent, std::string name, std::string key, Callback<Entry> done)
+      EXCLUDES(mutex_);
   // Lookups answered from directory listings need a reusable listing and a budget.
   bool LookupListingsEnabled() const {
     return options_.lookup_listing_pages > 0 && options_.metadata_ttl > std::chrono::seconds(0);
   }
   // Lists directory `dir` (prefix `prefix`) for the lookups queued on it (lookup_listing.h).
-  void StartLookupListing(InodeId dir, std::string prefix);
+  void StartLookupListing(InodeId dir, std::string prefix) EXCLUDES(mutex_);
   // The listing of `dir` ended: installs it and answers its waiters, or sends them to HEAD+LIST.
-  void FinishLookupListing(InodeId dir, Result<std::shared_ptr<const DirListing>> listing);
-  // HEAD for a file whose cached attributes expired; updates the inode on success.
-  void RefreshFile(InodeId ino, std::string key, Callback<InodeRecord> done);
-  void FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool nonblock,
-                  Callback<OpenedFile> done);
+  void FinishLookupListing(InodeId dir, Result<std::shared_ptr<const DirListing>> listing)
+      EXCLUDES(mutex_);
 
   const std::shared_ptr<s3::ObjectStore> store_;
   const std::shared_ptr<hsm::Restorer> restorer_;  // may be null
@@ -216,26 +235,19 @@ class Core : public std::enable_shared_from_this<Core> {
   const std::chrono::system_clock::time_point mount_time_;
   const std::shared_ptr<WarnOnce> warn_;  // own leaf lock
 
-  std::atomic<uint64_t> lookups_{0};
-  std::atomic<uint64_t> list_requests_{0};
-  std::atomic<uint64_t> head_requests_{0};
-  std::atomic<uint64_t> bytes_read_{0};
-  std::atomic<uint64_t> offline_reads_{0};
-  std::atomic<uint64_t> restore_waits_{0};
-  std::atomic<uint64_t> xattr_refreshes_{0};
+  CoreCounters stats_;
+  std::atomic<uint64_t> next_handle_{1};
 
-  // Guards everything below. Leaf lock: never held while calling the store, a Prefetcher or a
-  // callback (WarnOnce's lock is never taken under it either).
+  // Guards the inodes and their caches. Leaf lock (see the lock order above).
   mutable Mutex mutex_;
   NegativeCache negative_ GUARDED_BY(mutex_);
   InodeTable inodes_ GUARDED_BY(mutex_);
-  std::unordered_map<uint64_t, DirHandle> dir_handles_ GUARDED_BY(mutex_);
-  std::unordered_map<uint64_t, FileHandle> file_handles_ GUARDED_BY(mutex_);
   LookupListings lookup_listings_ GUARDED_BY(mutex_);
-  uint64_t next_handle_ GUARDED_BY(mutex_) = 1;
-  // Single-flight HEADs refreshing a stale state for user.hsm.* getxattrs, per inode.
-  std::unordered_map<InodeId, std::vector<XattrWaiter>> xattr_waiters_ GUARDED_BY(mutex_);
-  std::unordered_map<InodeId, SummaryCache> summaries_ GUARDED_BY(mutex_);
+
+  // The parts; each has its own leaf lock. They refer back to this Core.
+  FileHandles files_;
+  DirHandles dirs_;
+  TapeView tape_;
 };
 
 }  // namespace reelfs::fuse::detail

@@ -1,6 +1,7 @@
 // Core's namespace: attributes and entries of inodes, LOOKUP (from a fresh listing, the negative
-// cache, a fresh child, the directory's lookup listing, else HEAD+LIST), FORGET, GETATTR and the
-// HEAD that refreshes a file's attributes.
+// cache, a fresh child, the directory's lookup listing, else HEAD+LIST), FORGET, GETATTR, the
+// HEAD that refreshes a file's attributes, and the inode steps of the parts (OPEN's pin,
+// OPENDIR's listing, READDIR's entries, the facts behind the xattrs).
 
 #include <algorithm>
 #include <cerrno>
@@ -23,6 +24,10 @@ namespace {
 
 // Generation numbers: inode numbers are never reused within a mount, so one constant suffices.
 constexpr uint64_t kGeneration = 1;
+
+// d_ino for plain READDIR entries that have no inode yet. The kernel does not use it to find the
+// file (it LOOKUPs the name), and allocating an inode the kernel never counts would leak it.
+constexpr InodeId kUnknownIno = 0xffffffff;  // FUSE_UNKNOWN_INO
 
 }  // namespace
 
@@ -65,59 +70,50 @@ Attributes Core::FileAttr(InodeId ino, const s3::ObjectInfo& info, bool readable
 }
 
 bool Core::ReadableLocked(const InodeRecord& rec) const {
-  if (rec.is_dir) return true;
-  if (rec.offline_by_get) return false;
-  return hsm::IsReadable(hsm::Classify(rec.object, {}, clock_.WallNow()));
+  if (rec.id.is_dir) return true;
+  if (rec.tape.offline_by_get) return false;
+  return hsm::IsReadable(hsm::Classify(rec.tape.object, {}, clock_.WallNow()));
 }
 
 void Core::RecordObjectLocked(InodeRecord* rec, const s3::ObjectInfo& info,
                               Clock::TimePoint observed) {
-  if (observed < rec->observed) return;  // a listing older than the HEAD we already have
-  rec->object = info;
-  rec->object.user_metadata.clear();  // never shown; not worth the memory per inode
-  rec->observed = observed;
-  if (observed >= rec->offline_at) rec->offline_by_get = false;
-  rec->etag = info.etag;
+  TapeState& tape = rec->tape;
+  if (observed < tape.observed) return;  // a listing older than the HEAD we already have
+  tape.object = info;
+  tape.object.user_metadata.clear();  // never shown; not worth the memory per inode
+  tape.observed = observed;
+  if (observed >= tape.offline_at) tape.offline_by_get = false;
+  rec->attrs.etag = info.etag;
   const bool readable = ReadableLocked(*rec);
-  rec->attr = FileAttr(rec->ino, info, readable);
-  rec->attr_expiry =
+  rec->attrs.attr = FileAttr(rec->id.ino, info, readable);
+  rec->attrs.expiry =
       clock_.Now() +
       (readable ? options_.metadata_ttl : std::min(options_.tape.state_ttl, options_.metadata_ttl));
 }
 
 void Core::MarkOfflineLocked(InodeRecord* rec) {
-  rec->offline_at = clock_.Now();
-  rec->offline_by_get = true;
-  rec->attr = FileAttr(rec->ino, rec->object, /*readable=*/false);
-  rec->attr_expiry = clock_.Now() + std::min(options_.tape.state_ttl, options_.metadata_ttl);
-}
-
-hsm::State Core::ClassifyWithRequests(const s3::ObjectInfo& info) {
-  hsm::LedgerView ledger;
-  // Only an archived object the server says nothing about needs the ledger; skipping the rest
-  // keeps ledger lookups off large listings of online objects.
-  if (restorer_ != nullptr && hsm::IsArchiveClass(info.storage_class) && !info.restore) {
-    ledger.requested = restorer_->IsRequested(info.key);
-  }
-  return hsm::Classify(info, ledger, clock_.WallNow());
+  rec->tape.offline_at = clock_.Now();
+  rec->tape.offline_by_get = true;
+  rec->attrs.attr = FileAttr(rec->id.ino, rec->tape.object, /*readable=*/false);
+  rec->attrs.expiry = clock_.Now() + std::min(options_.tape.state_ttl, options_.metadata_ttl);
 }
 
 Entry Core::MakeEntry(const InodeRecord& record) const {
   Entry e;
-  e.attr = record.attr;
+  e.attr = record.attrs.attr;
   e.generation = kGeneration;
   e.entry_timeout = options_.metadata_ttl;
-  e.attr_timeout = record.attr.cache_ttl;
+  e.attr_timeout = record.attrs.attr.cache_ttl;
   return e;
 }
 
 Result<InodeRecord*> Core::FindLocked(InodeId ino, Want want, std::string_view what) {
   InodeRecord* rec = inodes_.Find(ino);
   if (rec == nullptr) return Stale(ino);
-  if (want == Want::kDir && !rec->is_dir) {
+  if (want == Want::kDir && !rec->id.is_dir) {
     return ErrnoToStatus(ENOTDIR, fmt::format("{} inode {}", what, ino));
   }
-  if (want == Want::kFile && rec->is_dir) {
+  if (want == Want::kFile && rec->id.is_dir) {
     return ErrnoToStatus(EISDIR, fmt::format("{} directory inode {}", what, ino));
   }
   return rec;
@@ -131,17 +127,17 @@ Result<Entry> Core::AddEntryLocked(InodeId parent, std::string_view name, bool i
   std::string key = ChildKey(*p, name, is_dir);
   InodeRecord* child = inodes_.FindOrCreateChild(parent, name, is_dir, std::move(key));
   if (is_dir) {
-    child->attr = DirAttr(child->ino);
-    child->attr_expiry = Expiry();
+    child->attrs.attr = DirAttr(child->id.ino);
+    child->attrs.expiry = Expiry();
   } else {
     RecordObjectLocked(child, *info, observed);
   }
-  if (count) ++child->lookups;
+  if (count) ++child->id.lookups;
   return MakeEntry(*child);
 }
 
 void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
-  lookups_.fetch_add(1, std::memory_order_relaxed);
+  Count(stats_.lookups);
   if (NameProblem p = CheckName(name); p != NameProblem::kNone) {
     int err = p == NameProblem::kTooLong ? ENAMETOOLONG : ENOENT;
     done(
@@ -155,14 +151,14 @@ void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
     MutexLock lock(mutex_);
     InodeRecord* p = FindOrFail(lock, parent, Want::kDir, "lookup in", done);
     if (p == nullptr) return;
-    key = p->key + std::string(name);
-    if (p->listing != nullptr && clock_.Now() < p->listing_expiry) {
+    key = p->id.key + std::string(name);
+    if (p->dir.listing != nullptr && clock_.Now() < p->dir.expiry) {
       // A fresh listing is authoritative, negative answers included.
-      const ListedEntry* e = p->listing->Find(name);
+      const ListedEntry* e = p->dir.listing->Find(name);
       Result<Entry> r = e == nullptr
                             ? Result<Entry>(ErrnoToStatus(ENOENT, "no such name: " + key))
                             : AddEntryLocked(parent, name, e->is_dir, &e->info, /*count=*/true,
-                                             p->listing_expiry - options_.metadata_ttl);
+                                             p->dir.expiry - options_.metadata_ttl);
       lock.unlock();
       done(std::move(r));
       return;
@@ -174,8 +170,8 @@ void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
     }
     // A known child whose attributes are still fresh needs no request either.
     if (InodeRecord* c = inodes_.FindChild(parent, name);
-        c != nullptr && clock_.Now() < c->attr_expiry) {
-      ++c->lookups;
+        c != nullptr && clock_.Now() < c->attrs.expiry) {
+      ++c->id.lookups;
       Entry entry = MakeEntry(*c);
       lock.unlock();
       done(std::move(entry));
@@ -195,7 +191,7 @@ void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
         lookup_listings_.Wait(parent,
                               ListingWaiter{std::string(name), std::move(key), 1, std::move(done)});
         start_listing = true;
-        list_prefix = p->key;
+        list_prefix = p->id.key;
       }
     }
   }
@@ -210,7 +206,7 @@ void Core::StartLookupListing(InodeId dir, std::string prefix) {
   auto self = shared_from_this();
   ListDirectoryBounded(
       store_, options_.bucket, std::move(prefix), warn_, options_.lookup_listing_pages,
-      [self] { self->list_requests_.fetch_add(1, std::memory_order_relaxed); },
+      [self] { Count(self->stats_.list_requests); },
       [self, dir](uint32_t pages) {
         std::vector<ListingWaiter> released;
         {
@@ -237,8 +233,8 @@ void Core::FinishLookupListing(InodeId dir, Result<std::shared_ptr<const DirList
       // Installed exactly as OpenDir does: readdir and later lookups are served from it.
       InodeRecord* rec = inodes_.Find(dir);
       if (rec != nullptr) {
-        rec->listing = l;
-        rec->listing_expiry = Expiry();
+        rec->dir.listing = l;
+        rec->dir.expiry = Expiry();
       }
       answers.reserve(waiters.size());
       for (ListingWaiter& w : waiters) {
@@ -312,8 +308,8 @@ void Core::LookupRemote(InodeId parent, std::string name, std::string key, Callb
     }
     if (last) (*finish)();
   };
-  head_requests_.fetch_add(1, std::memory_order_relaxed);
-  list_requests_.fetch_add(1, std::memory_order_relaxed);
+  Count(stats_.head_requests);
+  Count(stats_.list_requests);
   store_->HeadObject({options_.bucket, key}, [pending, arrive](Result<s3::ObjectInfo> r) {
     {
       MutexLock lock(pending->mutex);
@@ -342,8 +338,8 @@ void Core::Forget(InodeId ino, uint64_t nlookup) {
   }
 }
 
-void Core::RefreshFile(InodeId ino, std::string key, Callback<InodeRecord> done) {
-  head_requests_.fetch_add(1, std::memory_order_relaxed);
+void Core::RefreshFile(InodeId ino, std::string key, Callback<AttrCache> done) {
+  Count(stats_.head_requests);
   auto self = shared_from_this();
   store_->HeadObject({options_.bucket, std::move(key)},
                      [self, ino, done = std::move(done)](Result<s3::ObjectInfo> r) {
@@ -351,16 +347,12 @@ void Core::RefreshFile(InodeId ino, std::string key, Callback<InodeRecord> done)
                          done(r.status());
                          return;
                        }
-                       Result<InodeRecord> out = Stale(ino);
+                       Result<AttrCache> out = Stale(ino);
                        {
                          MutexLock lock(self->mutex_);
                          if (InodeRecord* rec = self->inodes_.Find(ino); rec != nullptr) {
                            self->RecordObjectLocked(rec, *r, self->clock_.Now());
-                           InodeRecord copy;  // only the fields callers read; no listing copy
-                           copy.ino = ino;
-                           copy.attr = rec->attr;
-                           copy.etag = rec->etag;
-                           out = std::move(copy);
+                           out = rec->attrs;
                          }
                        }
                        done(std::move(out));
@@ -374,21 +366,181 @@ void Core::GetAttr(InodeId ino, Callback<Attributes> done) {
     InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "getattr of", done);
     if (rec == nullptr) return;
     // Directories have nothing to revalidate: their attributes are synthetic.
-    if (rec->is_dir || clock_.Now() < rec->attr_expiry) {
-      Attributes a = rec->attr;
+    if (rec->id.is_dir || clock_.Now() < rec->attrs.expiry) {
+      Attributes a = rec->attrs.attr;
       lock.unlock();
       done(std::move(a));
       return;
     }
-    key = rec->key;
+    key = rec->id.key;
   }
-  RefreshFile(ino, std::move(key), [done = std::move(done)](Result<InodeRecord> r) {
+  RefreshFile(ino, std::move(key), [done = std::move(done)](Result<AttrCache> r) {
     if (!r.ok()) {
       done(r.status());
       return;
     }
     done(r->attr);
   });
+}
+
+// The inode steps of the parts (file_handles.h, dir_handles.h, tape_view.h). Each takes the lock
+// once and answers with a copy, so a part never holds a pointer into the table.
+
+Result<InodeFacts> Core::Facts(InodeId ino, Want want, std::string_view what) {
+  MutexLock lock(mutex_);
+  REELFS_ASSIGN_OR_RETURN(InodeRecord * rec, FindLocked(ino, want, what));
+  InodeFacts f;
+  f.is_dir = rec->id.is_dir;
+  f.key = rec->id.key;
+  if (!rec->id.is_dir) {
+    f.etag = rec->attrs.etag;
+    f.size = rec->attrs.attr.size;
+    f.tape = rec->tape;
+    f.readable = ReadableLocked(*rec);
+    f.seen = std::max(rec->tape.observed, rec->tape.offline_at);
+  }
+  return f;
+}
+
+Result<FileForOpen> Core::FileToOpen(InodeId ino) {
+  MutexLock lock(mutex_);
+  REELFS_ASSIGN_OR_RETURN(InodeRecord * rec, FindLocked(ino, Want::kFile, "open of"));
+  FileForOpen f;
+  f.key = rec->id.key;
+  if (clock_.Now() < rec->attrs.expiry) {
+    f.fresh = true;
+    f.etag = rec->attrs.etag;
+    f.size = rec->attrs.attr.size;
+  }
+  return f;
+}
+
+Result<OpenedInode> Core::PinOpened(InodeId ino, const std::string& etag) {
+  MutexLock lock(mutex_);
+  REELFS_ASSIGN_OR_RETURN(InodeRecord * rec, FindLocked(ino, Want::kAny, "open of"));
+  OpenedInode out;
+  OpenHistory& opens = rec->opens;
+  // The kernel's page cache for this inode is still valid only if the object did not change.
+  out.keep_cache = opens.opened_before && !etag.empty() && opens.last_open_etag == etag;
+  opens.opened_before = true;
+  opens.last_open_etag = etag;
+  out.readable = ReadableLocked(*rec);
+  ++rec->id.pins;  // the handle keeps the inode (and its key) alive
+  out.key = rec->id.key;
+  return out;
+}
+
+bool Core::KnownOffline(InodeId ino) {
+  MutexLock lock(mutex_);
+  InodeRecord* rec = inodes_.Find(ino);
+  if (rec == nullptr || ReadableLocked(*rec)) return false;
+  const Clock::TimePoint seen = std::max(rec->tape.observed, rec->tape.offline_at);
+  return clock_.Now() - seen < options_.tape.state_ttl;
+}
+
+void Core::MarkOffline(InodeId ino) {
+  MutexLock lock(mutex_);
+  if (InodeRecord* rec = inodes_.Find(ino); rec != nullptr) MarkOfflineLocked(rec);
+}
+
+void Core::RecordObject(InodeId ino, const s3::ObjectInfo& info) {
+  MutexLock lock(mutex_);
+  if (InodeRecord* rec = inodes_.Find(ino); rec != nullptr) {
+    RecordObjectLocked(rec, info, clock_.Now());
+  }
+}
+
+Result<Core::DirToOpen> Core::DirectoryToOpen(InodeId ino) {
+  MutexLock lock(mutex_);
+  REELFS_ASSIGN_OR_RETURN(InodeRecord * rec, FindLocked(ino, Want::kDir, "opendir of"));
+  DirToOpen out;
+  out.parent = rec->id.parent;
+  if (rec->dir.listing != nullptr && clock_.Now() < rec->dir.expiry) {
+    out.pinned = true;
+    out.listing = rec->dir.listing;
+    out.listed_at = rec->dir.expiry - options_.metadata_ttl;
+    ++rec->id.pins;
+    return out;
+  }
+  out.prefix = rec->id.key;
+  return out;
+}
+
+Result<Core::DirToOpen> Core::InstallListing(InodeId ino,
+                                             std::shared_ptr<const DirListing> listing) {
+  MutexLock lock(mutex_);
+  InodeRecord* rec = inodes_.Find(ino);
+  if (rec == nullptr) return Stale(ino);
+  rec->dir.listing = listing;
+  rec->dir.expiry = Expiry();
+  ++rec->id.pins;
+  DirToOpen out;
+  out.pinned = true;
+  out.parent = rec->id.parent;
+  out.listing = std::move(listing);
+  out.listed_at = clock_.Now();
+  return out;
+}
+
+Result<std::vector<DirEntry>> Core::ReadDirEntries(InodeId ino, InodeId parent,
+                                                   const DirListing& snapshot,
+                                                   Clock::TimePoint listed_at, uint64_t offset,
+                                                   size_t max_entries, bool plus,
+                                                   std::vector<InodeId>* pinned) {
+  std::vector<DirEntry> out;
+  MutexLock lock(mutex_);
+  const auto& entries = snapshot.entries;
+  // Offsets: 0 starts, entry i (0 ".", 1 "..", i >= 2 the children) carries i + 1.
+  const uint64_t total = entries.size() + 2;
+  for (uint64_t i = offset; i < total && out.size() < max_entries; ++i) {
+    DirEntry d;
+    d.offset = i + 1;
+    if (i < 2) {
+      d.name = i == 0 ? "." : "..";
+      InodeId target = i == 0 ? ino : parent;
+      InodeRecord* rec = inodes_.Find(target);
+      if (rec == nullptr) rec = inodes_.Find(ino);  // parent forgotten: show ourselves
+      if (rec != nullptr) d.entry = MakeEntry(*rec);
+      d.entry.attr.ino = target;
+      out.push_back(std::move(d));
+      continue;
+    }
+    const ListedEntry& le = entries[i - 2];
+    d.name = le.name;
+    if (plus) {
+      REELFS_ASSIGN_OR_RETURN(
+          d.entry, AddEntryLocked(ino, le.name, le.is_dir, &le.info, /*count=*/false, listed_at));
+      // Pinned until ReleaseDir so it survives until AcceptDirEntries counts it.
+      if (InodeRecord* c = inodes_.Find(d.entry.attr.ino); c != nullptr) ++c->id.pins;
+      pinned->push_back(d.entry.attr.ino);
+    } else {
+      InodeRecord* c = inodes_.FindChild(ino, le.name);
+      d.entry.attr.ino = c != nullptr && c->id.is_dir == le.is_dir ? c->id.ino : kUnknownIno;
+      d.entry.attr.is_dir = le.is_dir;
+      d.entry.attr.mode =
+          le.is_dir ? (S_IFDIR | options_.dir_mode) : (S_IFREG | options_.file_mode);
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+void Core::AcceptDirEntries(const std::vector<DirEntry>& accepted) {
+  MutexLock lock(mutex_);
+  for (const DirEntry& d : accepted) {
+    // The kernel takes no reference for "." and ".." (fuse_direntplus_link skips them).
+    if (d.name == "." || d.name == ".." || d.entry.attr.ino == 0) continue;
+    if (InodeRecord* rec = inodes_.Find(d.entry.attr.ino); rec != nullptr) {
+      ++rec->id.lookups;
+    } else {
+      REELFS_LOG_ERROR("fuse", "accepted directory entry for unknown inode {}", d.entry.attr.ino);
+    }
+  }
+}
+
+void Core::Unpin(const std::vector<InodeId>& inodes) {
+  MutexLock lock(mutex_);
+  for (InodeId ino : inodes) inodes_.Unpin(ino);
 }
 
 }  // namespace reelfs::fuse::detail

@@ -1,7 +1,8 @@
-// FileSystem implementation: the inode table, caches and handles behind one mutex, with every S3
-// request issued outside it and continued in its completion callback. Core is declared in
-// core_internal.h and its operations are defined by concept in core_*.cc; this file holds what is
-// left: STATFS, the counters and JSON snapshots, Shutdown and the public FileSystem wrapper.
+// FileSystem implementation: Core (core_internal.h) and its parts, with every S3 request issued
+// outside their locks and continued in its completion callback. The operations are defined by
+// concept: core_namespace.cc (inodes), file_handles.cc, dir_handles.cc, tape_view.cc; this file
+// holds what is left: construction, STATFS, the counters and JSON snapshots, Shutdown and the
+// public FileSystem wrapper.
 //
 // Lifetime: the public FileSystem object owns a shared Core; every callback handed to the store
 // holds the Core, so a response that arrives after the FileSystem is destroyed still finds its
@@ -32,6 +33,31 @@ namespace {
 constexpr uint64_t kStatFsBytes = 1ull << 50;  // 1 PiB
 
 }  // namespace
+
+Core::Core(std::shared_ptr<s3::ObjectStore> store, MountOptions options,
+           std::shared_ptr<BufferPool> pool, std::shared_ptr<MemoryBudget> budget, Clock& clock,
+           std::shared_ptr<hsm::Restorer> restorer, DataPath data_path)
+    : store_(std::move(store)),
+      restorer_(std::move(restorer)),
+      data_path_(std::move(data_path)),
+      options_(std::move(options)),
+      pool_(std::move(pool)),
+      budget_(std::move(budget)),
+      clock_(clock),
+      mount_time_(clock.WallNow()),
+      warn_(std::make_shared<WarnOnce>()),
+      negative_(options_.negative_cache_entries, options_.negative_ttl),
+      inodes_(MakeRoot()),
+      files_(*this),
+      dirs_(*this),
+      tape_(*this) {}
+
+InodeRecord Core::MakeRoot() const {
+  InodeRecord root;
+  root.id.key = options_.prefix;
+  root.attrs.attr = DirAttr(kRootInode);
+  return root;
+}
 
 std::string Core::MountJson() const {
   return DumpJson(Json{{"version", 1},
@@ -68,30 +94,22 @@ FsStats Core::StatFs() {
 
 FsCounters Core::counters() const {
   FsCounters c;
-  c.lookups = lookups_.load(std::memory_order_relaxed);
-  c.list_requests = list_requests_.load(std::memory_order_relaxed);
-  c.head_requests = head_requests_.load(std::memory_order_relaxed);
-  c.bytes_read = bytes_read_.load(std::memory_order_relaxed);
-  c.offline_reads = offline_reads_.load(std::memory_order_relaxed);
-  c.restore_waits = restore_waits_.load(std::memory_order_relaxed);
-  c.xattr_refreshes = xattr_refreshes_.load(std::memory_order_relaxed);
+  c.lookups = stats_.lookups.load(std::memory_order_relaxed);
+  c.list_requests = stats_.list_requests.load(std::memory_order_relaxed);
+  c.head_requests = stats_.head_requests.load(std::memory_order_relaxed);
+  c.bytes_read = stats_.bytes_read.load(std::memory_order_relaxed);
+  c.offline_reads = stats_.offline_reads.load(std::memory_order_relaxed);
+  c.restore_waits = stats_.restore_waits.load(std::memory_order_relaxed);
+  c.xattr_refreshes = stats_.xattr_refreshes.load(std::memory_order_relaxed);
+  c.open_handles = files_.size();  // its own lock, not nested with mutex_
   MutexLock lock(mutex_);
-  c.open_handles = file_handles_.size();
   c.inodes = inodes_.size();
   return c;
 }
 
 void Core::Shutdown() {
-  std::vector<std::shared_ptr<Prefetcher>> prefetchers;
-  {
-    MutexLock lock(mutex_);
-    for (auto& [fh, h] : file_handles_) {
-      if (h.prefetcher != nullptr) prefetchers.push_back(std::move(h.prefetcher));
-    }
-    file_handles_.clear();
-    dir_handles_.clear();
-  }
-  for (auto& p : prefetchers) p->Close();
+  files_.CloseAll();
+  dirs_.Clear();
 }
 
 }  // namespace detail
@@ -113,34 +131,34 @@ class FileSystemImpl final : public FileSystem {
     core_->GetAttr(ino, std::move(done));
   }
   void OpenDir(InodeId ino, Callback<uint64_t> done) override {
-    core_->OpenDir(ino, std::move(done));
+    core_->dirs().OpenDir(ino, std::move(done));
   }
   void ReadDir(InodeId ino, uint64_t dh, uint64_t offset, size_t max_entries, bool plus,
                Callback<std::vector<DirEntry>> done) override {
-    core_->ReadDir(ino, dh, offset, max_entries, plus, std::move(done));
+    core_->dirs().ReadDir(ino, dh, offset, max_entries, plus, std::move(done));
   }
   void AcceptDirEntries(const std::vector<DirEntry>& accepted) override {
     core_->AcceptDirEntries(accepted);
   }
-  void ReleaseDir(uint64_t dh) override { core_->ReleaseDir(dh); }
+  void ReleaseDir(uint64_t dh) override { core_->dirs().ReleaseDir(dh); }
   void Open(InodeId ino, int flags, Callback<OpenedFile> done) override {
-    core_->Open(ino, flags, std::move(done));
+    core_->files().Open(ino, flags, std::move(done));
   }
   void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
             std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) override {
-    core_->Read(ino, fh, offset, size, std::move(interrupt), std::move(done));
+    core_->files().Read(ino, fh, offset, size, std::move(interrupt), std::move(done));
   }
   void GetXattr(InodeId ino, std::string_view name, Callback<std::string> done) override {
-    core_->GetXattr(ino, name, std::move(done));
+    core_->tape().GetXattr(ino, name, std::move(done));
   }
   void ListXattr(InodeId ino, Callback<std::vector<std::string>> done) override {
-    core_->ListXattr(ino, std::move(done));
+    core_->tape().ListXattr(ino, std::move(done));
   }
   void SetXattr(InodeId ino, std::string_view name, std::string_view value,
                 std::function<void(Status)> done) override {
-    core_->SetXattr(ino, name, value, std::move(done));
+    core_->tape().SetXattr(ino, name, value, std::move(done));
   }
-  void Release(uint64_t fh) override { core_->Release(fh); }
+  void Release(uint64_t fh) override { core_->files().Release(fh); }
   FsStats StatFs() override { return core_->StatFs(); }
   FsCounters counters() const override { return core_->counters(); }
   const MountOptions& options() const override { return core_->options(); }

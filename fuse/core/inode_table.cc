@@ -5,9 +5,9 @@
 namespace reelfs::fuse {
 
 InodeTable::InodeTable(InodeRecord root) {
-  root.ino = kRootInode;
-  root.parent = kRootInode;
-  root.is_dir = true;
+  root.id.ino = kRootInode;
+  root.id.parent = kRootInode;
+  root.id.is_dir = true;
   inodes_.emplace(kRootInode, std::make_unique<InodeRecord>(std::move(root)));
 }
 
@@ -27,29 +27,29 @@ InodeRecord* InodeTable::FindOrCreateChild(InodeId parent, std::string_view name
   auto it = by_name_.find(name_key);
   if (it != by_name_.end()) {
     InodeRecord* existing = Find(it->second);
-    if (existing != nullptr && existing->is_dir == is_dir) return existing;
+    if (existing != nullptr && existing->id.is_dir == is_dir) return existing;
   }
   auto record = std::make_unique<InodeRecord>();
-  record->ino = next_ino_++;
-  record->parent = parent;
-  record->name = std::string(name);
-  record->key = std::move(key);
-  record->is_dir = is_dir;
+  record->id.ino = next_ino_++;
+  record->id.parent = parent;
+  record->id.name = std::string(name);
+  record->id.key = std::move(key);
+  record->id.is_dir = is_dir;
   InodeRecord* raw = record.get();
-  inodes_.emplace(raw->ino, std::move(record));
-  by_name_.insert_or_assign(std::move(name_key), raw->ino);
+  inodes_.emplace(raw->id.ino, std::move(record));
+  by_name_.insert_or_assign(std::move(name_key), raw->id.ino);
   return raw;
 }
 
 bool InodeTable::Forget(InodeId ino, uint64_t n) {
   InodeRecord* record = Find(ino);
   if (record == nullptr) return false;
-  if (n > record->lookups) {
+  if (n > record->id.lookups) {
     // The kernel never forgets more than it looked up; if it did, our count was wrong.
-    REELFS_LOG_ERROR("fuse", "forget({}, {}) exceeds lookup count {}", ino, n, record->lookups);
-    n = record->lookups;
+    REELFS_LOG_ERROR("fuse", "forget({}, {}) exceeds lookup count {}", ino, n, record->id.lookups);
+    n = record->id.lookups;
   }
-  record->lookups -= n;
+  record->id.lookups -= n;
   DropIfUnused(ino);
   return true;
 }
@@ -57,7 +57,7 @@ bool InodeTable::Forget(InodeId ino, uint64_t n) {
 void InodeTable::Unpin(InodeId ino) {
   InodeRecord* record = Find(ino);
   if (record == nullptr) return;
-  if (record->pins > 0) --record->pins;
+  if (record->id.pins > 0) --record->id.pins;
   DropIfUnused(ino);
 }
 
@@ -65,7 +65,7 @@ void InodeTable::DropIfUnused(InodeId ino) {
   if (ino == kRootInode) return;
   auto it = inodes_.find(ino);
   if (it == inodes_.end()) return;
-  const InodeRecord& record = *it->second;
+  const InodeIdentity& record = it->second->id;
   if (record.lookups > 0 || record.pins > 0) return;
   auto name_it = by_name_.find(std::make_pair(record.parent, record.name));
   if (name_it != by_name_.end() && name_it->second == ino) by_name_.erase(name_it);

@@ -2,7 +2,7 @@
 //
 // Numbers start at 2 (1 is the root, the mount's prefix) and increase monotonically; they are
 // never reused, so a stale or forged number finds nothing (ESTALE) instead of another file
-// (libfuse memfs_ll, mountpoint-s3 superblock.rs). Each record keeps:
+// (libfuse memfs_ll, mountpoint-s3 superblock.rs). Each record's identity keeps:
 //  - `lookups`: Entries handed to the kernel minus what it forgot;
 //  - `pins`: open file handles and directory snapshots that still refer to it.
 // A record is dropped when both reach zero (the root never is). (parent, name) maps to the
@@ -27,38 +27,62 @@
 
 namespace reelfs::fuse {
 
-struct InodeRecord {
+// The kernel's view of an inode: its number, where it sits in the tree and who still refers to it.
+// Only InodeTable changes ino, parent, name, key and is_dir.
+struct InodeIdentity {
   InodeId ino = 0;
   InodeId parent = 0;
   std::string name;
   // Files: the object key. Directories: the prefix, "" or ending in '/'.
   std::string key;
   bool is_dir = false;
+  uint64_t lookups = 0;  // Entries handed to the kernel minus what it forgot
+  uint64_t pins = 0;     // open file handles and directory snapshots that refer to it
+};
+
+// The attributes the kernel is given, and until when they are trusted.
+struct AttrCache {
   Attributes attr;
   std::string etag;  // files: as last seen in a listing or HEAD
-  Clock::TimePoint attr_expiry{};
-  // Files: the object as the latest listing or HEAD described it (storage class, restore info,
-  // raw x-amz-restore, tape hints), and when that was observed; the tape state is derived from it
-  // (hsm::Classify). A GET answering InvalidObjectState at offline_at overrides
-  // it (offline_by_get): the object is offline whatever the older description said (the
-  // releaser race), until a listing or HEAD made at or after offline_at says otherwise.
+  Clock::TimePoint expiry{};
+};
+
+// Files: the object as the latest listing or HEAD described it (storage class, restore info, raw
+// x-amz-restore, tape hints), and when that was observed; the tape state is derived from it
+// (hsm::Classify). A GET answering InvalidObjectState at offline_at overrides it
+// (offline_by_get): the object is offline whatever the older description said (the releaser
+// race), until a listing or HEAD made at or after offline_at says otherwise.
+struct TapeState {
   s3::ObjectInfo object;
   Clock::TimePoint observed{};
   Clock::TimePoint offline_at{};
   bool offline_by_get = false;
-  // Directories: the cached listing and until when it answers lookups (null: none).
+};
+
+// Directories: the cached listing and until when it answers lookups (null: none).
+struct ListingCache {
   std::shared_ptr<const DirListing> listing;
-  Clock::TimePoint listing_expiry{};
-  uint64_t lookups = 0;
-  uint64_t pins = 0;
-  // Files: the ETag at the previous open, for keep_cache.
+  Clock::TimePoint expiry{};
+};
+
+// Files: the ETag at the previous open, for keep_cache.
+struct OpenHistory {
   bool opened_before = false;
   std::string last_open_etag;
 };
 
+// One inode: each concept in its own member, so code that uses one does not touch the others.
+struct InodeRecord {
+  InodeIdentity id;
+  AttrCache attrs;
+  TapeState tape;
+  ListingCache dir;
+  OpenHistory opens;
+};
+
 class InodeTable {
  public:
-  // `root` must have ino kRootInode and is_dir set.
+  // `root`: its identity is set to the root's (kRootInode, a directory).
   explicit InodeTable(InodeRecord root);
 
   // The record of `ino`, or null when unknown or dropped.

@@ -762,11 +762,12 @@ TEST_SUITE("fuse") {
     hint("set/k2", "A", "900");
     hint("set/k3", "A", "10");
     hint("set/sub/k5", "B", "1");
-    // k4 has no hint: after the hinted ones, in key order.
+    // The order of `reelfs stage` (hsm/tape_order.h): cartridge B first (its first key, set/k1,
+    // comes before A's set/k2), by block within each; k4 has no hint: after the hinted ones.
     Entry set = f.Lookup(kRootInode, "set");
     REQUIRE(f.SetXattr(set.attr.ino, "user.hsm.request", "stage").ok());
     CHECK(f.restorer->requests() ==
-          std::vector<std::string>{"set/k3", "set/k2", "set/sub/k5", "set/k1", "set/k4"});
+          std::vector<std::string>{"set/sub/k5", "set/k1", "set/k3", "set/k2", "set/k4"});
 
     // The first permanent error is the answer.
     f.restorer->set_request_result(Status(StatusCode::kPermissionDenied, "denied"));

@@ -1,6 +1,6 @@
-// Core's files: OPEN (a handle with its Prefetcher), READ through it, the answer to a read of an
-// offline object per tape.offline (EACCES, EAGAIN after a restore request, or an asynchronous,
-// interruptible wait for the restore), and RELEASE.
+// FileHandles (file_handles.h): OPEN, READ, reads of offline objects per tape.offline, RELEASE.
+
+#include "fuse/core/file_handles.h"
 
 #include <fcntl.h>
 
@@ -41,66 +41,61 @@ bool WantsWrite(int flags) {
 
 }  // namespace
 
-void Core::Open(InodeId ino, int flags, Callback<OpenedFile> done) {
+void FileHandles::Open(InodeId ino, int flags, Callback<OpenedFile> done) {
   if (WantsWrite(flags)) {
     done(ErrnoToStatus(EROFS, fmt::format("open of inode {} for writing", ino)));
     return;
   }
-  std::string key;
-  {
-    MutexLock lock(mutex_);
-    InodeRecord* rec = FindOrFail(lock, ino, Want::kFile, "open of", done);
-    if (rec == nullptr) return;
-    if (clock_.Now() < rec->attr_expiry) {
-      std::string etag = rec->etag;
-      uint64_t size = rec->attr.size;
-      lock.unlock();
-      FinishOpen(ino, etag, size, (flags & O_NONBLOCK) != 0, std::move(done));
-      return;
-    }
-    key = rec->key;
-  }
-  auto self = shared_from_this();
   const bool nonblock = (flags & O_NONBLOCK) != 0;
-  RefreshFile(ino, std::move(key),
-              [self, ino, nonblock, done = std::move(done)](Result<InodeRecord> r) {
-                if (!r.ok()) {
-                  done(r.status());
-                  return;
-                }
-                self->FinishOpen(ino, r->etag, r->attr.size, nonblock, std::move(done));
-              });
+  Result<FileForOpen> file = core_.FileToOpen(ino);
+  if (!file.ok()) {
+    done(file.status());
+    return;
+  }
+  if (file->fresh) {
+    FinishOpen(ino, file->etag, file->size, nonblock, std::move(done));
+    return;
+  }
+  auto self = core_.shared_from_this();
+  core_.RefreshFile(ino, std::move(file->key),
+                    [self, ino, nonblock, done = std::move(done)](Result<AttrCache> r) {
+                      if (!r.ok()) {
+                        done(r.status());
+                        return;
+                      }
+                      self->files().FinishOpen(ino, r->etag, r->attr.size, nonblock,
+                                               std::move(done));
+                    });
 }
 
-void Core::FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool nonblock,
-                      Callback<OpenedFile> done) {
+void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool nonblock,
+                             Callback<OpenedFile> done) {
+  // The inode is pinned first: the handle keeps it (and its key) alive.
+  Result<OpenedInode> pinned = core_.PinOpened(ino, etag);
+  if (!pinned.ok()) {
+    done(pinned.status());
+    return;
+  }
   OpenedFile opened;
-  std::string key;
-  bool readable = false;
+  opened.keep_cache = pinned->keep_cache;
+  const bool readable = pinned->readable;
+  std::string key = std::move(pinned->key);
+  const MountOptions& options = core_.options();
+  opened.fh = core_.NextHandle();
   {
     MutexLock lock(mutex_);
-    InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "open of", done);
-    if (rec == nullptr) return;
-    // The kernel's page cache for this inode is still valid only if the object did not change.
-    opened.keep_cache = rec->opened_before && !etag.empty() && rec->last_open_etag == etag;
-    rec->opened_before = true;
-    rec->last_open_etag = etag;
-    readable = ReadableLocked(*rec);
-    ++rec->pins;  // the handle keeps the inode (and its key) alive
-    key = rec->key;
-    opened.fh = next_handle_++;
-    file_handles_[opened.fh] =
-        FileHandle{ino, nullptr, ObjectRef{options_.bucket, key, size, etag}, nonblock};
+    handles_[opened.fh] =
+        FileHandle{ino, nullptr, ObjectRef{options.bucket, key, size, etag}, nonblock};
   }
   // Created outside the lock: the prefetcher is free to touch the store from its constructor.
   std::shared_ptr<Prefetcher> prefetcher =
-      CreatePrefetcher(store_, ObjectRef{options_.bucket, std::move(key), size, etag},
-                       options_.prefetch, budget_, pool_, data_path_.channel);
+      CreatePrefetcher(core_.store(), ObjectRef{options.bucket, std::move(key), size, etag},
+                       options.prefetch, core_.budget(), core_.pool(), core_.data_path().channel);
   bool closed = false;
   {
     MutexLock lock(mutex_);
-    auto it = file_handles_.find(opened.fh);
-    if (it != file_handles_.end()) {
+    auto it = handles_.find(opened.fh);
+    if (it != handles_.end()) {
       it->second.prefetcher = prefetcher;
     } else {
       closed = true;  // Shutdown raced with this open
@@ -119,8 +114,8 @@ void Core::FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool 
   done(opened);
 }
 
-void Core::Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
-                std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) {
+void FileHandles::Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
+                       std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) {
   auto op = std::make_shared<ReadOp>();
   op->ino = ino;
   op->fh = fh;
@@ -131,20 +126,16 @@ void Core::Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
   StartRead(std::move(op));
 }
 
-void Core::StartRead(std::shared_ptr<ReadOp> op) {
+void FileHandles::StartRead(std::shared_ptr<ReadOp> op) {
   std::shared_ptr<Prefetcher> prefetcher;
-  bool known_offline = false;
   {
     MutexLock lock(mutex_);
-    auto it = file_handles_.find(op->fh);
-    if (it != file_handles_.end() && it->second.ino == op->ino) prefetcher = it->second.prefetcher;
-    // A state seen unreadable within state_ttl is trusted: no GET that would only fail again.
-    // Older, the GET is the final word (the object may have been restored by someone else).
-    if (InodeRecord* rec = inodes_.Find(op->ino); rec != nullptr && !ReadableLocked(*rec)) {
-      const Clock::TimePoint seen = std::max(rec->observed, rec->offline_at);
-      known_offline = clock_.Now() - seen < options_.tape.state_ttl;
-    }
+    auto it = handles_.find(op->fh);
+    if (it != handles_.end() && it->second.ino == op->ino) prefetcher = it->second.prefetcher;
   }
+  // A state seen unreadable within state_ttl is trusted: no GET that would only fail again.
+  // Older, the GET is the final word (the object may have been restored by someone else).
+  const bool known_offline = core_.KnownOffline(op->ino);
   if (prefetcher == nullptr) {
     op->done(ErrnoToStatus(EBADF, fmt::format("file handle {} is not open", op->fh)));
     return;
@@ -153,28 +144,28 @@ void Core::StartRead(std::shared_ptr<ReadOp> op) {
     OnOffline(std::move(op), /*from_get=*/false);
     return;
   }
-  auto self = shared_from_this();
+  auto self = core_.shared_from_this();
   const uint64_t offset = op->offset;
   const size_t size = op->size;
   prefetcher->Read(offset, size, [self, op = std::move(op)](Result<ReadData> r) mutable {
     if (!r.ok() && IsInvalidObjectState(r.status())) {
-      self->OnOffline(std::move(op), /*from_get=*/true);
+      self->files().OnOffline(std::move(op), /*from_get=*/true);
       return;
     }
-    if (r.ok()) self->bytes_read_.fetch_add(r->size(), std::memory_order_relaxed);
+    if (r.ok()) Count(self->stats().bytes_read, r->size());
     auto done = std::move(op->done);
     done(std::move(r));
   });
 }
 
-void Core::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
-  offline_reads_.fetch_add(1, std::memory_order_relaxed);
+void FileHandles::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
+  Count(core_.stats().offline_reads);
   ObjectRef ref;
   bool nonblock = false;
   {
     MutexLock lock(mutex_);
-    auto it = file_handles_.find(op->fh);
-    if (it == file_handles_.end()) {
+    auto it = handles_.find(op->fh);
+    if (it == handles_.end()) {
       // The callback replies to the kernel and may call back into Core: never under mutex_.
       lock.unlock();
       auto done = std::move(op->done);
@@ -183,18 +174,17 @@ void Core::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
     }
     ref = it->second.ref;
     nonblock = it->second.nonblock;
-    if (from_get) {
-      if (InodeRecord* rec = inodes_.Find(op->ino); rec != nullptr) MarkOfflineLocked(rec);
-    }
   }
-  if (from_get && restorer_ != nullptr) restorer_->NoteOffline(ref.key);
-  const OfflineMode mode = options_.tape.offline;
+  if (from_get) core_.MarkOffline(op->ino);
+  hsm::Restorer* restorer = core_.restorer();
+  if (from_get && restorer != nullptr) restorer->NoteOffline(ref.key);
+  const OfflineMode mode = core_.options().tape.offline;
   auto finish = [op](Status s) {
     auto done = std::move(op->done);
     done(std::move(s));
   };
   const std::string what = fmt::format("'{}' is offline (archived)", PrintableKey(ref.key));
-  if (mode == OfflineMode::kEacces || restorer_ == nullptr) {
+  if (mode == OfflineMode::kEacces || restorer == nullptr) {
     // Nothing is requested: the point of eacces is to protect the library from scans. An
     // O_NONBLOCK reader still gets EAGAIN, its contract in every mode.
     finish(nonblock ? OfflineError(EAGAIN, what + ", O_NONBLOCK")
@@ -203,7 +193,7 @@ void Core::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
   }
   if (nonblock || mode == OfflineMode::kEagain) {
     const std::string key = ref.key;
-    restorer_->Request(key, ref.etag, ref.size, [finish, what, key](Status s) {
+    restorer->Request(key, ref.etag, ref.size, [finish, what, key](Status s) {
       if (!s.ok()) {
         REELFS_LOG_WARN("fuse", "restore request for '{}' failed: {}", PrintableKey(key),
                         s.ToString());
@@ -215,8 +205,8 @@ void Core::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
   WaitForRestore(std::move(op), ref.key);
 }
 
-void Core::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
-  if (!op->deadline) op->deadline = clock_.Now() + options_.tape.offline_wait;
+void FileHandles::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
+  if (!op->deadline) op->deadline = core_.clock().Now() + core_.options().tape.offline_wait;
   if (++op->waits > kMaxRestoreWaits) {
     REELFS_LOG_WARN("fuse", "'{}' went offline again {} times right after its restore; giving up",
                     PrintableKey(key), kMaxRestoreWaits);
@@ -224,11 +214,11 @@ void Core::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
     done(ErrnoToStatus(EIO, fmt::format("'{}' keeps going offline", PrintableKey(key))));
     return;
   }
-  restore_waits_.fetch_add(1, std::memory_order_relaxed);
-  auto self = shared_from_this();
+  Count(core_.stats().restore_waits);
+  auto self = core_.shared_from_this();
   // No FUSE worker waits here: the Restorer calls back when the object is readable, at the
   // deadline, or as soon as the kernel interrupts the request.
-  restorer_->WaitOnline(
+  core_.restorer()->WaitOnline(
       key, *op->deadline, op->interrupt, [self, op, key](Result<s3::ObjectInfo> r) mutable {
         if (!r.ok()) {
           Status out;
@@ -238,7 +228,7 @@ void Core::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
           } else if (r.status().code() == StatusCode::kDeadlineExceeded) {
             out = OfflineError(ETIMEDOUT,
                                fmt::format("'{}' did not come online within {}s", PrintableKey(key),
-                                           self->options_.tape.offline_wait.count()));
+                                           self->options().tape.offline_wait.count()));
           } else {
             // The errno says little; the log says why.
             REELFS_LOG_WARN("fuse", "restore of '{}' failed: {}", PrintableKey(key),
@@ -250,33 +240,29 @@ void Core::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
           done(std::move(out));
           return;
         }
-        {
-          MutexLock lock(self->mutex_);
-          if (InodeRecord* rec = self->inodes_.Find(op->ino); rec != nullptr) {
-            self->RecordObjectLocked(rec, *r, self->clock_.Now());
-          }
-        }
+        self->RecordObject(op->ino, *r);
         // The failed GET may have left the stream in an error state: read through a new one.
-        self->ReplacePrefetcher(op->fh);
-        self->StartRead(std::move(op));
+        self->files().ReplacePrefetcher(op->fh);
+        self->files().StartRead(std::move(op));
       });
 }
 
-void Core::ReplacePrefetcher(uint64_t fh) {
+void FileHandles::ReplacePrefetcher(uint64_t fh) {
   ObjectRef ref;
   {
     MutexLock lock(mutex_);
-    auto it = file_handles_.find(fh);
-    if (it == file_handles_.end()) return;
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return;
     ref = it->second.ref;
   }
   std::shared_ptr<Prefetcher> fresh =
-      CreatePrefetcher(store_, ref, options_.prefetch, budget_, pool_, data_path_.channel);
+      CreatePrefetcher(core_.store(), ref, core_.options().prefetch, core_.budget(), core_.pool(),
+                       core_.data_path().channel);
   std::shared_ptr<Prefetcher> old;
   {
     MutexLock lock(mutex_);
-    auto it = file_handles_.find(fh);
-    if (it != file_handles_.end()) {
+    auto it = handles_.find(fh);
+    if (it != handles_.end()) {
       old = std::move(it->second.prefetcher);
       it->second.prefetcher = fresh;
       fresh = nullptr;
@@ -286,18 +272,36 @@ void Core::ReplacePrefetcher(uint64_t fh) {
   if (fresh != nullptr) fresh->Close();  // released meanwhile
 }
 
-void Core::Release(uint64_t fh) {
+void FileHandles::Release(uint64_t fh) {
   std::shared_ptr<Prefetcher> prefetcher;
+  InodeId ino = 0;
   {
     MutexLock lock(mutex_);
-    auto it = file_handles_.find(fh);
-    if (it == file_handles_.end()) return;
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return;
     prefetcher = std::move(it->second.prefetcher);
-    InodeId ino = it->second.ino;
-    file_handles_.erase(it);
-    inodes_.Unpin(ino);
+    ino = it->second.ino;
+    handles_.erase(it);
   }
+  core_.Unpin({ino});
   if (prefetcher != nullptr) prefetcher->Close();
+}
+
+void FileHandles::CloseAll() {
+  std::vector<std::shared_ptr<Prefetcher>> prefetchers;
+  {
+    MutexLock lock(mutex_);
+    for (auto& [fh, h] : handles_) {
+      if (h.prefetcher != nullptr) prefetchers.push_back(std::move(h.prefetcher));
+    }
+    handles_.clear();
+  }
+  for (auto& p : prefetchers) p->Close();
+}
+
+size_t FileHandles::size() const {
+  MutexLock lock(mutex_);
+  return handles_.size();
 }
 
 }  // namespace reelfs::fuse::detail
