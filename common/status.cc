@@ -46,9 +46,58 @@ std::string_view StatusCodeName(StatusCode code) {
   return "UNKNOWN";
 }
 
-Status::Status(StatusCode code, std::string message, StatusDetail detail) {
+std::string_view StatusReasonName(StatusReason reason) {
+  switch (reason) {
+    case StatusReason::kNone:
+      return "";
+    case StatusReason::kArchived:
+      return "archived";
+    case StatusReason::kObjectChanged:
+      return "object changed";
+    case StatusReason::kWindowQuarantined:
+      return "window quarantined";
+    case StatusReason::kWindowBusy:
+      return "window busy";
+    case StatusReason::kArchivedNoWait:
+      return "archived, not waiting";
+    case StatusReason::kRestoreTimedOut:
+      return "restore timed out";
+    case StatusReason::kRestoreFailed:
+      return "restore failed";
+    case StatusReason::kStaleInode:
+      return "stale inode";
+    case StatusReason::kReadOnly:
+      return "read-only";
+    case StatusReason::kNotADirectory:
+      return "not a directory";
+    case StatusReason::kIsADirectory:
+      return "is a directory";
+    case StatusReason::kNameTooLong:
+      return "name too long";
+    case StatusReason::kInvalidName:
+      return "invalid name";
+    case StatusReason::kKnownAbsent:
+      return "known absent";
+    case StatusReason::kNoSuchAttribute:
+      return "no such attribute";
+    case StatusReason::kBadHandle:
+      return "bad handle";
+    case StatusReason::kNotSupported:
+      return "not supported";
+    case StatusReason::kBufferTooSmall:
+      return "buffer too small";
+    case StatusReason::kSystemError:
+      return "system error";
+  }
+  return "?";
+}
+
+Status::Status(StatusCode code, std::string message, StatusDetail detail)
+    : Status(code, StatusReason::kNone, std::move(message), std::move(detail)) {}
+
+Status::Status(StatusCode code, StatusReason reason, std::string message, StatusDetail detail) {
   if (code == StatusCode::kOk) return;
-  rep_ = std::make_unique<Rep>(Rep{code, std::move(message), std::move(detail)});
+  rep_ = std::make_unique<Rep>(Rep{code, reason, std::move(message), std::move(detail)});
 }
 
 Status::Status(const Status& other)
@@ -81,13 +130,25 @@ std::string Status::ToString() const {
   if (!d.s3_code.empty()) add(d.s3_code);
   if (d.sys_errno != 0) add(std::string("errno ") + std::strerror(d.sys_errno));
   if (!d.request_id.empty()) add("request-id " + d.request_id);
+  // kSystemError says no more than the errno already printed.
+  if (rep_->reason != StatusReason::kNone && rep_->reason != StatusReason::kSystemError) {
+    add(std::string(StatusReasonName(rep_->reason)));
+  }
   if (!extra.empty()) out += " (" + extra + ")";
   return out;
 }
 
 Status Status::WithContext(std::string_view context) const {
   if (ok()) return Status();
-  return Status(rep_->code, std::string(context) + ": " + rep_->message, rep_->detail);
+  return Status(rep_->code, rep_->reason, std::string(context) + ": " + rep_->message,
+                rep_->detail);
+}
+
+Status Status::WithReason(StatusReason reason) const {
+  if (ok()) return Status();
+  Status out = *this;
+  out.rep_->reason = reason;
+  return out;
 }
 
 bool IsRetryable(const Status& status) {
@@ -158,7 +219,8 @@ Status ErrnoToStatus(int err, std::string_view context) {
   }
   StatusDetail detail;
   detail.sys_errno = err;
-  return Status(code, std::string(context) + ": " + std::strerror(err), std::move(detail));
+  return Status(code, StatusReason::kSystemError, std::string(context) + ": " + std::strerror(err),
+                std::move(detail));
 }
 
 }  // namespace reelfs

@@ -1,8 +1,10 @@
 // Status: the result of an operation that returns no value.
 //
 // Errors are values (docs/conventions.md "Errors"). A Status is OK or carries a canonical code
-// chosen by retry semantics, a message for humans, and an optional Detail with the foreign error
-// that caused it (errno, HTTP status, S3 error code, request id). OK costs one null pointer.
+// chosen by retry semantics, a typed reason where the code alone does not say what happened
+// (archived, object changed, stale inode, ...), a message for humans, and an optional Detail with
+// the foreign error that caused it (errno, HTTP status, S3 error code, request id). OK costs one
+// null pointer.
 //
 // Thread-safety: a Status is a value; distinct objects may be used from distinct threads.
 #pragma once
@@ -39,6 +41,43 @@ enum class StatusCode : uint8_t {
 
 std::string_view StatusCodeName(StatusCode code);
 
+// What happened, where the code alone does not say it and a caller (the prefetcher, Core's
+// offline path, the errno table in fuse/lowlevel/errno_map.cc) must tell cases apart. Set once,
+// where the foreign answer is parsed (s3/protocol/error_codec and the shared table in
+// common/s3_error_table.h) or where the condition is detected (fuse/core, rdmaio/wire's window
+// fence); copies and WithContext keep it. Nobody re-derives it from the detail's fields.
+// A new reason is a new row in errno_map.cc, its test and docs/semantics.md "Errors".
+enum class StatusReason : uint8_t {
+  kNone = 0,
+  // Answers from S3 (HTTP or RDMA alike).
+  kArchived,       // InvalidObjectState: the object is on tape and not restored
+  kObjectChanged,  // PreconditionFailed / 412 on If-Match, or an answer with another ETag
+  // The RDMA window fence (rdmaio/wire/window_fence.h) would not use the window.
+  kWindowQuarantined,  // a failed request may still write into it until the channel fences it
+  kWindowBusy,         // another request into it is still in flight
+  // Reads of offline objects, answered per --offline (fuse/core/core_files.cc).
+  kArchivedNoWait,   // archived, and this read does not wait (O_NONBLOCK, --offline=eagain)
+  kRestoreTimedOut,  // archived, and the restore did not finish within --offline-timeout
+  kRestoreFailed,    // the restore failed, or the object kept going offline right after it
+  // File-system conditions detected by the mount itself (fuse/core, fuse/lowlevel).
+  kStaleInode,       // an inode number the table does not (or no longer) know
+  kReadOnly,         // a write to the read-only mount
+  kNotADirectory,    // a directory operation on a file
+  kIsADirectory,     // a file operation on a directory
+  kNameTooLong,      // a name longer than a file name may be
+  kInvalidName,      // a name no object can have ("", ".", "..", a NUL or '/')
+  kKnownAbsent,      // no such name, answered from a fresh listing or the negative cache
+  kNoSuchAttribute,  // no such extended attribute
+  kBadHandle,        // a file or directory handle that is not open
+  kNotSupported,     // an operation this mount does not offer (restores without a Restorer)
+  kBufferTooSmall,   // the caller's buffer cannot hold the answer (the xattr size protocol)
+  // A system call failed; its errno is in detail().sys_errno (ErrnoToStatus).
+  kSystemError,
+};
+
+// "archived", "object changed", ...; "" for kNone. For logs and ToString.
+std::string_view StatusReasonName(StatusReason reason);
+
 // Where an error came from, kept so the single errno mapping and the logs can use it.
 struct StatusDetail {
   int sys_errno = 0;       // errno captured right after the failing call, 0 if none
@@ -51,6 +90,7 @@ class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   Status(StatusCode code, std::string message, StatusDetail detail = {});
+  Status(StatusCode code, StatusReason reason, std::string message, StatusDetail detail = {});
 
   Status(const Status& other);
   Status& operator=(const Status& other);
@@ -92,16 +132,22 @@ class [[nodiscard]] Status {
 
   bool ok() const { return rep_ == nullptr; }
   StatusCode code() const { return rep_ ? rep_->code : StatusCode::kOk; }
+  // kNone for OK or when the code says it all.
+  StatusReason reason() const { return rep_ ? rep_->reason : StatusReason::kNone; }
   // Empty for OK.
   std::string_view message() const;
   // Default-constructed for OK or when the error had no foreign cause.
   const StatusDetail& detail() const;
 
-  // "NOT_FOUND: no such key a/b (http 404, NoSuchKey, request-id R)"; "OK" for OK.
+  // "NOT_FOUND: no such key a/b (http 404, NoSuchKey, request-id R)"; the reason, if any, comes
+  // last: "FAILED_PRECONDITION: ... (http 403, InvalidObjectState, archived)". "OK" for OK.
   std::string ToString() const;
 
-  // Returns a copy with `context + ": "` prepended to the message.
+  // Returns a copy with `context + ": "` prepended to the message (code, reason, detail kept).
   Status WithContext(std::string_view context) const;
+
+  // Returns a copy with `reason` set; OK stays OK.
+  Status WithReason(StatusReason reason) const;
 
   // Marks an intentional ignore so it can be found by grep.
   void IgnoreError() const {}
@@ -109,6 +155,7 @@ class [[nodiscard]] Status {
  private:
   struct Rep {
     StatusCode code;
+    StatusReason reason;
     std::string message;
     StatusDetail detail;
   };
@@ -118,7 +165,9 @@ class [[nodiscard]] Status {
 // Whether trying the same operation again may succeed. Derived from the code only.
 bool IsRetryable(const Status& status);
 
-// Converts an errno value, captured right after the failing call, into a Status.
+// Converts an errno value, captured right after the failing call, into a Status with reason
+// kSystemError and the errno in detail().sys_errno. Only for system calls: a condition our own
+// code detects gets its StatusReason instead of an invented errno.
 Status ErrnoToStatus(int err, std::string_view context);
 
 }  // namespace reelfs

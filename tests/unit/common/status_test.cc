@@ -49,6 +49,40 @@ TEST_SUITE("common") {
     CHECK(ctx.detail().http_status == 404);
   }
 
+  TEST_CASE("a reason travels with copies, moves and context, and shows in ToString") {
+    CHECK(Status().reason() == StatusReason::kNone);
+    CHECK(Status::NotFound("x").reason() == StatusReason::kNone);
+    Status s(StatusCode::kFailedPrecondition, StatusReason::kArchived, "GET b/k",
+             StatusDetail{.http_status = 403, .s3_code = "InvalidObjectState"});
+    CHECK(s.code() == StatusCode::kFailedPrecondition);
+    CHECK(s.reason() == StatusReason::kArchived);
+    Status copy = s;
+    CHECK(copy.reason() == StatusReason::kArchived);
+    Status moved = std::move(copy);
+    CHECK(moved.reason() == StatusReason::kArchived);
+    CHECK(s.WithContext("read").reason() == StatusReason::kArchived);
+    CHECK(s.ToString() == "FAILED_PRECONDITION: GET b/k (http 403, InvalidObjectState, archived)");
+    Status changed = s.WithReason(StatusReason::kObjectChanged);
+    CHECK(changed.reason() == StatusReason::kObjectChanged);
+    CHECK(changed.code() == StatusCode::kFailedPrecondition);
+    CHECK(changed.detail().http_status == 403);
+    CHECK(s.reason() == StatusReason::kArchived);  // the original is unchanged
+    CHECK(Status().WithReason(StatusReason::kArchived).ok());
+    // A reason is set where the condition is seen; the two-argument form leaves it kNone.
+    CHECK(Status(StatusCode::kNotFound, StatusReason::kStaleInode, "inode 7").ToString() ==
+          "NOT_FOUND: inode 7 (stale inode)");
+  }
+
+  TEST_CASE("every reason has a name") {
+    CHECK(StatusReasonName(StatusReason::kNone).empty());
+    for (int r = 1; r <= static_cast<int>(StatusReason::kSystemError); ++r) {
+      CAPTURE(r);
+      const std::string_view name = StatusReasonName(static_cast<StatusReason>(r));
+      CHECK_FALSE(name.empty());
+      CHECK(name != "?");
+    }
+  }
+
   TEST_CASE("retryable is decided by code") {
     CHECK(IsRetryable(Status::Unavailable("503")));
     CHECK(IsRetryable(Status::DeadlineExceeded("timeout")));
@@ -62,6 +96,10 @@ TEST_SUITE("common") {
     Status s = ErrnoToStatus(ENOENT, "open /x");
     CHECK(s.code() == StatusCode::kNotFound);
     CHECK(s.detail().sys_errno == ENOENT);
+    CHECK(s.reason() == StatusReason::kSystemError);
+    CHECK(s.ToString() ==
+          "NOT_FOUND: open /x: No such file or directory (errno No such file or "
+          "directory)");
     CHECK(ErrnoToStatus(ENOSPC, "write").code() == StatusCode::kResourceExhausted);
     CHECK(ErrnoToStatus(ECONNREFUSED, "connect").code() == StatusCode::kUnavailable);
     CHECK(ErrnoToStatus(0, "nothing").ok());
