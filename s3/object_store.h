@@ -56,6 +56,7 @@ struct GetObjectRequest {
 };
 
 struct GetObjectResult {
+  int http_status = 0;       // the answer's 2xx status (200, or 206 for a range); 0: not known
   uint64_t bytes = 0;        // body bytes delivered
   uint64_t object_size = 0;  // total object size (from Content-Range or Content-Length)
   ObjectInfo info;           // headers of the response (etag, storage class, restore, ...)

@@ -135,6 +135,7 @@ void S3Client::GetObject(const GetObjectRequest& req, Callback<GetObjectResult> 
     }
     out.info = ObjectInfoFromHeaders(resp->headers, key);
     out.info.size = out.object_size;
+    out.http_status = resp->status;
     out.rdma_headers = RdmaHeaders(resp->headers);
     done(std::move(out));
   });

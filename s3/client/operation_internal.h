@@ -58,8 +58,9 @@ inline Status ProtocolViolation(std::string_view what, std::string_view reason, 
 
 // A 2xx GET answer whose ETag is not the one the request was pinned to with If-Match: the server
 // ignored If-Match and sent another version of the object. Reported as the 412 the server should
-// have sent (kFailedPrecondition + PreconditionFailed + HTTP 412: ESTALE in the mount, the same
-// verdict in rdmaio's reply classifier), never as data; the message says what really came.
+// have sent (kFailedPrecondition + kObjectChanged, PreconditionFailed + HTTP 412 in the detail:
+// ESTALE in the mount, the same verdict in rdmaio's reply classifier), never as data; the
+// message says what really came.
 inline Status PinnedEtagMismatch(std::string_view what, std::string_view pinned,
                                  std::string_view got, int http_status) {
   std::string message(what);
@@ -70,8 +71,8 @@ inline Status PinnedEtagMismatch(std::string_view what, std::string_view pinned,
   message += " to a GET pinned to \"";
   message += pinned;
   message += "\" (it ignored If-Match); the body is dropped and the answer taken as a 412";
-  return Status(StatusCode::kFailedPrecondition, std::move(message),
-                StatusDetail{.http_status = 412, .s3_code = "PreconditionFailed"});
+  return Status(StatusCode::kFailedPrecondition, StatusReason::kObjectChanged, std::move(message),
+                StatusDetail{.http_status = 412, .s3_code = std::string(kS3PreconditionFailed)});
 }
 
 // Completion that only needs the status.

@@ -168,9 +168,10 @@ struct Exchange {
     }
     if (shape_known && !first_etag.empty() && !this_etag.empty() && this_etag != first_etag) {
       // The version changed between two attempts: the reader's view is gone, as with a 412.
-      return Status(StatusCode::kFailedPrecondition,
-                    req.what + ": object changed while resuming an interrupted transfer",
-                    StatusDetail{.http_status = status, .s3_code = "PreconditionFailed"});
+      return Status(
+          StatusCode::kFailedPrecondition, StatusReason::kObjectChanged,
+          req.what + ": object changed while resuming an interrupted transfer",
+          StatusDetail{.http_status = status, .s3_code = std::string(kS3PreconditionFailed)});
     }
     const std::string* cl = Header("content-length");
     uint64_t content_length = 0;

@@ -129,7 +129,7 @@ Result<FakeObjectStore::Object*> FakeObjectStore::FindObjectLocked(const std::st
       object.restore != RestoreState::kRestored) {
     S3Error error;
     error.http_status = 403;
-    error.code = "InvalidObjectState";
+    error.code = std::string(kS3InvalidObjectState);
     error.message = "The operation is not valid for the object's storage class";
     error.resource = "/" + bucket + "/" + key;
     error.request_id = NextRequestIdLocked();
@@ -316,7 +316,7 @@ Result<GetObjectResult> FakeObjectStore::DoGetObject(const GetObjectRequest& req
     const std::string resource = "/" + req.bucket + "/" + req.key;
     // Quoted or bare, as the real client accepts it (the stored ETag is bare).
     if (!req.if_match.empty() && StripEtagQuotes(req.if_match) != object->etag) {
-      return ErrorLocked(412, "PreconditionFailed",
+      return ErrorLocked(412, kS3PreconditionFailed,
                          "At least one of the pre-conditions you specified did not hold", resource);
     }
     length = object->size;
@@ -329,6 +329,7 @@ Result<GetObjectResult> FakeObjectStore::DoGetObject(const GetObjectRequest& req
       length = std::min(req.range->length, object->size - offset);
     }
     data = object->data;
+    result.http_status = req.range.has_value() ? 206 : 200;  // as S3 answers a ranged GET
     result.object_size = object->size;
     result.info = InfoLocked(req.key, *object);
   }
@@ -594,7 +595,7 @@ Result<RestoreOutcome> FakeObjectStore::DoRestoreObject(const RestoreObjectReque
   const std::string resource = "/" + req.bucket + "/" + req.key;
   if (!IsArchiveStorageClass(object.storage_class)) {
     S3Error error{.http_status = 403,
-                  .code = "InvalidObjectState",
+                  .code = std::string(kS3InvalidObjectState),
                   .message = "Restore is not allowed for the object's current storage class",
                   .resource = resource,
                   .request_id = NextRequestIdLocked(),

@@ -1,14 +1,12 @@
 // S3 error documents (<Error><Code>..</Code>..</Error>) and their mapping to Status.
 //
-// The mapping chooses codes by retry semantics (common/status.h): 5xx, 429, SlowDown and
-// RequestTimeout are kUnavailable (retryable); NoSuchKey/NoSuchBucket/NoSuchUpload kNotFound;
-// AccessDenied kPermissionDenied; SignatureDoesNotMatch/InvalidAccessKeyId kUnauthenticated;
-// InvalidObjectState kFailedPrecondition (archived, restore first); InvalidRange kOutOfRange;
-// PreconditionFailed kFailedPrecondition; RestoreAlreadyInProgress kAlreadyExists; other 4xx
-// kInvalidArgument or by status. Exceptions to "5xx is retryable": NotImplemented (501) is
-// kUnimplemented, since retrying cannot help. Without a known code the HTTP status decides (a bare
-// 409 is kAborted; no status at all is kUnknown). Detail carries http status, S3 code and request
-// id; for an error document inside a 200 (or with no status) it carries the code's AWS status.
+// The Status code and reason come from the S3 error table shared with rdmaio
+// (common/s3_error_table.h, which lists the mapping): e.g. InvalidObjectState is
+// kFailedPrecondition + StatusReason::kArchived, SignatureDoesNotMatch kUnauthenticated. The
+// reason is set here, once; nothing above reads the S3 code to decide what an error means.
+// Detail carries http status, S3 code and request id; for an error document inside a 200 (or
+// with no status) it carries the code's AWS status. The code constants (kS3InvalidObjectState,
+// ...) are in that header too, so every module spells them once.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -17,6 +15,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "common/s3_error_table.h"
 
 namespace reelfs::s3 {
 

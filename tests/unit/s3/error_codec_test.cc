@@ -40,6 +40,7 @@ TEST_SUITE("s3") {
     e->http_status = 403;
     Status s = S3ErrorToStatus(*e);
     CHECK(s.code() == StatusCode::kFailedPrecondition);
+    CHECK(s.reason() == StatusReason::kArchived);
     CHECK(s.detail().http_status == 403);
     CHECK(s.detail().s3_code == "InvalidObjectState");
     CHECK(s.message().find("InvalidObjectState: The operation") == 0);
@@ -92,11 +93,12 @@ TEST_SUITE("s3") {
     CHECK(out->access_tier == in.access_tier);
   }
 
-  TEST_CASE("S3ErrorToStatus maps codes by retry semantics") {
+  TEST_CASE("S3ErrorToStatus maps codes by retry semantics, and sets the reason") {
     struct Row {
       const char* code;
       int http;
       StatusCode want;
+      StatusReason reason = StatusReason::kNone;
     };
     const Row rows[] = {
         {"SlowDown", 503, StatusCode::kUnavailable},
@@ -109,9 +111,9 @@ TEST_SUITE("s3") {
         {"AccessDenied", 403, StatusCode::kPermissionDenied},
         {"SignatureDoesNotMatch", 403, StatusCode::kUnauthenticated},
         {"InvalidAccessKeyId", 403, StatusCode::kUnauthenticated},
-        {"InvalidObjectState", 403, StatusCode::kFailedPrecondition},
+        {"InvalidObjectState", 403, StatusCode::kFailedPrecondition, StatusReason::kArchived},
         {"InvalidRange", 416, StatusCode::kOutOfRange},
-        {"PreconditionFailed", 412, StatusCode::kFailedPrecondition},
+        {"PreconditionFailed", 412, StatusCode::kFailedPrecondition, StatusReason::kObjectChanged},
         {"RestoreAlreadyInProgress", 409, StatusCode::kAlreadyExists},
         {"BucketAlreadyExists", 409, StatusCode::kAlreadyExists},
         {"BucketAlreadyOwnedByYou", 409, StatusCode::kAlreadyExists},
@@ -131,7 +133,8 @@ TEST_SUITE("s3") {
         {"", 404, StatusCode::kNotFound},
         {"", 403, StatusCode::kPermissionDenied},
         {"", 401, StatusCode::kUnauthenticated},
-        {"", 412, StatusCode::kFailedPrecondition},
+        {"", 412, StatusCode::kFailedPrecondition, StatusReason::kObjectChanged},
+        {"WeirdVendorCode", 412, StatusCode::kFailedPrecondition, StatusReason::kObjectChanged},
         {"", 416, StatusCode::kOutOfRange},
         {"", 409, StatusCode::kAborted},
         {"", 429, StatusCode::kUnavailable},
@@ -150,6 +153,7 @@ TEST_SUITE("s3") {
       e.request_id = "rid";
       Status s = S3ErrorToStatus(e);
       CHECK(s.code() == row.want);
+      CHECK(s.reason() == row.reason);
       CHECK(s.detail().s3_code == row.code);
       CHECK(s.detail().request_id == "rid");
       if (row.http != 0) CHECK(s.detail().http_status == row.http);
