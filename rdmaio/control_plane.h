@@ -12,6 +12,10 @@
 // headers, the S3 error code, the ETag, and for a GET the body (the HTTP fallback) placed in the
 // caller's destination; for a PUT the ETag.
 //
+// An error answer keeps, next to the status and code the classifier reads, the Status the S3
+// layer made of it (`error`: code, reason, detail), so a channel reports that Status as it came
+// instead of re-reading the HTTP status (rdmaio/channel/channel_replies.h).
+//
 // Contract: each call returns at once and calls `done` exactly once, possibly on an internal
 // thread; `done` must not block. A Status instead of a ControlReply means no HTTP answer came
 // back (timeout, connection lost, cancelled: kDeadlineExceeded / kUnavailable / kCancelled), or
@@ -44,6 +48,10 @@ struct ControlReply {
   std::string etag;             // ETag header, quotes stripped; empty if none
   uint64_t body_bytes = 0;      // GET: body bytes placed at the start of the destination
   uint64_t object_size = 0;     // GET: from Content-Range / Content-Length; 0 when unknown
+  // A non-2xx answer as the S3 layer classified it (common/s3_error_table.h); OK for a 2xx, or
+  // when the plane has no such Status (a test's scripted answer): the channel then classifies
+  // http_status and s3_error_code with the same table.
+  Status error;
 };
 
 struct ControlGet {

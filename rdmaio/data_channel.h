@@ -16,9 +16,11 @@
 //   * On success the bytes are at the start of the window; `via` says how they came. Declines
 //     and RDMA failures are handled inside the channel (reply classifier, per-endpoint fallback to
 //     HTTP, docs/protocols/rdma.md): the caller never sees them, only the path in `via`.
-//   * Errors use common/status.h codes by retry semantics, with http_status / s3_code in the
-//     detail: kFailedPrecondition for an archived object (403 InvalidObjectState) or an If-Match
-//     mismatch, kNotFound, kCancelled, kUnavailable, kDeadlineExceeded.
+//   * Errors use common/status.h codes by retry semantics and reasons, with http_status / s3_code
+//     in the detail: kFailedPrecondition + kArchived for an archived object (403
+//     InvalidObjectState), + kObjectChanged for an If-Match mismatch, + kWindowQuarantined /
+//     kWindowBusy for a window the channel refuses; kNotFound, kCancelled, kUnavailable,
+//     kDeadlineExceeded.
 //   * Fencing rule: when `done` runs, the server can no longer write into the window. On success
 //     the response proves it; after a failure, timeout or cancellation the channel fences the
 //     window (revokes its rkey, or waits out a lease) *before* calling `done`. So the caller may

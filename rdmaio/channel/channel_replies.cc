@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "common/s3_error_table.h"
+
 namespace reelfs::rdmaio::channel {
 
 wire::ReplyVerdict ClassifyDataGetReply(const ControlReply& reply, uint64_t offset,
@@ -25,28 +27,21 @@ wire::ReplyVerdict ClassifyDataGetReply(const ControlReply& reply, uint64_t offs
 }
 
 Status ErrorFromReply(const ControlReply& reply, std::string_view what) {
+  // The control plane's own reading of the answer (S3ControlPlane: the s3 layer's Status) goes up
+  // unchanged: code, reason and detail were decided where the answer was parsed.
+  if (!reply.error.ok()) return reply.error.WithContext(what);
+  const std::string message =
+      fmt::format("{}: HTTP {} {}", what, reply.http_status, reply.s3_error_code);
   StatusDetail detail{.http_status = reply.http_status, .s3_code = reply.s3_error_code};
-  StatusCode code = StatusCode::kInternal;
-  const int s = reply.http_status;
-  if (s == 404) {
-    code = StatusCode::kNotFound;
-  } else if (s == 412 || (s == 403 && reply.s3_error_code == "InvalidObjectState")) {
-    code = StatusCode::kFailedPrecondition;
-  } else if (s == 403) {
-    code = StatusCode::kPermissionDenied;
-  } else if (s == 416) {
-    code = StatusCode::kOutOfRange;
-  } else if (s == 400) {
-    code = StatusCode::kInvalidArgument;
-  } else if (s >= 500) {
-    code = StatusCode::kUnavailable;
-  } else if (IsSuccess(s)) {
+  if (IsSuccess(reply.http_status)) {
     // A 2xx the classifier would not use (a contradictory control answer): the server broke the
     // protocol, which the mount answers EIO, as for the same fault over HTTP.
-    code = StatusCode::kDataLoss;
+    return Status(StatusCode::kDataLoss, message, std::move(detail));
   }
-  return Status(code, fmt::format("{}: HTTP {} {}", what, reply.http_status, reply.s3_error_code),
-                std::move(detail));
+  // The same table as an answer over HTTP (common/s3_error_table.h), so a bad signature is
+  // kUnauthenticated and an archived object kFailedPrecondition + kArchived on both paths.
+  const S3ErrorClass kind = ClassifyS3Error(reply.http_status, reply.s3_error_code);
+  return Status(kind.code, kind.reason, message, std::move(detail));
 }
 
 Result<ControlGet> HttpFallbackGet(const FetchRequest& request, std::string_view what) {

@@ -22,11 +22,12 @@ inline bool IsSuccess(int http_status) { return http_status >= 200 && http_statu
 wire::ReplyVerdict ClassifyDataGetReply(const ControlReply& reply, uint64_t offset,
                                         uint64_t length);
 
-// The error a non-2xx answer to a data request stands for: 404 kNotFound, 412 and 403
-// InvalidObjectState kFailedPrecondition (the restore path), other 403 kPermissionDenied, 416
-// kOutOfRange, 400 kInvalidArgument, 5xx kUnavailable, a 2xx (an answer the classifier found
-// contradictory) kDataLoss, anything else kInternal; the HTTP status and S3 code ride in the
-// detail.
+// The error a non-2xx answer to a data request stands for: the control plane's Status of it
+// (ControlReply::error) when it has one, passed through; otherwise the HTTP status and S3 code
+// read with the S3 error table an HTTP answer goes through (common/s3_error_table.h: 403
+// InvalidObjectState kFailedPrecondition + kArchived, 412 + kObjectChanged, SignatureDoesNotMatch
+// kUnauthenticated, ...), and a 2xx (an answer the classifier found contradictory) kDataLoss. The
+// HTTP status and S3 code ride in the detail.
 Status ErrorFromReply(const ControlReply& reply, std::string_view what);
 
 // The plain ranged GET of `request` into its window's host bytes (the body lands where the

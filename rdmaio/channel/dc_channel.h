@@ -17,7 +17,8 @@
 //   4. After any failure, timeout or cancellation, and whenever the verdict asks for a fence, the
 //      target is fenced (its DCT destroyed and recreated: new DCTN, dc_target.h) *before* anything
 //      else is written into the window and before `done` runs; WindowFence keeps the books, so a
-//      window still in flight or quarantined is refused (kFailedPrecondition).
+//      window still in flight or quarantined is refused (kFailedPrecondition + kWindowBusy /
+//      kWindowQuarantined).
 //
 // Counters as RcChannel's (rdmaio/channel_counters.h), transport "rdma-dc": sessions_opened
 // counts targets created, sessions_fenced targets fenced.

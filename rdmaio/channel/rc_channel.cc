@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/s3_error_table.h"
 #include "common/strings.h"
 #include "rdmaio/channel/channel_base_impl.h"
 #include "rdmaio/channel/channel_replies.h"
@@ -77,7 +78,7 @@ wire::EndpointSignal ControlSignal(const ControlReply& reply) {
       (reply.s3_error_code == "NoSuchKey" || reply.s3_error_code == "NoSuchUpload")) {
     return wire::EndpointSignal::kNone;
   }
-  if (status == 403 && reply.s3_error_code == "InvalidObjectState") {
+  if (status == 403 && reply.s3_error_code == kS3InvalidObjectState) {
     return wire::EndpointSignal::kNone;
   }
   if (status >= 500 && status != 501) return wire::EndpointSignal::kFailed;

@@ -19,7 +19,8 @@
 //      session's QP is moved to ERR and dropped (the fence: nothing the server still has in flight
 //      for that request can land afterwards) *before* anything else is written into the window
 //      and before `done` runs. WindowFence keeps the bookkeeping: a window still in flight or
-//      quarantined is refused (kFailedPrecondition) rather than shared.
+//      quarantined is refused (kFailedPrecondition + kWindowBusy / kWindowQuarantined) rather
+//      than shared.
 //
 // Put uploads a registered window as an object or as one part (docs/protocols/rdma-put.md): the
 // server RDMA-READs the payload out of the window. The hazard it must avoid is a server that does

@@ -11,13 +11,15 @@ namespace {
 
 constexpr std::string_view kRdmaHeaderPrefix = "x-amz-rdma-";
 
-// An error answer (the Status carries the HTTP status) is a reply for the classifier; anything
-// else is "no answer".
-Result<ControlReply> ReplyFromStatus(const Status& status) {
+// An error answer (the Status carries the HTTP status) is a reply for the classifier, with the
+// s3 layer's Status itself riding along unchanged (code, reason, detail) for the channel to
+// report; anything else is "no answer".
+Result<ControlReply> ReplyFromStatus(Status status) {
   if (status.detail().http_status == 0) return status;
   ControlReply reply;
   reply.http_status = status.detail().http_status;
   reply.s3_error_code = status.detail().s3_code;
+  reply.error = std::move(status);
   return reply;
 }
 
@@ -73,11 +75,11 @@ void S3ControlPlane::Get(ControlGet request, ControlCallback done) {
   req.cancel = std::move(request.cancel);
   req.extra_headers = std::move(request.headers);
   store_->GetObject(req, [done = std::move(done)](Result<s3::GetObjectResult> result) {
-    if (!result.ok()) return done(ReplyFromStatus(result.status()));
+    if (!result.ok()) return done(ReplyFromStatus(std::move(result).status()));
     ControlReply reply;
-    // The s3 layer hands over 2xx answers only; their exact code is not kept. 206 is what a
-    // ranged GET answers, and the classifier treats 200 and 206 alike.
-    reply.http_status = 206;
+    // The answer's own status. A store that does not say (0) handed over a success, and the
+    // classifier treats every 2xx of a GET alike.
+    reply.http_status = result->http_status != 0 ? result->http_status : 200;
     reply.rdma_headers = std::move(result->rdma_headers);
     reply.etag = result->info.etag;
     reply.body_bytes = result->bytes;
@@ -96,7 +98,7 @@ void S3ControlPlane::Put(ControlPut request, ControlCallback done) {
     // A plain upload (the HTTP fallback): the store's PUT, with its retries, connections and
     // signing. Its answer carries nothing the channel needs beyond the ETag.
     auto reply_etag = [done = std::move(done)](Result<std::string> etag) {
-      if (!etag.ok()) return done(ReplyFromStatus(etag.status()));
+      if (!etag.ok()) return done(ReplyFromStatus(std::move(etag).status()));
       done(ControlReply{.http_status = 200, .etag = std::move(*etag)});
     };
     if (part) {
@@ -137,7 +139,7 @@ void S3ControlPlane::Put(ControlPut request, ControlCallback done) {
   r.single_attempt = true;
   r.what = std::string(part ? "UploadPart " : "PutObject ") + r.bucket + "/" + r.key;
   control_->Submit(std::move(r), [done = std::move(done)](Result<s3::HttpResponse> resp) {
-    if (!resp.ok()) return done(ReplyFromStatus(resp.status()));
+    if (!resp.ok()) return done(ReplyFromStatus(std::move(resp).status()));
     done(ReplyFromResponse(*resp));
   });
 }
@@ -158,7 +160,7 @@ void S3ControlPlane::Post(ControlPost request, ControlCallback done) {
   r.headers = std::move(request.headers);
   r.what = "POST " + request.path;
   control_->Submit(std::move(r), [done = std::move(done)](Result<s3::HttpResponse> resp) {
-    if (!resp.ok()) return done(ReplyFromStatus(resp.status()));
+    if (!resp.ok()) return done(ReplyFromStatus(std::move(resp).status()));
     done(ReplyFromResponse(*resp));
   });
 }

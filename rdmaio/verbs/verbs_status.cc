@@ -13,7 +13,7 @@ Status VerbsErrno(int err, std::string_view what) {
     // ibv_reg_mr reports an exhausted RLIMIT_MEMLOCK or full NIC translation tables as ENOMEM:
     // retrying the same registration will not help until something is released.
     return Status(
-        StatusCode::kResourceExhausted,
+        StatusCode::kResourceExhausted, StatusReason::kSystemError,
         fmt::format("{}: {} (check ulimit -l / the NIC's MR limits)", what, std::strerror(err)),
         StatusDetail{.sys_errno = err});
   }

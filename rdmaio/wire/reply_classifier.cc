@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "common/s3_error_table.h"
 #include "common/strings.h"
 #include "rdmaio/wire/field_parse_internal.h"
 
@@ -182,7 +183,7 @@ ReplyVerdict ClassifyReply(const ReplyInput& in) {
   const bool success_status = in.http_status >= 200 && in.http_status < 300;
   // An archived object is refused before any RDMA (vgwrdma runs the glacier check first): the
   // tape path handles it, and it must not count against the endpoint whatever else is set.
-  if (!success_status && in.s3_error_code == "InvalidObjectState") {
+  if (!success_status && in.s3_error_code == kS3InvalidObjectState) {
     return Verdict(ReplyKind::kObjectError, NextStep::kFail, EndpointSignal::kNone, false,
                    Http(in.http_status) + " InvalidObjectState: object is archived");
   }

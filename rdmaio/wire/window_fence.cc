@@ -26,11 +26,11 @@ Result<WindowFence::Ticket> WindowFence::Begin(WindowId window, Clock::Duration 
   Entry& entry = windows_[window];
   switch (EffectiveStateLocked(entry)) {
     case WindowState::kInFlight:
-      return Status::FailedPrecondition("window " + std::to_string(window) +
-                                        " already has a request in flight");
+      return Status(StatusCode::kFailedPrecondition, StatusReason::kWindowBusy,
+                    "window " + std::to_string(window) + " already has a request in flight");
     case WindowState::kQuarantined:
-      return Status::FailedPrecondition("window " + std::to_string(window) +
-                                        " is quarantined until fenced");
+      return Status(StatusCode::kFailedPrecondition, StatusReason::kWindowQuarantined,
+                    "window " + std::to_string(window) + " is quarantined until fenced");
     case WindowState::kIdle:
       break;
   }

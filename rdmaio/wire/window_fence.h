@@ -48,8 +48,9 @@ class WindowFence {
 
   WindowFence(const Clock& clock, WindowFenceOptions options);
 
-  // Starts a request into `window`, due to answer within `timeout`. kFailedPrecondition if the
-  // window is in flight or quarantined (the caller picks another window or fences this one).
+  // Starts a request into `window`, due to answer within `timeout`. kFailedPrecondition with
+  // reason kWindowBusy if the window is in flight, kWindowQuarantined if it is quarantined (the
+  // caller picks another window or fences this one; the prefetcher fetches over HTTP instead).
   Result<Ticket> Begin(WindowId window, Clock::Duration timeout);
 
   // The response arrived; `fence_needed` is ReplyVerdict::fence_window. Returns false (and

@@ -396,6 +396,7 @@ TEST_SUITE("rdmaio") {
     REQUIRE(got.has_value());
     REQUIRE_FALSE(got->ok());
     CHECK(got->status().code() == StatusCode::kFailedPrecondition);
+    CHECK(got->status().reason() == StatusReason::kArchived);  // the tape path's cue
     CHECK(f.server->plain_gets == 0);  // not retried over HTTP: it is about the object
     CHECK(f.channel->counters().failed == 1);
     CHECK(f.channel->counters().sessions_fenced == 0);
@@ -453,6 +454,7 @@ TEST_SUITE("rdmaio") {
     REQUIRE(again.has_value());
     REQUIRE_FALSE(again->ok());
     CHECK(again->status().code() == StatusCode::kFailedPrecondition);
+    CHECK(again->status().reason() == StatusReason::kWindowBusy);
     f.server->RunAll();
     REQUIRE((*first)->ok());
 
@@ -470,6 +472,7 @@ TEST_SUITE("rdmaio") {
     auto refused = f.Fetch(region, 0, 4096);
     REQUIRE_FALSE(refused->ok());
     CHECK(refused->status().code() == StatusCode::kFailedPrecondition);
+    CHECK(refused->status().reason() == StatusReason::kWindowQuarantined);
     // Another window is fine, on a new target.
     auto other = f.Fetch(region, 0, 4096, 8192);
     REQUIRE(other->ok());

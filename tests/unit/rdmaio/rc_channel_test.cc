@@ -655,6 +655,7 @@ TEST_CASE("a window in flight is refused, not shared") {
   auto second = f.Fetch(region, 0, 4096);
   REQUIRE(second.has_value());
   CHECK(second->status().code() == StatusCode::kFailedPrecondition);
+  CHECK(second->status().reason() == StatusReason::kWindowBusy);
   auto other_window = f.FetchAsync(region, 0, 4096, /*window_offset=*/4096);
   CHECK_FALSE(other_window->has_value());
   f.gateway->RunAll();

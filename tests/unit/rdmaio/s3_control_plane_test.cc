@@ -22,6 +22,7 @@
 
 #include "common/strings.h"
 #include "common/unique_fd.h"
+#include "rdmaio/channel/channel_replies.h"
 
 namespace reelfs::rdmaio::s3bridge {
 namespace {
@@ -171,7 +172,7 @@ TEST_CASE("a token-ignoring server: the 200 body is sliced to the range into the
                cb);
   });
   REQUIRE(reply.ok());
-  CHECK(reply->http_status == 206);  // any 2xx is reported as 206 (see the header)
+  CHECK(reply->http_status == 200);  // the answer's own status, not a guess
   CHECK(reply->body_bytes == 64);
   CHECK(reply->object_size == 300);
   CHECK(reply->rdma_headers.empty());
@@ -203,8 +204,48 @@ TEST_CASE("an error answer is a reply with its status and code; no answer is a f
   REQUIRE(declined.ok());
   CHECK(declined->http_status == 501);
   CHECK(declined->s3_error_code == "S3RdmaNotSupported");
+  // The s3 layer's Status of the answer rides along, as s3 made it.
+  CHECK(declined->error.code() == StatusCode::kUnimplemented);
+  CHECK(declined->error.detail().http_status == 501);
+  CHECK(declined->error.detail().s3_code == "S3RdmaNotSupported");
   auto lost = get();
   CHECK_FALSE(lost.ok());
+}
+
+TEST_CASE("a bad-signature 403 reaches the channel as kUnauthenticated, as over HTTP") {
+  // Before the shared table the channel read any 403 but InvalidObjectState as
+  // kPermissionDenied; the S3 layer says kUnauthenticated, and that Status is what goes up.
+  const std::string error =
+      "<?xml version=\"1.0\"?><Error><Code>SignatureDoesNotMatch</Code><Message>x</Message>"
+      "</Error>";
+  const std::string archived =
+      "<?xml version=\"1.0\"?><Error><Code>InvalidObjectState</Code><Message>x</Message>"
+      "</Error>";
+  auto answer = [](int status, const std::string& body) {
+    return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/xml\r\n" +
+           "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" +
+           body;
+  };
+  ScriptedServer server({answer(403, error), answer(403, archived)});
+  auto plane = MakePlane(server.port());
+  std::vector<std::byte> window(16);
+  auto get = [&] {
+    return Wait([&](ControlCallback cb) {
+      plane->Get({.bucket = "b", .key = "k", .length = 16, .destination = window}, cb);
+    });
+  };
+  auto bad_signature = get();
+  REQUIRE(bad_signature.ok());
+  CHECK(bad_signature->http_status == 403);
+  const Status unauthenticated = channel::ErrorFromReply(*bad_signature, "GET b/k");
+  CHECK(unauthenticated.code() == StatusCode::kUnauthenticated);
+  CHECK(unauthenticated.detail().s3_code == "SignatureDoesNotMatch");
+  CHECK(unauthenticated.message().starts_with("GET b/k: "));
+  auto cold = get();
+  REQUIRE(cold.ok());
+  const Status archived_status = channel::ErrorFromReply(*cold, "GET b/k");
+  CHECK(archived_status.code() == StatusCode::kFailedPrecondition);
+  CHECK(archived_status.reason() == StatusReason::kArchived);
 }
 
 TEST_CASE("an RDMA GET is never retried by the S3 client (a timed-out attempt must be fenced)") {

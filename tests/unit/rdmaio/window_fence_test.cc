@@ -22,6 +22,7 @@ TEST_SUITE("rdmaio") {
     REQUIRE(t.ok());
     CHECK(fence.state(7) == WindowState::kInFlight);
     CHECK(fence.Begin(7, kTimeout).status().code() == StatusCode::kFailedPrecondition);
+    CHECK(fence.Begin(7, kTimeout).status().reason() == StatusReason::kWindowBusy);
     CHECK(fence.Finish(*t, /*fence_needed=*/false));
     CHECK(fence.state(7) == WindowState::kIdle);
     CHECK(fence.Begin(7, kTimeout).ok());
@@ -37,6 +38,7 @@ TEST_SUITE("rdmaio") {
     Result<WindowFence::Ticket> again = fence.Begin(1, kTimeout);
     REQUIRE_FALSE(again.ok());
     CHECK(again.status().code() == StatusCode::kFailedPrecondition);
+    CHECK(again.status().reason() == StatusReason::kWindowQuarantined);
     // Without a lease, time alone never frees it.
     clock.Advance(std::chrono::hours(24));
     CHECK(fence.state(1) == WindowState::kQuarantined);

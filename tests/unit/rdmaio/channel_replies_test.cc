@@ -1,0 +1,77 @@
+// channel::ErrorFromReply (rdmaio/channel/channel_replies.h): an error answer to a data request
+// becomes the same Status over RDMA as over HTTP. A scripted answer (no Status of its own) is read
+// with the S3 error table and compared, row by row, with what s3/protocol's codec makes of the
+// same answer; a control plane's own Status is passed through unchanged.
+#include "rdmaio/channel/channel_replies.h"
+
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "s3/protocol/error_codec.h"
+
+namespace reelfs::rdmaio::channel {
+namespace {
+
+TEST_SUITE("rdmaio") {
+  TEST_CASE("ErrorFromReply: the same code and reason as the HTTP path") {
+    struct Row {
+      int http;
+      const char* code;
+      StatusCode want;
+      StatusReason reason;
+    };
+    const Row rows[] = {
+        // The case that used to differ: kPermissionDenied over RDMA, kUnauthenticated over HTTP.
+        {403, "SignatureDoesNotMatch", StatusCode::kUnauthenticated, StatusReason::kNone},
+        {403, "InvalidAccessKeyId", StatusCode::kUnauthenticated, StatusReason::kNone},
+        {403, "AccessDenied", StatusCode::kPermissionDenied, StatusReason::kNone},
+        {403, "InvalidObjectState", StatusCode::kFailedPrecondition, StatusReason::kArchived},
+        {412, "PreconditionFailed", StatusCode::kFailedPrecondition, StatusReason::kObjectChanged},
+        {412, "", StatusCode::kFailedPrecondition, StatusReason::kObjectChanged},
+        {404, "NoSuchKey", StatusCode::kNotFound, StatusReason::kNone},
+        {416, "InvalidRange", StatusCode::kOutOfRange, StatusReason::kNone},
+        {400, "InvalidArgument", StatusCode::kInvalidArgument, StatusReason::kNone},
+        {400, "RequestTimeout", StatusCode::kUnavailable, StatusReason::kNone},
+        {503, "SlowDown", StatusCode::kUnavailable, StatusReason::kNone},
+        {500, "", StatusCode::kUnavailable, StatusReason::kNone},
+        {501, "NotImplemented", StatusCode::kUnimplemented, StatusReason::kNone},
+    };
+    for (const Row& row : rows) {
+      CAPTURE(row.http);
+      CAPTURE(row.code);
+      const ControlReply reply{.http_status = row.http, .s3_error_code = row.code};
+      const Status rdma = ErrorFromReply(reply, "GET b/k");
+      const Status http =
+          s3::S3ErrorToStatus(s3::S3Error{.http_status = row.http, .code = row.code});
+      CHECK(rdma.code() == row.want);
+      CHECK(rdma.reason() == row.reason);
+      CHECK(rdma.code() == http.code());
+      CHECK(rdma.reason() == http.reason());
+      CHECK(rdma.detail().http_status == row.http);
+      CHECK(rdma.detail().s3_code == row.code);
+    }
+  }
+
+  TEST_CASE("ErrorFromReply: a control plane's Status goes up unchanged, with context") {
+    ControlReply reply{.http_status = 403, .s3_error_code = "InvalidObjectState"};
+    reply.error = Status(
+        StatusCode::kFailedPrecondition, StatusReason::kArchived,
+        "InvalidObjectState: archived (/b/k)",
+        StatusDetail{.http_status = 403, .s3_code = "InvalidObjectState", .request_id = "R7"});
+    const Status s = ErrorFromReply(reply, "GET b/k");
+    CHECK(s.code() == StatusCode::kFailedPrecondition);
+    CHECK(s.reason() == StatusReason::kArchived);
+    CHECK(s.detail().request_id == "R7");  // only the s3 layer's Status has it
+    CHECK(s.message() == "GET b/k: InvalidObjectState: archived (/b/k)");
+  }
+
+  TEST_CASE("ErrorFromReply: a 2xx the classifier would not use is kDataLoss") {
+    const Status s = ErrorFromReply(ControlReply{.http_status = 200}, "GET b/k");
+    CHECK(s.code() == StatusCode::kDataLoss);
+    CHECK(s.reason() == StatusReason::kNone);
+  }
+}
+
+}  // namespace
+}  // namespace reelfs::rdmaio::channel
