@@ -26,7 +26,6 @@
 #pragma once
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -56,7 +55,8 @@
 namespace reelfs::fuse::detail {
 
 inline Status Stale(InodeId ino) {
-  return ErrnoToStatus(ESTALE, fmt::format("inode {} is unknown", ino));
+  return Status(StatusCode::kNotFound, StatusReason::kStaleInode,
+                fmt::format("inode {} is unknown", ino));
 }
 
 // The counters of FsCounters that are not sizes of a container; relaxed atomics, no lock.

@@ -4,7 +4,6 @@
 // OPENDIR's listing, READDIR's entries, the facts behind the xattrs).
 
 #include <algorithm>
-#include <cerrno>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -111,10 +110,12 @@ Result<InodeRecord*> Core::FindLocked(InodeId ino, Want want, std::string_view w
   InodeRecord* rec = inodes_.Find(ino);
   if (rec == nullptr) return Stale(ino);
   if (want == Want::kDir && !rec->id.is_dir) {
-    return ErrnoToStatus(ENOTDIR, fmt::format("{} inode {}", what, ino));
+    return Status(StatusCode::kInvalidArgument, StatusReason::kNotADirectory,
+                  fmt::format("{} inode {}", what, ino));
   }
   if (want == Want::kFile && rec->id.is_dir) {
-    return ErrnoToStatus(EISDIR, fmt::format("{} directory inode {}", what, ino));
+    return Status(StatusCode::kInvalidArgument, StatusReason::kIsADirectory,
+                  fmt::format("{} directory inode {}", what, ino));
   }
   return rec;
 }
@@ -139,9 +140,10 @@ Result<Entry> Core::AddEntryLocked(InodeId parent, std::string_view name, bool i
 void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
   Count(stats_.lookups);
   if (NameProblem p = CheckName(name); p != NameProblem::kNone) {
-    int err = p == NameProblem::kTooLong ? ENAMETOOLONG : ENOENT;
-    done(
-        ErrnoToStatus(err, fmt::format("lookup '{}': {}", PrintableKey(name), NameProblemText(p))));
+    const bool too_long = p == NameProblem::kTooLong;
+    done(Status(too_long ? StatusCode::kInvalidArgument : StatusCode::kNotFound,
+                too_long ? StatusReason::kNameTooLong : StatusReason::kInvalidName,
+                fmt::format("lookup '{}': {}", PrintableKey(name), NameProblemText(p))));
     return;
   }
   std::string key;
@@ -155,17 +157,19 @@ void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
     if (p->dir.listing != nullptr && clock_.Now() < p->dir.expiry) {
       // A fresh listing is authoritative, negative answers included.
       const ListedEntry* e = p->dir.listing->Find(name);
-      Result<Entry> r = e == nullptr
-                            ? Result<Entry>(ErrnoToStatus(ENOENT, "no such name: " + key))
-                            : AddEntryLocked(parent, name, e->is_dir, &e->info, /*count=*/true,
-                                             p->dir.expiry - options_.metadata_ttl);
+      Result<Entry> r =
+          e == nullptr ? Result<Entry>(Status(StatusCode::kNotFound, StatusReason::kKnownAbsent,
+                                              "no such name: " + key))
+                       : AddEntryLocked(parent, name, e->is_dir, &e->info, /*count=*/true,
+                                        p->dir.expiry - options_.metadata_ttl);
       lock.unlock();
       done(std::move(r));
       return;
     }
     if (negative_.Contains(key, clock_.Now())) {
       lock.unlock();
-      done(ErrnoToStatus(ENOENT, "no such name (cached): " + key));
+      done(Status(StatusCode::kNotFound, StatusReason::kKnownAbsent,
+                  "no such name (cached): " + key));
       return;
     }
     // A known child whose attributes are still fresh needs no request either.
@@ -242,7 +246,8 @@ void Core::FinishLookupListing(InodeId dir, Result<std::shared_ptr<const DirList
         const ListedEntry* e = l->Find(w.name);
         Result<Entry> r =
             e == nullptr
-                ? Result<Entry>(ErrnoToStatus(ENOENT, "no such name: " + w.key))
+                ? Result<Entry>(Status(StatusCode::kNotFound, StatusReason::kKnownAbsent,
+                                       "no such name: " + w.key))
                 : AddEntryLocked(dir, w.name, e->is_dir, &e->info, /*count=*/true, clock_.Now());
         answers.emplace_back(std::move(w.done), std::move(r));
       }

@@ -3,7 +3,6 @@
 
 #include "fuse/core/dir_handles.h"
 
-#include <cerrno>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -61,7 +60,8 @@ void DirHandles::ReadDir(InodeId ino, uint64_t dh, uint64_t offset, size_t max_e
     auto it = handles_.find(dh);
     if (it == handles_.end() || it->second.ino != ino) {
       lock.unlock();
-      done(ErrnoToStatus(EBADF, fmt::format("directory handle {} is not open", dh)));
+      done(Status(StatusCode::kInvalidArgument, StatusReason::kBadHandle,
+                  fmt::format("directory handle {} is not open", dh)));
       return;
     }
     parent = it->second.parent;

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,17 +22,17 @@ namespace {
 // after the Restorer saw it readable) gives up after this many rounds instead of spinning.
 constexpr int kMaxRestoreWaits = 8;
 
-constexpr std::string_view kInvalidObjectState = "InvalidObjectState";
-
-// The answer to a read of an object that is still archived, carrying the errno the mode chose
-// (EAGAIN, ETIMEDOUT): kFailedPrecondition with the S3 code, so fuse/lowlevel/errno_map.cc keeps
-// the errno (it only discards errnos of network failures).
-Status OfflineError(int err, std::string message) {
-  return Status(StatusCode::kFailedPrecondition, std::move(message),
-                StatusDetail{.sys_errno = err, .s3_code = std::string(kInvalidObjectState)});
+// The answer to a read of an object that is still archived: kFailedPrecondition with the reason
+// the mode chose (kArchived, kArchivedNoWait, kRestoreTimedOut); fuse/lowlevel/errno_map.cc makes
+// the errno of it.
+Status OfflineError(StatusReason reason, std::string message) {
+  return Status(StatusCode::kFailedPrecondition, reason, std::move(message));
 }
 
-bool IsInvalidObjectState(const Status& s) { return s.detail().s3_code == kInvalidObjectState; }
+Status BadHandle(uint64_t fh) {
+  return Status(StatusCode::kInvalidArgument, StatusReason::kBadHandle,
+                fmt::format("file handle {} is not open", fh));
+}
 
 bool WantsWrite(int flags) {
   return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_TRUNC | O_APPEND | O_CREAT)) != 0;
@@ -43,7 +42,8 @@ bool WantsWrite(int flags) {
 
 void FileHandles::Open(InodeId ino, int flags, Callback<OpenedFile> done) {
   if (WantsWrite(flags)) {
-    done(ErrnoToStatus(EROFS, fmt::format("open of inode {} for writing", ino)));
+    done(Status(StatusCode::kFailedPrecondition, StatusReason::kReadOnly,
+                fmt::format("open of inode {} for writing", ino)));
     return;
   }
   const bool nonblock = (flags & O_NONBLOCK) != 0;
@@ -137,7 +137,7 @@ void FileHandles::StartRead(std::shared_ptr<ReadOp> op) {
   // Older, the GET is the final word (the object may have been restored by someone else).
   const bool known_offline = core_.KnownOffline(op->ino);
   if (prefetcher == nullptr) {
-    op->done(ErrnoToStatus(EBADF, fmt::format("file handle {} is not open", op->fh)));
+    op->done(BadHandle(op->fh));
     return;
   }
   if (known_offline) {
@@ -148,7 +148,7 @@ void FileHandles::StartRead(std::shared_ptr<ReadOp> op) {
   const uint64_t offset = op->offset;
   const size_t size = op->size;
   prefetcher->Read(offset, size, [self, op = std::move(op)](Result<ReadData> r) mutable {
-    if (!r.ok() && IsInvalidObjectState(r.status())) {
+    if (!r.ok() && r.status().reason() == StatusReason::kArchived) {
       self->files().OnOffline(std::move(op), /*from_get=*/true);
       return;
     }
@@ -169,7 +169,7 @@ void FileHandles::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
       // The callback replies to the kernel and may call back into Core: never under mutex_.
       lock.unlock();
       auto done = std::move(op->done);
-      done(ErrnoToStatus(EBADF, fmt::format("file handle {} is not open", op->fh)));
+      done(BadHandle(op->fh));
       return;
     }
     ref = it->second.ref;
@@ -187,8 +187,8 @@ void FileHandles::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
   if (mode == OfflineMode::kEacces || restorer == nullptr) {
     // Nothing is requested: the point of eacces is to protect the library from scans. An
     // O_NONBLOCK reader still gets EAGAIN, its contract in every mode.
-    finish(nonblock ? OfflineError(EAGAIN, what + ", O_NONBLOCK")
-                    : ErrnoToStatus(EACCES, what + " (--offline=eacces)"));
+    finish(nonblock ? OfflineError(StatusReason::kArchivedNoWait, what + ", O_NONBLOCK")
+                    : OfflineError(StatusReason::kArchived, what + " (--offline=eacces)"));
     return;
   }
   if (nonblock || mode == OfflineMode::kEagain) {
@@ -198,7 +198,7 @@ void FileHandles::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
         REELFS_LOG_WARN("fuse", "restore request for '{}' failed: {}", PrintableKey(key),
                         s.ToString());
       }
-      finish(OfflineError(EAGAIN, what + ", restore requested"));
+      finish(OfflineError(StatusReason::kArchivedNoWait, what + ", restore requested"));
     });
     return;
   }
@@ -211,7 +211,8 @@ void FileHandles::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
     REELFS_LOG_WARN("fuse", "'{}' went offline again {} times right after its restore; giving up",
                     PrintableKey(key), kMaxRestoreWaits);
     auto done = std::move(op->done);
-    done(ErrnoToStatus(EIO, fmt::format("'{}' keeps going offline", PrintableKey(key))));
+    done(Status(StatusCode::kAborted, StatusReason::kRestoreFailed,
+                fmt::format("'{}' keeps going offline", PrintableKey(key))));
     return;
   }
   Count(core_.stats().restore_waits);
@@ -226,15 +227,16 @@ void FileHandles::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
             out = Status::Cancelled(fmt::format(
                 "read of '{}' interrupted while waiting for its restore", PrintableKey(key)));
           } else if (r.status().code() == StatusCode::kDeadlineExceeded) {
-            out = OfflineError(ETIMEDOUT,
+            out = OfflineError(StatusReason::kRestoreTimedOut,
                                fmt::format("'{}' did not come online within {}s", PrintableKey(key),
                                            self->options().tape.offline_wait.count()));
           } else {
             // The errno says little; the log says why.
             REELFS_LOG_WARN("fuse", "restore of '{}' failed: {}", PrintableKey(key),
                             r.status().ToString());
-            out = ErrnoToStatus(EIO, fmt::format("restore of '{}' failed: {}", PrintableKey(key),
-                                                 r.status().message()));
+            out = Status(
+                StatusCode::kAborted, StatusReason::kRestoreFailed,
+                fmt::format("restore of '{}' failed: {}", PrintableKey(key), r.status().message()));
           }
           auto done = std::move(op->done);
           done(std::move(out));

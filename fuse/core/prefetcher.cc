@@ -55,6 +55,7 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/s3_error_table.h"
 #include "common/thread_annotations.h"
 
 namespace reelfs::fuse {
@@ -65,10 +66,11 @@ uint64_t AlignUp(uint64_t value, uint64_t alignment) {
 }
 
 // The channel would not use the window at all (WindowFence: quarantined, or another request in
-// it): kFailedPrecondition without an HTTP answer. The object's own kFailedPrecondition (403
-// InvalidObjectState, 412 If-Match) always carries the HTTP status it came with.
+// it), as the fence's reason says; the object's own kFailedPrecondition (kArchived,
+// kObjectChanged) is not a refusal.
 bool IsWindowRefusal(const Status& status) {
-  return status.code() == StatusCode::kFailedPrecondition && status.detail().http_status == 0;
+  return status.reason() == StatusReason::kWindowQuarantined ||
+         status.reason() == StatusReason::kWindowBusy;
 }
 
 // Buffers retired because their window is quarantined, process-wide (logged on the first one).
@@ -138,7 +140,7 @@ std::string_view BareEtag(std::string_view etag) {
 // A GET (or channel fetch) answer against what the handle pinned at open (docs/semantics.md
 // "Reads"): a server that ignores If-Match answers with another object's bytes, which must never
 // reach read(). A different ETag is the object changed under the handle (kFailedPrecondition +
-// PreconditionFailed, ESTALE, as a 412 would be); a different total size or more bytes than the
+// kObjectChanged, ESTALE, as a 412 would be); a different total size or more bytes than the
 // part asked for is an answer that contradicts itself (kDataLoss, EIO). An answer without an
 // ETag or size says nothing either way and is judged by its length alone.
 Status CheckAnswer(const ObjectRef& object, const Part& part, std::string_view etag,
@@ -146,14 +148,13 @@ Status CheckAnswer(const ObjectRef& object, const Part& part, std::string_view e
   const std::string_view pinned = BareEtag(object.etag);
   const std::string_view got = BareEtag(etag);
   if (!pinned.empty() && !got.empty() && got != pinned) {
-    // Taken as the 412 the server should have sent (which also keeps it apart from a window
-    // refusal, which has no HTTP status).
-    return Status(StatusCode::kFailedPrecondition,
+    // Taken as the 412 the server should have sent.
+    return Status(StatusCode::kFailedPrecondition, StatusReason::kObjectChanged,
                   "GetObject " + object.key + " at offset " + std::to_string(part.offset) +
                       ": the server answered ETag \"" + std::string(got) +
                       "\" for a read pinned to \"" + std::string(pinned) +
                       "\" (it ignored If-Match); the bytes are dropped",
-                  StatusDetail{.http_status = 412, .s3_code = "PreconditionFailed"});
+                  StatusDetail{.http_status = 412, .s3_code = std::string(kS3PreconditionFailed)});
   }
   if (object_size != 0 && object_size != object.size) {
     return Status::DataLoss("GetObject " + object.key + ": the answer says the object has " +

@@ -4,7 +4,6 @@
 #include "fuse/core/tape_view.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -36,7 +35,8 @@ constexpr std::string_view kXattrTape = "user.hsm.tape";
 constexpr std::string_view kXattrPosition = "user.hsm.position";
 
 Status NoData(InodeId ino, std::string_view name) {
-  return ErrnoToStatus(ENODATA, fmt::format("inode {} has no attribute {}", ino, name));
+  return Status(StatusCode::kNotFound, StatusReason::kNoSuchAttribute,
+                fmt::format("inode {} has no attribute {}", ino, name));
 }
 
 // user.hsm.position: the parts of the tape hint that say where the object is.
@@ -266,18 +266,20 @@ void TapeView::Summary(InodeId ino, std::string prefix, Callback<std::string> do
 void TapeView::SetXattr(InodeId ino, std::string_view name, std::string_view value,
                         std::function<void(Status)> done) {
   if (name != kXattrRequest) {
-    done(ErrnoToStatus(EROFS, fmt::format("setxattr {} on inode {}: read-only", name, ino)));
+    done(Status(StatusCode::kFailedPrecondition, StatusReason::kReadOnly,
+                fmt::format("setxattr {} on inode {}: read-only", name, ino)));
     return;
   }
   // setfattr sends the bare value; tolerate a trailing NUL or newline from other writers.
   while (!value.empty() && (value.back() == '\0' || value.back() == '\n')) value.remove_suffix(1);
   if (value != "stage") {
-    done(ErrnoToStatus(EINVAL, fmt::format("{}: '{}' is not a request (want 'stage')",
-                                           kXattrRequest, PrintableKey(value))));
+    done(Status::InvalidArgument(fmt::format("{}: '{}' is not a request (want 'stage')",
+                                             kXattrRequest, PrintableKey(value))));
     return;
   }
   if (core_.restorer() == nullptr) {
-    done(ErrnoToStatus(EOPNOTSUPP, "this mount cannot request restores"));
+    done(Status(StatusCode::kUnimplemented, StatusReason::kNotSupported,
+                "this mount cannot request restores"));
     return;
   }
   Result<InodeFacts> facts = core_.Facts(ino, Core::Want::kAny, "setxattr of");

@@ -1,48 +1,86 @@
-// The errno table (docs/conventions.md "Errors"): one exhaustive switch, one comment per judgement
-// call. The same rows are documented in docs/semantics.md "## Errors" and tested row by row in
-// tests/unit/fuse/errno_map_test.cc.
+// The errno table (docs/conventions.md "Errors"): exhaustive switches on the reason, then on the
+// code, one comment per judgement call. The same rows are documented in docs/semantics.md
+// "## Errors" and tested row by row in tests/unit/fuse/errno_map_test.cc, which also checks that
+// the document lists every row.
 #include "fuse/lowlevel/errno_map.h"
 
 #include <cerrno>
+#include <optional>
 
 namespace reelfs::fuse {
 namespace {
 
-// S3 error codes that decide a row on their own (s3/protocol/error_codec.cc maps both to
-// kFailedPrecondition, because retrying does not help; for a reader they mean different things).
-constexpr std::string_view kInvalidObjectState = "InvalidObjectState";
-constexpr std::string_view kPreconditionFailed = "PreconditionFailed";
-constexpr int kHttpPreconditionFailed = 412;
-
-int FailedPreconditionErrno(const StatusDetail& detail) {
-  // An archived object that is not restored yet: EACCES, as mountpoint-s3 does for GLACIER
-  // objects. `cat` prints "Permission denied", which users of archives already recognise. This
-  // row is only reached by a raw GET error; fuse/core answers offline reads per --offline with
-  // an explicit errno (EACCES, or EAGAIN / ETIMEDOUT on this code + InvalidObjectState, which
-  // the sys_errno rule above keeps because the code is not a network one).
-  if (detail.s3_code == kInvalidObjectState) return EACCES;
-  // If-Match failed: the object changed (new ETag) under an open handle. ESTALE tells the reader
-  // that its view of the file is gone; reopening gets the new object.
-  if (detail.s3_code == kPreconditionFailed || detail.http_status == kHttpPreconditionFailed) {
-    return ESTALE;
-  }
-  // Any other "the world must change first" condition has no better POSIX word.
-  return EIO;
+bool IsNetworkCode(StatusCode code) {
+  return code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
 }
 
-}  // namespace
+// The errno a reason decides on its own, whatever code carries it; nullopt: the code decides.
+std::optional<int> ReasonErrno(const Status& status) {
+  switch (status.reason()) {
+    case StatusReason::kNone:
+      return std::nullopt;
+    case StatusReason::kArchived:
+      // An archived object that is not restored yet (a raw GET's InvalidObjectState, or
+      // --offline=eacces): EACCES, as mountpoint-s3 does for GLACIER objects. `cat` prints
+      // "Permission denied", which users of archives already recognise.
+      return EACCES;
+    case StatusReason::kArchivedNoWait:
+      // Offline and the read does not wait (O_NONBLOCK in every mode, --offline=eagain after the
+      // restore request): try again later.
+      return EAGAIN;
+    case StatusReason::kRestoreTimedOut:
+      // --offline=wait past --offline-timeout (kept below the kernel's request timeout).
+      return ETIMEDOUT;
+    case StatusReason::kRestoreFailed:
+      // The restore failed or the object kept going offline: the log line says why.
+      return EIO;
+    case StatusReason::kObjectChanged:
+      // If-Match failed: the object changed (new ETag) under an open handle. ESTALE tells the
+      // reader that its view of the file is gone; reopening gets the new object.
+      return ESTALE;
+    case StatusReason::kWindowQuarantined:
+    case StatusReason::kWindowBusy:
+      // The prefetcher refetches a refused window over HTTP, so this reaches a reader only if
+      // something is wrong with us: EIO.
+      return EIO;
+    case StatusReason::kStaleInode:
+      return ESTALE;  // the kernel holds an inode we forgot (or never had)
+    case StatusReason::kReadOnly:
+      return EROFS;
+    case StatusReason::kNotADirectory:
+      return ENOTDIR;
+    case StatusReason::kIsADirectory:
+      return EISDIR;
+    case StatusReason::kNameTooLong:
+      return ENAMETOOLONG;
+    case StatusReason::kInvalidName:
+    case StatusReason::kKnownAbsent:
+      // No object can have the name, or the listing says there is none: no such file.
+      return ENOENT;
+    case StatusReason::kNoSuchAttribute:
+      return ENODATA;
+    case StatusReason::kBadHandle:
+      return EBADF;
+    case StatusReason::kNotSupported:
+      // EOPNOTSUPP, not ENOSYS: the operation exists, this mount does not offer it (coreutils
+      // then stops asking for security.* names per device).
+      return EOPNOTSUPP;
+    case StatusReason::kBufferTooSmall:
+      return ERANGE;  // the getxattr / listxattr size protocol
+    case StatusReason::kSystemError: {
+      // A system call the daemon made failed (ErrnoToStatus): its errno is the most precise
+      // answer (ENOSPC, EMFILE, ...), except for the network: a socket errno of a gateway that
+      // is unreachable after retries means nothing to a program reading a file (issue 3).
+      const int err = status.detail().sys_errno;
+      if (err > 0 && !IsNetworkCode(status.code())) return err;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;  // unreachable for valid reasons; the code decides a corrupted value
+}
 
-int StatusToErrno(const Status& status) {
-  const StatusDetail& detail = status.detail();
-  // The gateway being unreachable after retries is EIO whatever the socket said (issue 3): an
-  // ECONNREFUSED or ETIMEDOUT from a TCP connect means nothing to a program reading a file.
-  const bool network =
-      status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kDeadlineExceeded;
-  // Errors that began as an errno (ErrnoToStatus in fuse/core: ESTALE for a forgotten inode,
-  // EROFS for a write open, EISDIR, ENOTDIR, ENOSPC) keep it exactly: the code was only a carrier.
-  if (!status.ok() && detail.sys_errno > 0 && !network) return detail.sys_errno;
-
-  switch (status.code()) {
+int CodeErrno(StatusCode code) {
+  switch (code) {
     case StatusCode::kOk:
       return 0;
     case StatusCode::kNotFound:
@@ -54,7 +92,9 @@ int StatusToErrno(const Status& status) {
       // the file exists but these keys may not read it (issue 3: "wrong credentials -> EACCES").
       return EACCES;
     case StatusCode::kFailedPrecondition:
-      return FailedPreconditionErrno(detail);
+      // Any "the world must change first" condition without a reason (BucketNotEmpty,
+      // PermanentRedirect, a restore that ran out of attempts) has no better POSIX word.
+      return EIO;
     case StatusCode::kInvalidArgument:
       return EINVAL;
     case StatusCode::kOutOfRange:
@@ -62,8 +102,8 @@ int StatusToErrno(const Status& status) {
       // OutOfRange reaching here is a request the kernel should not have made: EINVAL.
       return EINVAL;
     case StatusCode::kResourceExhausted:
-      // Our own buffers or budget (ENOSPC arrives via sys_errno above). ENOMEM lets the reader
-      // retry later, like a failed allocation.
+      // Our own buffers or budget (ENOSPC from a system call arrives as kSystemError). ENOMEM
+      // lets the reader retry later, like a failed allocation.
       return ENOMEM;
     case StatusCode::kCancelled:
       // The request was interrupted (the kernel sent INTERRUPT, or the daemon is shutting down).
@@ -89,6 +129,15 @@ int StatusToErrno(const Status& status) {
       return EIO;
   }
   return EIO;  // unreachable for valid codes; keeps -Wreturn-type quiet for a corrupted value
+}
+
+}  // namespace
+
+int StatusToErrno(const Status& status) {
+  if (status.ok()) return 0;
+  // The reason is the finer word: it was set where the condition was seen (common/status.h).
+  if (std::optional<int> err = ReasonErrno(status)) return *err;
+  return CodeErrno(status.code());
 }
 
 }  // namespace reelfs::fuse

@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <exception>
 #include <memory>
 #include <new>
@@ -16,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "fuse/lowlevel/errno_map.h"
 
 namespace reelfs::fuse {
 namespace {
@@ -31,6 +31,12 @@ constexpr size_t kMinDirentPlusSize = 152 + 8;
 using ReplyPtr = std::shared_ptr<Reply>;
 
 OpsContext& Ctx(fuse_req_t req) { return *static_cast<OpsContext*>(fuse_req_userdata(req)); }
+
+// What every write operation meets (docs/semantics.md "Errors": EROFS).
+Status ReadOnlyMount(std::string_view op) {
+  return Status(StatusCode::kFailedPrecondition, StatusReason::kReadOnly,
+                std::string(op) + ": the mount is read-only");
+}
 
 // The try/catch firewall every callback goes through (as in duckdb's C API). `body` receives the
 // context and the request's Reply; it answers now or hands the Reply to a callback.
@@ -49,7 +55,9 @@ void Guard(fuse_req_t req, RequestInfo info, Reply::Kind kind, Body&& body) noex
   } catch (const std::bad_alloc&) {
     // passthrough_hp.cc answers bad_alloc with ENOMEM; so do we.
     if (reply == nullptr) {
-      kind == Reply::Kind::kNone ? fuse_reply_none(req) : (void)fuse_reply_err(req, ENOMEM);
+      kind == Reply::Kind::kNone
+          ? fuse_reply_none(req)
+          : (void)fuse_reply_err(req, StatusToErrno(Status::ResourceExhausted("oom")));
     } else if (!reply->answered()) {
       kind == Reply::Kind::kNone ? reply->None() : reply->Error(Status::ResourceExhausted("oom"));
     }
@@ -134,8 +142,10 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
     fs.Lookup(parent, name, Completion<Entry>(reply, [&fs](Reply& answer, Result<Entry> r) {
                 if (r.ok()) return answer.EntryParam(*r);
                 const auto negative_ttl = fs.options().negative_ttl;
+                // Only a miss S3 reported (a HEAD's 404): the misses Core answers itself (a fresh
+                // listing, its negative cache, a bad name) carry a reason and get plain ENOENT.
                 if (r.status().code() == StatusCode::kNotFound &&
-                    r.status().detail().sys_errno == 0 && negative_ttl.count() > 0) {
+                    r.status().reason() == StatusReason::kNone && negative_ttl.count() > 0) {
                   // A negative entry (ino 0) instead of ENOENT, so the kernel caches "no such name"
                   // for the negative TTL and stops asking (fuse_lowlevel.h, lookup).
                   Entry negative;
@@ -180,7 +190,7 @@ void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
 void Access(fuse_req_t req, fuse_ino_t ino, int mask) noexcept {
   Guard(req, {.op = "access", .ino = ino}, [&](OpsContext&, ReplyPtr reply) {
     // Mode bits are checked by the kernel (default_permissions); only writing is ours to refuse.
-    if (mask & W_OK) return reply->Errno(EROFS);
+    if (mask & W_OK) return reply->Refuse(ReadOnlyMount("access(W_OK)"));
     reply->Ok();
   });
 }
@@ -351,16 +361,24 @@ void StatFs(fuse_req_t req, fuse_ino_t ino) noexcept {
 // sending GETXATTR at all; that also hid every user.* name, so it cannot stay.)
 bool IsUserXattr(const char* name) { return std::string_view(name).starts_with("user."); }
 
+Status ForeignXattrNamespace(const char* name) {
+  return Status(StatusCode::kUnimplemented, StatusReason::kNotSupported,
+                std::string(name) + ": only user.* attributes exist here");
+}
+
 // getxattr/listxattr size protocol: size 0 asks for the length; a buffer too small is ERANGE.
 void ReplyXattrValue(Reply& answer, size_t size, const std::string& value) {
   if (size == 0) return answer.Xattr(value.size());
-  if (value.size() > size) return answer.Errno(ERANGE);
+  if (value.size() > size) {
+    return answer.Refuse(Status(StatusCode::kOutOfRange, StatusReason::kBufferTooSmall,
+                                "the value needs " + std::to_string(value.size()) + " bytes"));
+  }
   answer.Buf(value.data(), value.size());
 }
 
 void GetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) noexcept {
   Guard(req, {.op = "getxattr", .ino = ino, .size = size}, [&](OpsContext& ctx, ReplyPtr reply) {
-    if (!IsUserXattr(name)) return reply->Errno(EOPNOTSUPP);
+    if (!IsUserXattr(name)) return reply->Refuse(ForeignXattrNamespace(name));
     ctx.fs.GetXattr(ino, name,
                     Completion<std::string>(reply, [size](Reply& answer, Result<std::string> r) {
                       if (!r.ok()) return answer.Error(r.status());
@@ -387,7 +405,7 @@ void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) noexcept {
 void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
               int) noexcept {
   Guard(req, {.op = "setxattr", .ino = ino, .size = size}, [&](OpsContext& ctx, ReplyPtr reply) {
-    if (!IsUserXattr(name)) return reply->Errno(EROFS);
+    if (!IsUserXattr(name)) return reply->Refuse(ReadOnlyMount("setxattr"));
     ctx.fs.SetXattr(ino, name, std::string_view(value, size), [reply](Status s) noexcept {
       try {
         if (!s.ok()) return reply->Error(s);
@@ -402,7 +420,8 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
 // ---- everything that writes: EROFS ----
 
 void ReadOnly(fuse_req_t req, const char* op, fuse_ino_t ino) noexcept {
-  Guard(req, {.op = op, .ino = ino}, [&](OpsContext&, ReplyPtr reply) { reply->Errno(EROFS); });
+  Guard(req, {.op = op, .ino = ino},
+        [&](OpsContext&, ReplyPtr reply) { reply->Refuse(ReadOnlyMount(op)); });
 }
 
 void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info*) noexcept {

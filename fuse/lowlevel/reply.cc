@@ -93,7 +93,7 @@ Reply::~Reply() {
   if (kind_ == Kind::kNone) {
     None();
   } else {
-    Send(fuse_reply_err, Take(), EIO);
+    Send(fuse_reply_err, Take(), StatusToErrno(Status::Internal("no reply was sent")));
   }
 }
 
@@ -157,7 +157,8 @@ void Reply::Sent(int rc) {
 
 void Reply::Error(const Status& status) {
   int err = StatusToErrno(status);
-  if (err == 0) err = EIO;  // an OK status is not an error reply; never tell the kernel "done"
+  // An OK status is not an error reply; never tell the kernel "done".
+  if (err == 0) err = StatusToErrno(Status::Internal("an error reply without an error"));
   // The one place a request's error is logged (docs/conventions.md "Logging and secrets").
   const LogLevel level = err == ENOENT ? LogLevel::kDebug : LogLevel::kWarn;
   REELFS_LOG(level, kSubject, "req={} {} ino={} fh={} off={} size={}: {} ({})", info_.id, info_.op,
@@ -165,9 +166,11 @@ void Reply::Error(const Status& status) {
   Send(fuse_reply_err, Take(), err);
 }
 
-void Reply::Errno(int err) {
-  REELFS_LOG_DEBUG(kSubject, "req={} {} ino={}: {}", info_.id, info_.op, info_.ino,
-                   std::strerror(err));
+void Reply::Refuse(const Status& status) {
+  int err = StatusToErrno(status);
+  if (err == 0) err = StatusToErrno(Status::Internal("a refusal without an error"));
+  REELFS_LOG_DEBUG(kSubject, "req={} {} ino={}: {} ({})", info_.id, info_.op, info_.ino,
+                   std::strerror(err), status.ToString());
   Send(fuse_reply_err, Take(), err);
 }
 

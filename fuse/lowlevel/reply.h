@@ -85,8 +85,10 @@ class Reply : public std::enable_shared_from_this<Reply> {
   void Interrupted(const Status& why);
   // The mapped errno of `status` (never 0), logged once.
   void Error(const Status& status);
-  // A fixed errno decided by the adapter itself (EROFS for writes, ENODATA): DEBUG only.
-  void Errno(int err);
+  // A refusal the adapter decides by design (kReadOnly for writes, kNotSupported for a foreign
+  // xattr namespace, kBufferTooSmall): mapped by StatusToErrno like any error, but logged at
+  // DEBUG only, since programs such as `ls -l` meet them on every file.
+  void Refuse(const Status& status);
   void Ok();  // fuse_reply_err(0): access, release, releasedir, ...
   void None();
   // A found entry, or a negative one (ino 0, entry_timeout = negative TTL) for the kernel to cache.

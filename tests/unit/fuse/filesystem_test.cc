@@ -19,6 +19,7 @@
 
 #include "fuse/core/dir_listing.h"
 #include "fuse/core/name_rules.h"
+#include "fuse/lowlevel/errno_map.h"
 #include "s3/await.h"
 #include "s3/fake/fake_object_store.h"
 #include "s3/fake/fault_injecting_store.h"
@@ -35,7 +36,8 @@ using testing::MisbehavingStore;
 
 constexpr char kBucket[] = "bkt";
 
-int Errno(const Status& s) { return s.detail().sys_errno; }
+// The errno the kernel would get (fuse/lowlevel/errno_map.h: the reason decides it).
+int Errno(const Status& s) { return StatusToErrno(s); }
 
 // Lookups answer from a listing of their directory by default (lookup_listing_test.cc); tests of
 // the per-name HEAD+LIST path pass lookup_listing_pages = 0.
@@ -527,19 +529,22 @@ TEST_CASE("a server that ignores If-Match: another version's bytes never reach r
   auto late = read(e->attr.ino, h->fh, 16 << 20, 65536);
   REQUIRE_FALSE(late.ok());
   CHECK(late.status().code() == StatusCode::kFailedPrecondition);
-  CHECK(late.status().detail().s3_code == "PreconditionFailed");  // ESTALE in the errno table
+  CHECK(late.status().detail().s3_code == "PreconditionFailed");
+  CHECK(Errno(late.status()) == ESTALE);
   // The small file's GET at open (pinned to the listed ETag) gets the new version too.
   auto hs = f.Open(small->attr.ino);
   REQUIRE(hs.ok());
   auto small_read = read(small->attr.ino, hs->fh, 0, 4096);
   REQUIRE_FALSE(small_read.ok());
   CHECK(small_read.status().detail().s3_code == "PreconditionFailed");
+  CHECK(Errno(small_read.status()) == ESTALE);
   f.fs->Release(hs->fh);
   // A server that honours If-Match says the same with a 412.
   bad->fault = Fault::kNone;
   auto honest = read(e->attr.ino, h->fh, 8 << 20, 65536);
   REQUIRE_FALSE(honest.ok());
   CHECK(honest.status().code() == StatusCode::kFailedPrecondition);
+  CHECK(Errno(honest.status()) == ESTALE);
   f.fs->Release(h->fh);
 }
 

@@ -5,7 +5,6 @@
 #include "fuse/core/lookup_listing.h"
 
 #include <atomic>
-#include <cerrno>
 #include <future>
 #include <mutex>
 #include <random>
@@ -198,7 +197,7 @@ TEST_SUITE("fuse") {
     m.fake->ResetCallCounts();
     auto missing = m.Lookup(dir, "zzz");
     CHECK(missing.status().code() == StatusCode::kNotFound);
-    CHECK(missing.status().detail().sys_errno == ENOENT);
+    CHECK(missing.status().reason() == StatusReason::kKnownAbsent);  // from the listing
     // A one-page directory answers its first lookup from that page: one LIST, no HEAD.
     CHECK(m.Calls(Operation::kListObjects) == 1);
     CHECK(m.Calls(Operation::kHeadObject) == 0);
@@ -350,7 +349,7 @@ TEST_SUITE("fuse") {
     m.fs->Lookup(d, "a", [promise](Result<Entry> r) { promise->set_value(std::move(r)); });
     m.fs->Forget(d, 1);  // the kernel would not do this during a lookup; we still answer once
     auto r = future.get();
-    CHECK((r.ok() || r.status().detail().sys_errno == ESTALE));
+    CHECK((r.ok() || r.status().reason() == StatusReason::kStaleInode));
     m.fake->WaitIdle();
   }
 

@@ -90,9 +90,10 @@ class FakeChannel final : public rdmaio::DataChannel {
       }
       if (std::find(quarantined.begin(), quarantined.end(), at) != quarantined.end()) {
         ++refusals;
-        done(Status::FailedPrecondition("window " +
-                                        std::to_string(reinterpret_cast<uintptr_t>(at)) +
-                                        " is quarantined until fenced"));
+        // As rdmaio/wire's WindowFence refuses it.
+        done(Status(StatusCode::kFailedPrecondition, StatusReason::kWindowQuarantined,
+                    "window " + std::to_string(reinterpret_cast<uintptr_t>(at)) +
+                        " is quarantined until fenced"));
         return;
       }
     }
@@ -252,11 +253,13 @@ TEST_CASE("channel: errors reach the reader exactly as over HTTP (archived, chan
     const Status rdma = FirstReadStatus(s, obj, true);
     REQUIRE_FALSE(http.ok());
     CHECK(rdma.code() == http.code());
+    CHECK(rdma.reason() == http.reason());
     CHECK(rdma.detail().s3_code == http.detail().s3_code);
     CHECK(rdma.detail().http_status == http.detail().http_status);
   }
   CHECK(s.channel->fetches.load() >= 3);
   CHECK(FirstReadStatus(s, archived, true).detail().s3_code == "InvalidObjectState");
+  CHECK(FirstReadStatus(s, archived, true).reason() == StatusReason::kArchived);
 }
 
 TEST_CASE(
@@ -311,7 +314,9 @@ TEST_CASE("channel: a 412 or 403 kFailedPrecondition is the object's, not a refu
   Setup s;
   const ObjectRef obj = s.Put("precondition", 4 * kMiB);
   auto p = s.Create(obj);
-  s.channel->fail = Status(StatusCode::kFailedPrecondition, "If-Match failed (test)",
+  // As a channel reports a 412 (rdmaio/channel/channel_replies.h: the S3 error table's reason).
+  s.channel->fail = Status(StatusCode::kFailedPrecondition, StatusReason::kObjectChanged,
+                           "If-Match failed (test)",
                            StatusDetail{.http_status = 412, .s3_code = "PreconditionFailed"});
   Result<ReadData> r = ReadNow(*p, 0, kMiB);
   REQUIRE_FALSE(r.ok());
@@ -334,8 +339,9 @@ TEST_CASE("channel: an answer with another ETag or object size is never served (
     Result<ReadData> r = ReadNow(*p, 4 * kMiB, 65536);
     REQUIRE_FALSE(r.ok());
     CHECK(r.status().code() == StatusCode::kFailedPrecondition);
-    CHECK(r.status().detail().s3_code == "PreconditionFailed");  // ESTALE
-    CHECK(r.status().detail().http_status != 0);                 // not a refused window
+    CHECK(r.status().detail().s3_code == "PreconditionFailed");
+    CHECK(r.status().reason() == StatusReason::kObjectChanged);  // ESTALE, not a refused window
+    CHECK(r.status().detail().http_status != 0);
     ObjectRef resized = s.Put("resized", 20 * kMiB);
     resized.size = 21 * kMiB;  // the handle opened another size than the answers report
     auto q = s.Create(resized);
