@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/s3_error_table.h"
 #include "gateway/store/store.h"
 #include "rdmaio/verbs/verbs_status.h"
 #include "rdmaio/wire/rdma_headers.h"
@@ -323,7 +324,7 @@ http::Response RcServer::Ready(const http::Request& request) {
   }
   const ObjectRecord& rec = opened->record;
   if (rec.archive && rec.archive->state == ArchiveState::kOffline) {
-    return refuse(ErrorAnswer(403, "InvalidObjectState",
+    return refuse(ErrorAnswer(403, kS3InvalidObjectState,
                               "The operation is not valid for the object's storage class"));
   }
   if (prepared.offset >= rec.size) {

@@ -4,6 +4,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "common/s3_error_table.h"
 #include "gateway/s3api/internal.h"
 #include "s3/protocol/request_codecs.h"
 
@@ -49,7 +50,7 @@ void AddArchiveHeaders(Context ctx, const ObjectRecord& rec, http::Response& r) 
 }
 
 http::Response InvalidObjectState(Context ctx, const S3Request& req) {
-  return ErrorResponse(req, "InvalidObjectState",
+  return ErrorResponse(req, kS3InvalidObjectState,
                        std::string(InvalidObjectStateMessage(ctx.archive_options().personality)),
                        403);
 }
@@ -137,7 +138,7 @@ Started RestoreObject(Context ctx, S3Request req) {
                            503);
     }
     if (!rec->archive.has_value() || ctx.archive == nullptr) {
-      return ErrorResponse(r, "InvalidObjectState",
+      return ErrorResponse(r, kS3InvalidObjectState,
                            "Restore is not allowed for the object's current storage class", 403);
     }
     const int days = parsed->days.value_or(1);

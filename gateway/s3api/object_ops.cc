@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "common/s3_error_table.h"
 #include "common/strings.h"
 #include "common/time_format.h"
 #include "gateway/s3api/internal.h"
@@ -146,7 +147,7 @@ Started GetObject(Context ctx, const S3Request& req) {
 
   if (auto cond = EvaluateConditionals(req, rec)) {
     if (*cond == 412) {
-      http::Response r = ErrorResponse(req, "PreconditionFailed",
+      http::Response r = ErrorResponse(req, kS3PreconditionFailed,
                                        "At least one of the pre-conditions you specified did not "
                                        "hold",
                                        412);
