@@ -4,14 +4,16 @@
 // builds translation tables), so it happens once per large region (a buffer pool's arena, an
 // application's GPU tensor), and requests then use windows inside a region.
 //
-// One registrar interface takes every kind of memory, so host memory now and GPU memory later plug
-// into the same call (GPU memory is planned: docs/architecture.md "Planned, not built"):
+// One registrar interface takes every kind of memory, so host and GPU memory plug into the same
+// call (the GPU side is cuda/, docs/gpu.md):
 //   * HostMemory: a page-aligned span of our address space (ibv_reg_mr);
 //   * DmaBufMemory: a dma-buf fd with offset/length, e.g. CUDA device memory exported with
 //     cuMemGetHandleForAddressRange (ibv_reg_dmabuf_mr). rdmaio never includes CUDA: cuda/ exports
-//     the fd and calls Register.
+//     the fd and calls Register;
+//   * DeviceMemory: a GPU virtual address range handed to ibv_reg_mr as is, which works only
+//     where a peer-memory client (nvidia-peermem) takes such ranges; again no CUDA here.
 // A registrar that cannot register a kind says kUnimplemented, and the caller steps down the
-// buffer ladder (dma-buf GPU -> host staging -> plain reads).
+// buffer ladder (cuda/gpu_ladder.h: dma-buf GPU -> peermem GPU -> host staging -> plain reads).
 //
 // Thread-safety: Register may be called from any thread. A RegisteredRegion is immutable after
 // creation; destroying it deregisters, and must not happen while a fetch into it is in flight
@@ -39,9 +41,14 @@ struct DmaBufMemory {
   uint64_t iova = 0;    // the address the peer writes to (the device VA, so tokens name it)
 };
 
-using MemorySource = std::variant<HostMemory, DmaBufMemory>;
+struct DeviceMemory {
+  uint64_t address = 0;  // the device VA (cudaMalloc'd); the peer writes to it
+  uint64_t length = 0;   // nvidia-peermem pins the 64 KiB GPU pages that hold the range
+};
 
-enum class MemoryKind : uint8_t { kHost, kDmaBuf };
+using MemorySource = std::variant<HostMemory, DmaBufMemory, DeviceMemory>;
+
+enum class MemoryKind : uint8_t { kHost, kDmaBuf, kDevice };
 
 class RegisteredRegion {
  public:

@@ -69,6 +69,7 @@ Result<std::shared_ptr<RegisteredRegion>> VerbsRegistrar::Register(const MemoryS
     REELFS_ASSIGN_OR_RETURN(auto region, RegisterHost(pd_, host->bytes, nullptr));
     return std::shared_ptr<RegisteredRegion>(std::move(region));
   }
+  if (const auto* device = std::get_if<DeviceMemory>(&source)) return RegisterDevice(*device);
   const auto& dmabuf = std::get<DmaBufMemory>(source);
   if (dmabuf.fd < 0 || dmabuf.length == 0) {
     return Status::InvalidArgument("dma-buf registration needs an fd and a length");
@@ -77,9 +78,9 @@ Result<std::shared_ptr<RegisteredRegion>> VerbsRegistrar::Register(const MemoryS
                                 kRegionAccess));
   if (!mr) {
     const int err = errno;
-    // Providers without dma-buf support (Soft-RoCE among them) say EOPNOTSUPP: the caller steps
-    // down the buffer ladder to host staging.
-    if (err == EOPNOTSUPP || err == ENOSYS) {
+    // Providers without dma-buf support (Soft-RoCE among them) say EOPNOTSUPP, kernels without
+    // it EPROTONOSUPPORT (rdma-core's fallback): the caller steps down the buffer ladder.
+    if (err == EOPNOTSUPP || err == EPROTONOSUPPORT || err == ENOSYS) {
       return Status::Unimplemented(fmt::format("ibv_reg_dmabuf_mr on {}: {}",
                                                ibv_get_device_name(pd_->context()->device),
                                                std::strerror(err)));
@@ -89,6 +90,33 @@ Result<std::shared_ptr<RegisteredRegion>> VerbsRegistrar::Register(const MemoryS
   }
   return std::shared_ptr<RegisteredRegion>(std::make_shared<VerbsRegion>(
       pd_, std::move(mr), MemoryKind::kDmaBuf, std::span<std::byte>(), nullptr));
+}
+
+Result<std::shared_ptr<RegisteredRegion>> VerbsRegistrar::RegisterDevice(
+    const DeviceMemory& device) {
+  if (device.address == 0 || device.length == 0) {
+    return Status::InvalidArgument("device memory registration needs an address and a length");
+  }
+  // ibv_reg_mr on a GPU VA: the kernel hands ranges it cannot pin itself to a peer-memory client
+  // (nvidia-peermem). Without one the pin fails, usually EFAULT ("Bad address"); the caller then
+  // steps down the buffer ladder, so a failure is kUnimplemented with the errno kept, except a
+  // full memlock limit, which is what it says.
+  void* addr = reinterpret_cast<void*>(device.address);
+  MrHandle mr(ibv_reg_mr(pd_->pd(), addr, device.length, kRegionAccess));
+  if (!mr) {
+    const int err = errno;
+    if (err == ENOMEM) {
+      return VerbsErrno(err, fmt::format("ibv_reg_mr on device memory ({} bytes at {:#x})",
+                                         device.length, device.address));
+    }
+    return Status(StatusCode::kUnimplemented,
+                  fmt::format("ibv_reg_mr on device memory ({} bytes at {:#x}) on {}: {}",
+                              device.length, device.address,
+                              ibv_get_device_name(pd_->context()->device), std::strerror(err)),
+                  StatusDetail{.sys_errno = err});
+  }
+  return std::shared_ptr<RegisteredRegion>(std::make_shared<VerbsRegion>(
+      pd_, std::move(mr), MemoryKind::kDevice, std::span<std::byte>(), nullptr));
 }
 
 Result<std::shared_ptr<VerbsRegion>> VerbsRegistrar::AllocateArena(size_t length) {

@@ -69,7 +69,8 @@ class VerbsRegistrar : public MemoryRegistrar {
   explicit VerbsRegistrar(std::shared_ptr<ProtectionDomain> pd) : pd_(std::move(pd)) {}
 
   // HostMemory: page-aligned start and length. DmaBufMemory: ibv_reg_dmabuf_mr (kUnimplemented
-  // when the device or kernel cannot). The region is a VerbsRegion.
+  // when the device or kernel cannot). DeviceMemory: ibv_reg_mr on the GPU VA (kUnimplemented
+  // when no peer-memory client takes it). The region is a VerbsRegion.
   Result<std::shared_ptr<RegisteredRegion>> Register(const MemorySource& source) override;
 
   // `length` bytes of fresh host memory (rounded up to whole pages), registered.
@@ -78,6 +79,8 @@ class VerbsRegistrar : public MemoryRegistrar {
   const std::shared_ptr<ProtectionDomain>& pd() const { return pd_; }
 
  private:
+  Result<std::shared_ptr<RegisteredRegion>> RegisterDevice(const DeviceMemory& device);
+
   std::shared_ptr<ProtectionDomain> pd_;
 };
 
