@@ -17,8 +17,9 @@ namespace {
 // A rung's attempt: the landing's pieces when it worked, else the reason it did not.
 struct Attempt {
   std::string reason;  // empty: the rung works
-  std::shared_ptr<rdmaio::RegisteredRegion> region;
+  // In acquisition order, as in GpuLanding: the registration is released before the pin.
   std::optional<PinnedHostRange> pin;
+  std::shared_ptr<rdmaio::RegisteredRegion> region;
 
   static Attempt No(std::string why) { return {.reason = std::move(why)}; }
 };
@@ -128,7 +129,7 @@ Attempt TryHostStaging(CudaApi& api, const GpuProbe& probe, rdmaio::MemoryRegist
   auto region = registrar->Register(rdmaio::HostMemory{.bytes = staging});
   // On failure `pin` goes out of scope here and unpins the staging buffer again.
   if (!region.ok()) return Attempt::No(FailedRegistration("the staging buffer", region.status()));
-  return {.region = std::move(region).value(), .pin = std::move(pin).value()};
+  return {.pin = std::move(pin).value(), .region = std::move(region).value()};
 }
 
 }  // namespace
