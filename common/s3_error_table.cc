@@ -26,6 +26,9 @@ constexpr std::array kCodeTable = {
     CodeRow{"Throttling", 503, StatusCode::kUnavailable},
     CodeRow{"ThrottlingException", 503, StatusCode::kUnavailable},
     CodeRow{"RequestLimitExceeded", 503, StatusCode::kUnavailable},
+    // Expedited retrieval capacity is exhausted: the stager resends as Standard.
+    CodeRow{"GlacierExpeditedRetrievalNotAvailable", 503, StatusCode::kUnavailable,
+            StatusReason::kTierUnavailable},
     // A conflicting operation on the same resource is in progress: retry the whole sequence.
     CodeRow{"OperationAborted", 409, StatusCode::kAborted},
     // Missing things.
@@ -54,7 +57,8 @@ constexpr std::array kCodeTable = {
     // Ranges.
     CodeRow{"InvalidRange", 416, StatusCode::kOutOfRange},
     // Already there.
-    CodeRow{"RestoreAlreadyInProgress", 409, StatusCode::kAlreadyExists},
+    CodeRow{"RestoreAlreadyInProgress", 409, StatusCode::kAlreadyExists,
+            StatusReason::kRestoreInProgress},
     CodeRow{"BucketAlreadyExists", 409, StatusCode::kAlreadyExists},
     CodeRow{"BucketAlreadyOwnedByYou", 409, StatusCode::kAlreadyExists},
     // Not supported by this server.

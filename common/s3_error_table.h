@@ -10,9 +10,11 @@
 // AccessDenied kPermissionDenied; SignatureDoesNotMatch/InvalidAccessKeyId kUnauthenticated;
 // InvalidObjectState kFailedPrecondition + kArchived (restore first); PreconditionFailed (and a
 // bare 412) kFailedPrecondition + kObjectChanged; InvalidRange kOutOfRange;
-// RestoreAlreadyInProgress kAlreadyExists; other 4xx kInvalidArgument or by status. Exceptions to
-// "5xx is retryable": NotImplemented (501) is kUnimplemented, since retrying cannot help. Without
-// a known code the HTTP status decides (a bare 409 is kAborted; no status at all is kUnknown).
+// RestoreAlreadyInProgress kAlreadyExists + kRestoreInProgress;
+// GlacierExpeditedRetrievalNotAvailable kUnavailable + kTierUnavailable; other 4xx kInvalidArgument
+// or by status. Exceptions to "5xx is retryable": NotImplemented (501) is kUnimplemented, since
+// retrying cannot help. Without a known code the HTTP status decides (a bare 409 is kAborted; no
+// status at all is kUnknown).
 //
 // Thread-safety: pure functions over a constant table.
 #pragma once

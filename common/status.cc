@@ -54,6 +54,10 @@ std::string_view StatusReasonName(StatusReason reason) {
       return "archived";
     case StatusReason::kObjectChanged:
       return "object changed";
+    case StatusReason::kTierUnavailable:
+      return "restore tier unavailable";
+    case StatusReason::kRestoreInProgress:
+      return "restore in progress";
     case StatusReason::kWindowQuarantined:
       return "window quarantined";
     case StatusReason::kWindowBusy:

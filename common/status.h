@@ -50,8 +50,10 @@ std::string_view StatusCodeName(StatusCode code);
 enum class StatusReason : uint8_t {
   kNone = 0,
   // Answers from S3 (HTTP or RDMA alike).
-  kArchived,       // InvalidObjectState: the object is on tape and not restored
-  kObjectChanged,  // PreconditionFailed / 412 on If-Match, or an answer with another ETag
+  kArchived,           // InvalidObjectState: the object is on tape and not restored
+  kObjectChanged,      // PreconditionFailed / 412 on If-Match, or an answer with another ETag
+  kTierUnavailable,    // GlacierExpeditedRetrievalNotAvailable: resend the restore as Standard
+  kRestoreInProgress,  // RestoreAlreadyInProgress: the restore asked for is already running
   // The RDMA window fence (rdmaio/wire/window_fence.h) would not use the window.
   kWindowQuarantined,  // a failed request may still write into it until the channel fences it
   kWindowBusy,         // another request into it is still in flight

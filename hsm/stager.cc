@@ -382,8 +382,7 @@ Status SendRestores(SendContext ctx, const std::vector<StageObject>& objects,
       return;
     }
     const Status& st = r.status();
-    if (p.tier == s3::RestoreTier::kExpedited &&
-        st.detail().s3_code == "GlacierExpeditedRetrievalNotAvailable") {
+    if (p.tier == s3::RestoreTier::kExpedited && st.reason() == StatusReason::kTierUnavailable) {
       p.tier = s3::RestoreTier::kStandard;
       todo.push_front(p);
       return;

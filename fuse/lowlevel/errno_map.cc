@@ -38,6 +38,11 @@ std::optional<int> ReasonErrno(const Status& status) {
       // If-Match failed: the object changed (new ETag) under an open handle. ESTALE tells the
       // reader that its view of the file is gone; reopening gets the new object.
       return ESTALE;
+    case StatusReason::kTierUnavailable:
+    case StatusReason::kRestoreInProgress:
+      // Restore answers: the stager and s3::S3Client::RestoreObject act on them, and a reader
+      // never meets them; should one arrive, the code decides (EIO, EEXIST).
+      return std::nullopt;
     case StatusReason::kWindowQuarantined:
     case StatusReason::kWindowBusy:
       // The prefetcher refetches a refused window over HTTP, so this reaches a reader only if

@@ -17,7 +17,7 @@ void S3Client::RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOu
   PickTransport().Submit(std::move(r), [done = std::move(done)](Result<HttpResponse> resp) {
     if (!resp.ok()) {
       const Status& st = resp.status();
-      if (st.detail().s3_code == "RestoreAlreadyInProgress") {
+      if (st.reason() == StatusReason::kRestoreInProgress) {
         return done(RestoreOutcome::kAlreadyInProgress);
       }
       return done(st);

@@ -46,6 +46,9 @@ std::vector<Row> Table() {
       {"archived, --offline=eacces",
        Reason(StatusCode::kFailedPrecondition, StatusReason::kArchived), EACCES},
       {"etag changed: PreconditionFailed", S3Answer(412, "PreconditionFailed"), ESTALE},
+      // Restore answers carry a reason for the stager and RestoreObject; the code decides errno.
+      {"Expedited refused", S3Answer(503, "GlacierExpeditedRetrievalNotAvailable"), EIO},
+      {"restore already running", S3Answer(409, "RestoreAlreadyInProgress"), EEXIST},
       {"412 without code (HEAD)", S3Answer(412, ""), ESTALE},
       // The detail alone decides nothing: without the reason the code's row applies.
       {"412 detail without the reason",
@@ -135,6 +138,10 @@ std::string Identifier(StatusReason reason) {
       return "kArchived";
     case StatusReason::kObjectChanged:
       return "kObjectChanged";
+    case StatusReason::kTierUnavailable:
+      return "kTierUnavailable";
+    case StatusReason::kRestoreInProgress:
+      return "kRestoreInProgress";
     case StatusReason::kWindowQuarantined:
       return "kWindowQuarantined";
     case StatusReason::kWindowBusy:
@@ -241,6 +248,8 @@ std::string ErrnoName(int err) {
 // errno, which the table above pins for the usual one).
 Status Sample(StatusReason reason) {
   if (reason == StatusReason::kSystemError) return Sys(StatusCode::kResourceExhausted, ENOSPC);
+  if (reason == StatusReason::kTierUnavailable) return Reason(StatusCode::kUnavailable, reason);
+  if (reason == StatusReason::kRestoreInProgress) return Reason(StatusCode::kAlreadyExists, reason);
   return Reason(StatusCode::kFailedPrecondition, reason);
 }
 

@@ -322,7 +322,7 @@ TEST_CASE("expedited refused as unavailable falls back to standard") {
   Fixture f(MakeStore(2, 0), options);
   f.faults->FailNext(
       Operation::kRestoreObject, 1,
-      Status(StatusCode::kUnavailable, "not available",
+      Status(StatusCode::kUnavailable, StatusReason::kTierUnavailable, "not available",
              StatusDetail{.http_status = 503, .s3_code = "GlacierExpeditedRetrievalNotAvailable"}));
   std::vector<StageObject> objects = f.EnumerateAll();
   auto sent = f.stager->Submit(objects, nullptr);
