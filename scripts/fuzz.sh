@@ -9,7 +9,6 @@
 #   FUZZ_CORPUS_OUT=/tmp/grown scripts/fuzz.sh   # keep each target's grown corpus there
 #   FUZZ_RUNS=10000000 FUZZ_LOG_DIR=/tmp/campaign scripts/fuzz.sh   # the long campaign: a run
 #                                            # count per target instead of a time; logs kept
-#   REELFS_CMAKE_ARGS="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" scripts/fuzz.sh
 #
 # tests/fuzz/README.md explains the targets and how to reproduce or minimise a finding.
 set -euo pipefail
@@ -25,11 +24,14 @@ CORPUS_DIR=tests/fuzz/corpus
 
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (apt-get install clang)"; exit 1; }
 
+# shellcheck source=scripts/ccache_env.sh
+source scripts/ccache_env.sh
+
 start=$(date +%s)
 CC=${CC:-clang} CXX=${CXX:-clang++} cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREELFS_FUZZ=ON -DREELFS_BUILD_TESTS=OFF \
   -DREELFS_BUILD_BENCH=OFF -DREELFS_CHECK_HEADERS=OFF -DREELFS_WERROR=ON \
-  ${REELFS_CMAKE_ARGS:-} >/dev/null
+  "${REELFS_LAUNCHER[@]}" ${REELFS_CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" --target reelfs_fuzz -j "$(nproc)"
 built=$(date +%s)
 echo "fuzz: built in $((built - start)) s"

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(
   # toolchain; clang (with its sanitizer and libFuzzer runtimes) for the TSan, thread-safety and
   # fuzzing passes (scripts/tsan.sh, scripts/fuzz.sh)
-  build-essential cmake ninja-build pkg-config git clang libclang-rt-dev
+  build-essential cmake ninja-build pkg-config git clang libclang-rt-dev ccache
   # libraries
   libcurl4-openssl-dev libssl-dev libpugixml-dev libyaml-cpp-dev doctest-dev libcli11-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libboost-dev libsqlite3-dev libfuse3-dev fuse3
@@ -49,10 +49,17 @@ if [ ! -x tests/interop/node_modules/.bin/s3rver ]; then
   (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
+# ccache for every build (this one, build-asan, scripts/tsan.sh, scripts/fuzz.sh): the four
+# configurations are most of the test command's time on a small machine. Paths are hashed relative
+# to the checkout, so a fresh clone elsewhere hits what an earlier one compiled.
+# shellcheck source=scripts/ccache_env.sh
+source scripts/ccache_env.sh
+
 BUILD_DIR=${REELFS_BUILD_DIR:-build}
 SANITIZE=${REELFS_SANITIZE:-OFF}
 BUILD_TYPE=${REELFS_BUILD_TYPE:-RelWithDebInfo}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
-  -DREELFS_SANITIZE="$SANITIZE" -DREELFS_WERROR=ON ${REELFS_CMAKE_ARGS:-} >/dev/null
+  -DREELFS_SANITIZE="$SANITIZE" -DREELFS_WERROR=ON "${REELFS_LAUNCHER[@]}" \
+  ${REELFS_CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
 echo "setup: built in $BUILD_DIR"

@@ -13,14 +13,12 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${REELFS_TSAN_BUILD_DIR:-build-tsan}
 CC_BIN=${REELFS_TSAN_CC:-clang-14}
 CXX_BIN=${REELFS_TSAN_CXX:-clang++-14}
-launcher=()
-if command -v ccache >/dev/null 2>&1; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
+# shellcheck source=scripts/ccache_env.sh
+source scripts/ccache_env.sh
 
 start=$(date +%s)
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER="$CC_BIN" -DCMAKE_CXX_COMPILER="$CXX_BIN" "${launcher[@]}" \
+  -DCMAKE_C_COMPILER="$CC_BIN" -DCMAKE_CXX_COMPILER="$CXX_BIN" "${REELFS_LAUNCHER[@]}" \
   -DREELFS_SANITIZE=thread -DREELFS_THREAD_SAFETY=ON -DREELFS_WERROR=ON \
   -DREELFS_CHECK_HEADERS=OFF -DREELFS_BUILD_BENCH=OFF ${REELFS_CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)"
