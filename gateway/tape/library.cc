@@ -38,17 +38,17 @@ std::vector<std::string> DriveNames(uint32_t n) {
 
 Result<std::unique_ptr<Library>> Library::Create(const LibraryConfig& config) {
   REELFS_RETURN_IF_ERROR(ValidateLibraryConfig(config));
-  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(config.scheduler.policy));
-  auto library = std::make_unique<LibraryImpl>(config, std::move(policy));
+  REELFS_ASSIGN_OR_RETURN(const Policy policy, FindPolicy(config.scheduler.policy));
+  auto library = std::make_unique<LibraryImpl>(config, policy);
   if (config.mode == SimMode::kScaled) library->StartScaledDriver();
   return std::unique_ptr<Library>(std::move(library));
 }
 
-LibraryImpl::LibraryImpl(const LibraryConfig& config, std::unique_ptr<Policy> policy)
+LibraryImpl::LibraryImpl(const LibraryConfig& config, const Policy& policy)
     : config_(config),
       geometry_(config.drive, config.block_bytes),
       locate_(geometry_, config.drive.locate_scale),
-      policy_(std::move(policy)),
+      policy_(policy),
       metrics_(DriveNames(config.drives), config.robots, config.scheduler.policy),
       robots_(config.robots, config.robot_move_s, &events_, &metrics_),
       rng_(config.seed),
@@ -297,7 +297,7 @@ void LibraryImpl::RequestDispatchLocked() {
 }
 
 void LibraryImpl::DispatchLocked() {
-  if (policy_->Batches()) {
+  if (policy_.batches) {
     DispatchBatchLocked();
   } else {
     DispatchFifoLocked();
@@ -318,7 +318,7 @@ int LibraryImpl::PickDriveForMountLocked() {
     const Drive& drive = drives_[d];
     if (drive.state != DriveState::kReady || drive.serving || !drive.incoming.empty()) continue;
     const bool has_work = !cartridges_[drive.cartridge].queue.empty();
-    if (has_work && policy_->Batches()) continue;  // it serves its own queue
+    if (has_work && policy_.batches) continue;  // it serves its own queue
     const std::pair<bool, double> key{has_work, drive.idle_since};
     if (best < 0 || key < best_key) {
       best = static_cast<int>(d);
@@ -393,7 +393,7 @@ void LibraryImpl::DispatchBatchLocked() {
       }
     }
     if (queue.empty()) continue;
-    ServeLocked(d, queue[policy_->PickNext(queue, drive.head_block, locate_)].id);
+    ServeLocked(d, queue[policy_.pick_next(queue, drive.head_block, locate_)].id);
   }
 
   // 2. Waiting cartridges that meet the mount criteria get free drives, oldest request first.

@@ -1,5 +1,7 @@
 #include "gateway/tape/internal/policy.h"
 
+#include <array>
+
 #include <fmt/format.h>
 
 namespace reelfs::gateway::tape {
@@ -14,11 +16,16 @@ bool MountEligible(const SchedulerParams& params, uint64_t files, uint64_t bytes
   return oldest_age_s >= params.max_age_s;
 }
 
-Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name) {
-  if (name == "fifo") return MakeFifoPolicy();
-  if (name == "batch") return MakeBatchPolicy();
-  if (name == "logical") return MakeLogicalPolicy();
-  if (name == "sltf") return MakeSltfPolicy();
+Result<Policy> FindPolicy(std::string_view name) {
+  static constexpr std::array kPolicies = {
+      Policy{.name = "fifo", .batches = false, .pick_next = &PickArrivalOrder},
+      Policy{.name = "batch", .batches = true, .pick_next = &PickLowestBlock},
+      Policy{.name = "logical", .batches = true, .pick_next = &PickNextSweep},
+      Policy{.name = "sltf", .batches = true, .pick_next = &PickShortestLocate},
+  };
+  for (const Policy& policy : kPolicies) {
+    if (policy.name == name) return policy;
+  }
   return Status::InvalidArgument(fmt::format("tape.scheduler.policy: unknown policy '{}'", name));
 }
 

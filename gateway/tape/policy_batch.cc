@@ -7,24 +7,13 @@
 #include "gateway/tape/internal/policy.h"
 
 namespace reelfs::gateway::tape {
-namespace {
 
-class BatchPolicy final : public Policy {
- public:
-  std::string_view Name() const override { return "batch"; }
-  bool Batches() const override { return true; }
-  size_t PickNext(std::span<const QueuedRequest> queue, uint64_t,
-                  const LocateModel&) const override {
-    // min_element keeps the first of equals: ties go to the older request.
-    auto it = std::min_element(queue.begin(), queue.end(), [](const auto& a, const auto& b) {
-      return a.start_block < b.start_block;
-    });
-    return static_cast<size_t>(it - queue.begin());
-  }
-};
-
-}  // namespace
-
-std::unique_ptr<Policy> MakeBatchPolicy() { return std::make_unique<BatchPolicy>(); }
+size_t PickLowestBlock(std::span<const QueuedRequest> queue, uint64_t, const LocateModel&) {
+  // min_element keeps the first of equals: ties go to the older request.
+  auto it = std::min_element(queue.begin(), queue.end(), [](const auto& a, const auto& b) {
+    return a.start_block < b.start_block;
+  });
+  return static_cast<size_t>(it - queue.begin());
+}
 
 }  // namespace reelfs::gateway::tape

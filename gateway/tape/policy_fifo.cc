@@ -4,19 +4,9 @@
 #include "gateway/tape/internal/policy.h"
 
 namespace reelfs::gateway::tape {
-namespace {
 
-class FifoPolicy final : public Policy {
- public:
-  std::string_view Name() const override { return "fifo"; }
-  bool Batches() const override { return false; }
-  size_t PickNext(std::span<const QueuedRequest>, uint64_t, const LocateModel&) const override {
-    return 0;  // the queue is in arrival order
-  }
-};
-
-}  // namespace
-
-std::unique_ptr<Policy> MakeFifoPolicy() { return std::make_unique<FifoPolicy>(); }
+size_t PickArrivalOrder(std::span<const QueuedRequest>, uint64_t, const LocateModel&) {
+  return 0;  // the queue is in arrival order
+}
 
 }  // namespace reelfs::gateway::tape

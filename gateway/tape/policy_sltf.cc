@@ -5,30 +5,20 @@
 #include "gateway/tape/internal/policy.h"
 
 namespace reelfs::gateway::tape {
-namespace {
 
-class SltfPolicy final : public Policy {
- public:
-  std::string_view Name() const override { return "sltf"; }
-  bool Batches() const override { return true; }
-  size_t PickNext(std::span<const QueuedRequest> queue, uint64_t head_block,
-                  const LocateModel& locate) const override {
-    size_t best = 0;
-    double best_s = locate.Seconds(head_block, queue[0].start_block);
-    for (size_t i = 1; i < queue.size(); ++i) {
-      const double s = locate.Seconds(head_block, queue[i].start_block);
-      // Strictly cheaper only: ties go to the older request, deterministically.
-      if (s < best_s) {
-        best = i;
-        best_s = s;
-      }
+size_t PickShortestLocate(std::span<const QueuedRequest> queue, uint64_t head_block,
+                          const LocateModel& locate) {
+  size_t best = 0;
+  double best_s = locate.Seconds(head_block, queue[0].start_block);
+  for (size_t i = 1; i < queue.size(); ++i) {
+    const double s = locate.Seconds(head_block, queue[i].start_block);
+    // Strictly cheaper only: ties go to the older request, deterministically.
+    if (s < best_s) {
+      best = i;
+      best_s = s;
     }
-    return best;
   }
-};
-
-}  // namespace
-
-std::unique_ptr<Policy> MakeSltfPolicy() { return std::make_unique<SltfPolicy>(); }
+  return best;
+}
 
 }  // namespace reelfs::gateway::tape

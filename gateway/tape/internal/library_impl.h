@@ -40,7 +40,7 @@ namespace reelfs::gateway::tape {
 
 class LibraryImpl final : public Library {
  public:
-  LibraryImpl(const LibraryConfig& config, std::unique_ptr<Policy> policy);
+  LibraryImpl(const LibraryConfig& config, const Policy& policy);
   ~LibraryImpl() override;
 
   uint64_t BlockBytes() const override { return geometry_.block_bytes(); }
@@ -121,7 +121,7 @@ class LibraryImpl final : public Library {
   const LibraryConfig config_;
   const Geometry geometry_;
   const LocateModel locate_;
-  const std::unique_ptr<Policy> policy_;
+  const Policy policy_;
 
   mutable Mutex mu_;
   CondVar wake_;  // scaled driver: a new event or stop
