@@ -22,6 +22,7 @@
 #include "s3/client/s3_client.h"
 #include "s3/protocol/crypto.h"
 #include "tests/fakes/gateway_process.h"
+#include "tests/fakes/store_calls.h"
 
 namespace fs = std::filesystem;
 using namespace reelfs;
@@ -57,24 +58,14 @@ std::vector<std::byte> Content(uint64_t offset, size_t n, uint64_t seed) {
 }
 
 std::string Put(S3Client& c, const std::string& key, std::span<const std::byte> body) {
-  PutObjectRequest req{kBucket, key, body};
-  auto r = Await<std::string>([&](auto cb) { c.PutObject(req, cb); });
+  auto r = testing::PutBytes(c, kBucket, key, body);
   REQUIRE_MESSAGE(r.ok(), r.status().ToString());
   return *r;
 }
 
 Result<std::vector<std::byte>> Get(const std::string& key, std::optional<ByteRange> range,
                                    size_t capacity) {
-  std::vector<std::byte> buf(capacity);
-  GetObjectRequest req;
-  req.bucket = kBucket;
-  req.key = key;
-  req.range = range;
-  req.buffer = buf;
-  auto r = Await<GetObjectResult>([&](auto cb) { g_client->GetObject(req, cb); });
-  if (!r.ok()) return r.status();
-  buf.resize(r->bytes);
-  return buf;
+  return testing::GetBytes(*g_client, kBucket, key, range, capacity);
 }
 
 // Uploads the 1 GiB object by multipart; returns its SHA-256 (hex). Idempotent per process.

@@ -16,6 +16,7 @@
 #include "s3/await.h"
 #include "s3/client/s3_client.h"
 #include "tests/fakes/gateway_process.h"
+#include "tests/fakes/store_calls.h"
 
 namespace fs = std::filesystem;
 using namespace reelfs;
@@ -37,24 +38,14 @@ std::vector<std::byte> Pattern(size_t n, uint64_t seed) {
 }
 
 std::string Put(const std::string& key, std::span<const std::byte> body) {
-  PutObjectRequest req{kBucket, key, body};
-  auto r = Await<std::string>([&](auto cb) { g_client->PutObject(req, cb); });
+  auto r = testing::PutBytes(*g_client, kBucket, key, body);
   REQUIRE_MESSAGE(r.ok(), r.status().ToString());
   return *r;
 }
 
 Result<std::vector<std::byte>> Get(const std::string& key, std::optional<ByteRange> range,
                                    size_t capacity) {
-  std::vector<std::byte> buf(capacity);
-  GetObjectRequest req;
-  req.bucket = kBucket;
-  req.key = key;
-  req.range = range;
-  req.buffer = buf;
-  auto r = Await<GetObjectResult>([&](auto cb) { g_client->GetObject(req, cb); });
-  if (!r.ok()) return r.status();
-  buf.resize(r->bytes);
-  return buf;
+  return testing::GetBytes(*g_client, kBucket, key, range, capacity);
 }
 
 }  // namespace

@@ -5,39 +5,23 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/unit/common/s3_error_rows.h"
+
 namespace reelfs {
 namespace {
 
 TEST_SUITE("common") {
   TEST_CASE("ClassifyS3Error: the code decides, else the HTTP status") {
-    struct Row {
-      int http;
-      const char* code;
-      StatusCode want;
-      StatusReason reason;
-    };
-    const Row rows[] = {
-        {403, "InvalidObjectState", StatusCode::kFailedPrecondition, StatusReason::kArchived},
-        {412, "PreconditionFailed", StatusCode::kFailedPrecondition, StatusReason::kObjectChanged},
-        {412, "", StatusCode::kFailedPrecondition, StatusReason::kObjectChanged},
-        // The same 403 means different things by its code.
-        {403, "SignatureDoesNotMatch", StatusCode::kUnauthenticated, StatusReason::kNone},
-        {403, "AccessDenied", StatusCode::kPermissionDenied, StatusReason::kNone},
-        {403, "", StatusCode::kPermissionDenied, StatusReason::kNone},
-        // A code wins over its status: RequestTimeout is a 400 that may be retried.
-        {400, "RequestTimeout", StatusCode::kUnavailable, StatusReason::kNone},
-        {501, "", StatusCode::kUnimplemented, StatusReason::kNone},
-        {503, "Unheard", StatusCode::kUnavailable, StatusReason::kNone},
-        {0, "", StatusCode::kUnknown, StatusReason::kNone},
-        {200, "", StatusCode::kUnknown, StatusReason::kNone},  // never kOk
-    };
-    for (const Row& row : rows) {
+    for (const testing::S3ErrorRow& row : testing::kS3ErrorRows) {
       CAPTURE(row.http);
       CAPTURE(row.code);
       const S3ErrorClass got = ClassifyS3Error(row.http, row.code);
       CHECK(got.code == row.want);
       CHECK(got.reason == row.reason);
     }
+    // Without any code or status there is nothing to go by, and a 2xx is never an error's kOk.
+    CHECK(ClassifyS3Error(0, "").code == StatusCode::kUnknown);
+    CHECK(ClassifyS3Error(200, "").code == StatusCode::kUnknown);
   }
 
   TEST_CASE("DocumentedHttpStatus: the AWS status of a code, 0 when unknown") {

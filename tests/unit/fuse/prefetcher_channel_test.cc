@@ -20,6 +20,8 @@
 #include "rdmaio/data_channel.h"
 #include "rdmaio/registered_memory.h"
 #include "s3/fake/fake_object_store.h"
+#include "tests/fakes/host_region.h"
+#include "tests/unit/fuse/prefetch_reads.h"
 
 namespace reelfs::fuse {
 namespace {
@@ -29,16 +31,7 @@ using s3::FakeObjectStore;
 constexpr uint64_t kKiB = 1ull << 10;
 constexpr uint64_t kMiB = 1ull << 20;
 
-class HostRegion final : public rdmaio::RegisteredRegion {
- public:
-  explicit HostRegion(std::span<std::byte> bytes) : bytes_(bytes) {}
-  rdmaio::MemoryKind kind() const override { return rdmaio::MemoryKind::kHost; }
-  uint64_t length() const override { return bytes_.size(); }
-  std::span<std::byte> host_bytes() const override { return bytes_; }
-
- private:
-  std::span<std::byte> bytes_;
-};
+using HostRegion = testing::FakeHostRegion;
 
 // Registers host memory (page-aligned, as the real one demands), or refuses everything.
 class FakeRegistrar final : public rdmaio::MemoryRegistrar {
@@ -130,23 +123,8 @@ class FakeChannel final : public rdmaio::DataChannel {
   const rdmaio::DataPath via_;
 };
 
-Result<ReadData> ReadNow(Prefetcher& prefetcher, uint64_t offset, size_t size) {
-  std::promise<Result<ReadData>> promise;
-  auto future = promise.get_future();
-  prefetcher.Read(offset, size, [&](Result<ReadData> r) { promise.set_value(std::move(r)); });
-  return future.get();
-}
-
-bool MatchesGenerated(const std::string& key, uint64_t offset, const ReadData& data) {
-  std::vector<std::byte> expected;
-  for (auto piece : data.pieces) {
-    expected.resize(piece.size());
-    FakeObjectStore::GeneratedContent(key, offset, expected);
-    if (std::memcmp(expected.data(), piece.data(), piece.size()) != 0) return false;
-    offset += piece.size();
-  }
-  return true;
-}
+using reelfs::testing::MatchesGenerated;
+using reelfs::testing::ReadNow;
 
 // Reads the whole object in 1 MiB reads, one at a time, verifying every byte.
 bool ReadAll(Prefetcher& p, const ObjectRef& obj) {

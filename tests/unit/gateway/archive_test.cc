@@ -89,6 +89,15 @@ struct Env {
     REQUIRE(tmp->Write(body).ok());
     REQUIRE(store->Put(bucket, key, *tmp, s3::Md5Hex(body), PutOptions{}).ok());
   }
+  // bkt/on stays online; bkt/off (5 000 bytes) is archived and its disk copy released.
+  void PutOnlineAndOffline() {
+    Put("bkt", "on", "online bytes");
+    Put("bkt", "off", Content(5000, 'o'));
+    ArchiveRunOptions run;
+    run.prefix = "off";
+    run.release = true;
+    REQUIRE(archive->Run(run).ok());
+  }
   ArchiveRecord State(const std::string& bucket, const std::string& key) {
     auto a = store->catalog().GetArchive(bucket, key);
     REQUIRE(a.ok());
@@ -407,12 +416,7 @@ TEST_SUITE("gateway.archive") {
     options.personality = Personality::kVersitygw;
     options.hints = true;
     Env env(options);
-    env.Put("bkt", "on", "online bytes");
-    env.Put("bkt", "off", Content(5000, 'o'));
-    ArchiveRunOptions run;
-    run.prefix = "off";
-    run.release = true;
-    REQUIRE(env.archive->Run(run).ok());
+    env.PutOnlineAndOffline();
 
     auto on = env.Send("HEAD", "/bkt/on", "");
     CHECK(on.status == 200);
@@ -473,12 +477,7 @@ TEST_SUITE("gateway.archive") {
     options.personality = Personality::kAws;
     options.expedited_unavailable = true;
     Env env(options);
-    env.Put("bkt", "on", "online bytes");
-    env.Put("bkt", "off", Content(5000, 'o'));
-    ArchiveRunOptions run;
-    run.prefix = "off";
-    run.release = true;
-    REQUIRE(env.archive->Run(run).ok());
+    env.PutOnlineAndOffline();
 
     auto on = env.Send("HEAD", "/bkt/on", "");
     CHECK(Env::Header(on, "x-amz-storage-class") == nullptr);

@@ -9,35 +9,14 @@
 #include <doctest/doctest.h>
 
 #include "s3/protocol/error_codec.h"
+#include "tests/unit/common/s3_error_rows.h"
 
 namespace reelfs::rdmaio::channel {
 namespace {
 
 TEST_SUITE("rdmaio") {
   TEST_CASE("ErrorFromReply: the same code and reason as the HTTP path") {
-    struct Row {
-      int http;
-      const char* code;
-      StatusCode want;
-      StatusReason reason;
-    };
-    const Row rows[] = {
-        // The case that used to differ: kPermissionDenied over RDMA, kUnauthenticated over HTTP.
-        {403, "SignatureDoesNotMatch", StatusCode::kUnauthenticated, StatusReason::kNone},
-        {403, "InvalidAccessKeyId", StatusCode::kUnauthenticated, StatusReason::kNone},
-        {403, "AccessDenied", StatusCode::kPermissionDenied, StatusReason::kNone},
-        {403, "InvalidObjectState", StatusCode::kFailedPrecondition, StatusReason::kArchived},
-        {412, "PreconditionFailed", StatusCode::kFailedPrecondition, StatusReason::kObjectChanged},
-        {412, "", StatusCode::kFailedPrecondition, StatusReason::kObjectChanged},
-        {404, "NoSuchKey", StatusCode::kNotFound, StatusReason::kNone},
-        {416, "InvalidRange", StatusCode::kOutOfRange, StatusReason::kNone},
-        {400, "InvalidArgument", StatusCode::kInvalidArgument, StatusReason::kNone},
-        {400, "RequestTimeout", StatusCode::kUnavailable, StatusReason::kNone},
-        {503, "SlowDown", StatusCode::kUnavailable, StatusReason::kNone},
-        {500, "", StatusCode::kUnavailable, StatusReason::kNone},
-        {501, "NotImplemented", StatusCode::kUnimplemented, StatusReason::kNone},
-    };
-    for (const Row& row : rows) {
+    for (const testing::S3ErrorRow& row : testing::kS3ErrorRows) {
       CAPTURE(row.http);
       CAPTURE(row.code);
       const ControlReply reply{.http_status = row.http, .s3_error_code = row.code};

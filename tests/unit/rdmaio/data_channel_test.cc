@@ -7,19 +7,12 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/fakes/host_region.h"
+
 namespace reelfs::rdmaio {
 namespace {
 
-class HostRegion final : public RegisteredRegion {
- public:
-  explicit HostRegion(std::span<std::byte> bytes) : bytes_(bytes) {}
-  MemoryKind kind() const override { return MemoryKind::kHost; }
-  uint64_t length() const override { return bytes_.size(); }
-  std::span<std::byte> host_bytes() const override { return bytes_; }
-
- private:
-  std::span<std::byte> bytes_;
-};
+using HostRegion = testing::FakeHostRegion;
 
 class HostOnlyRegistrar final : public MemoryRegistrar {
  public:

@@ -21,24 +21,14 @@
 #include "rdmaio/wire/rc_control.h"
 #include "rdmaio/wire/rdma_headers.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/fakes/host_region.h"
 
 namespace reelfs::rdmaio::channel {
 namespace {
 
 using wire::HeaderList;
 
-class FakeRegion final : public RegisteredRegion {
- public:
-  explicit FakeRegion(size_t size) : bytes_(size) {}
-  MemoryKind kind() const override { return MemoryKind::kHost; }
-  uint64_t length() const override { return bytes_.size(); }
-  std::span<std::byte> host_bytes() const override {
-    return std::span<std::byte>(const_cast<std::byte*>(bytes_.data()), bytes_.size());
-  }
-
- private:
-  std::vector<std::byte> bytes_;
-};
+using FakeRegion = testing::FakeHostRegion;
 
 class FakeQp;
 // What the fake QPs did, kept by the provider: each QP is owned (and destroyed) by its session,
@@ -99,13 +89,7 @@ class FakeProvider final : public RcQpProvider {
     return std::unique_ptr<RcSessionQp>(std::make_unique<FakeQp>(next_qpn++, book));
   }
   Result<WindowAddress> Locate(const RegisteredWindow& window) const override {
-    if (dynamic_cast<const FakeRegion*>(window.region.get()) == nullptr ||
-        window.offset + window.length > window.region->length()) {
-      return Status::InvalidArgument("foreign region or window outside it");
-    }
-    return WindowAddress{
-        .addr = reinterpret_cast<uint64_t>(window.region->host_bytes().data()) + window.offset,
-        .rkey = 0xabcd};
+    return testing::LocateFakeWindow(window);
   }
   MemoryRegistrar& registrar() override { throw std::logic_error("unused"); }
 

@@ -130,6 +130,24 @@ std::unique_ptr<Transport> MakeTransport(int port, int max_attempts = 4,
   return std::move(t).value();
 }
 
+// A loopback port nothing listens on: a server grabs a free one, then closes it.
+int RefusingPort() {
+  ScriptedServer probe({});
+  return probe.port();
+}
+
+// A transport whose first attempt is refused and whose retry then waits ~10 s: a request stays
+// pending for as long as a test needs it to.
+std::unique_ptr<Transport> MakeSlowRetryTransport() {
+  TransportOptions o;
+  o.endpoint = Endpoint{"http", "127.0.0.1", RefusingPort(), ""};
+  o.retry = {.max_attempts = 10, .base = 10s, .cap = 10s};
+  o.jitter = [] { return 0.99; };
+  auto t = Transport::Create(o);
+  REQUIRE(t.ok());
+  return std::move(t).value();
+}
+
 Result<HttpResponse> Run(Transport& t, HttpRequest req) {
   std::promise<Result<HttpResponse>> p;
   auto f = p.get_future();
@@ -154,12 +172,7 @@ bool Has(const std::string& hay, std::string_view needle) {
 }  // namespace
 
 TEST_CASE("connection refused: retried up to max_attempts, then kUnavailable") {
-  int port = 0;
-  {
-    ScriptedServer probe({});  // grab a free port, then close it
-    port = probe.port();
-  }
-  auto t = MakeTransport(port, 3);
+  auto t = MakeTransport(RefusingPort(), 3);
   HttpRequest req;
   req.bucket = "b";
   req.key = "k";
@@ -299,23 +312,13 @@ TEST_CASE("a caller's x-amz-content-sha256 is the signed claim, sent once, signe
 }
 
 TEST_CASE("shutdown completes pending retries with kCancelled") {
-  int port = 0;
-  {
-    ScriptedServer probe({});
-    port = probe.port();
-  }
-  TransportOptions o;
-  o.endpoint = Endpoint{"http", "127.0.0.1", port, ""};
-  o.retry = {.max_attempts = 10, .base = 10s, .cap = 10s};
-  o.jitter = [] { return 0.99; };
-  auto t = Transport::Create(o);
-  REQUIRE(t.ok());
+  std::unique_ptr<Transport> t = MakeSlowRetryTransport();
   std::promise<Status> p;
   HttpRequest req;
   req.bucket = "b";
-  (*t)->Submit(req, [&](Result<HttpResponse> r) { p.set_value(r.status()); });
+  t->Submit(req, [&](Result<HttpResponse> r) { p.set_value(r.status()); });
   std::this_thread::sleep_for(200ms);  // first attempt refused, retry waiting 9.9 s
-  t->reset();
+  t.reset();
   auto f = p.get_future();
   REQUIRE(f.wait_for(1s) == std::future_status::ready);
   CHECK(f.get().code() == StatusCode::kCancelled);
@@ -531,18 +534,7 @@ TEST_CASE("cancelling a stalled GET completes promptly with kCancelled") {
 }
 
 TEST_CASE("a completion may destroy the transport (on the loop thread)") {
-  int port = 0;
-  {
-    ScriptedServer probe({});
-    port = probe.port();
-  }
-  TransportOptions o;
-  o.endpoint = Endpoint{"http", "127.0.0.1", port, ""};
-  o.retry = {.max_attempts = 10, .base = 10s, .cap = 10s};
-  o.jitter = [] { return 0.99; };
-  auto created = Transport::Create(o);
-  REQUIRE(created.ok());
-  std::unique_ptr<Transport> t = std::move(created).value();
+  std::unique_ptr<Transport> t = MakeSlowRetryTransport();
   Transport* raw = t.get();
   std::promise<Status> waiting;  // a request left waiting for its retry
   raw->Submit(HttpRequest{.bucket = "b"},
