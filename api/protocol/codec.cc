@@ -14,6 +14,8 @@
 namespace reelfs::api::protocol {
 namespace {
 
+static_assert(kMaxErrorMessage + 6 == kMaxBodyLength, "ERROR's text fills the body limit");
+
 using internal::AppendLe;
 using internal::BodyReader;
 

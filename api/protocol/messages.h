@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -100,7 +101,8 @@ struct Error {
   std::string message;  // for humans; at most kMaxErrorMessage bytes
   bool operator==(const Error&) const = default;
 };
-// The body's limit less the errno and the text length fields.
+// The body's limit (kMaxBodyLength, 4 KiB) less the errno and text length fields; codec.cc
+// checks the two agree.
 inline constexpr size_t kMaxErrorMessage = 4096 - 6;
 
 // The alternatives are in MessageType order (index + 1 == the wire type).
