@@ -10,22 +10,12 @@ Exits 77 (skip) when boto3 or the gateway binary is missing.
 import hashlib
 import json
 import os
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 
-SKIP = 77
-
-
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(SKIP)
-
+import gateway_proc
+from gateway_proc import skip
 
 try:
     import boto3
@@ -37,31 +27,16 @@ try:
 except ImportError:
     skip("python3-boto3 not installed")
 
-BIN = os.environ.get("REELFS_GATEWAY_BIN", "")
-if not BIN or not os.access(BIN, os.X_OK):
-    skip("REELFS_GATEWAY_BIN not set or not executable (build target reelfs-gateway)")
-
 ACCESS, SECRET = "AKIDREELFSARCHIVE", "archive/secret+key/abcdef0123456789"
 
 
-class Gateway:
+class Gateway(gateway_proc.Gateway):
+    """The gateway with a simulated tape library behind the archive personality."""
+
     def __init__(self, personality):
-        self.work = tempfile.mkdtemp(prefix=f"reelfs-gw-archive-{personality}.")
-        self.root = os.path.join(self.work, "root")
-        config = os.path.join(self.work, "gateway.yaml")
-        with open(config, "w") as f:
-            f.write(f"archive:\n  personality: {personality}\n  hints: true\n"
-                    "tape:\n  drives: 2\n  speedup: 1000\n")
-        self.err = open(os.path.join(self.work, "gateway.err"), "w")
-        self.proc = subprocess.Popen(
-            [BIN, "--root", self.root, "--listen", "127.0.0.1:0", "--config", config,
-             "--access-key", ACCESS, "--secret-key", SECRET,
-             "--log-level", os.environ.get("GW_LOG_LEVEL", "warn")],
-            stdout=subprocess.PIPE, stderr=self.err, text=True)
-        line = self.proc.stdout.readline().strip()
-        if not line.startswith("reelfs-gateway listening on http://127.0.0.1:"):
-            raise RuntimeError(f"unexpected start-up line {line!r}")
-        self.endpoint = line.split(" on ", 1)[1]
+        super().__init__(f"reelfs-gw-archive-{personality}.", ACCESS, SECRET,
+                         config=f"archive:\n  personality: {personality}\n  hints: true\n"
+                         "tape:\n  drives: 2\n  speedup: 1000\n")
 
     def admin(self, method, name, query=""):
         """A SigV4-signed admin request (as curl --aws-sigv4 -H 'x-amz-content-sha256: ...' would
@@ -73,15 +48,6 @@ class Gateway:
         r = urllib.request.Request(url, method=method, headers=dict(prepared.headers), data=None)
         with urllib.request.urlopen(r, timeout=60) as resp:
             return resp.status, resp.headers.get("Content-Type"), resp.read()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            rc = self.proc.wait(timeout=30)
-            assert rc == 0, f"gateway exited {rc} on SIGTERM"
-        self.err.close()
-        if os.environ.get("KEEP_WORK") != "1":
-            shutil.rmtree(self.work, ignore_errors=True)
 
 
 def client(endpoint):

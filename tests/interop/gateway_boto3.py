@@ -5,22 +5,11 @@ Exits 77 (skip) when boto3 or the gateway binary is missing.
 """
 import hashlib
 import os
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 
-SKIP = 77
-
-
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(SKIP)
-
+from gateway_proc import Gateway, skip
 
 try:
     import boto3
@@ -31,38 +20,8 @@ try:
 except ImportError:
     skip("python3-boto3 not installed")
 
-BIN = os.environ.get("REELFS_GATEWAY_BIN", "")
-if not BIN or not os.access(BIN, os.X_OK):
-    skip("REELFS_GATEWAY_BIN not set or not executable (build target reelfs-gateway)")
-
 ACCESS, SECRET = "AKIDREELFSBOTO3", "boto3/secret+key/abcdef0123456789"
 MiB = 1024 * 1024
-
-
-class Gateway:
-    def __init__(self):
-        self.work = tempfile.mkdtemp(prefix="reelfs-gw-boto3.")
-        self.root = os.path.join(self.work, "root")
-        port_file = os.path.join(self.work, "port")
-        self.err = open(os.path.join(self.work, "gateway.err"), "w")
-        self.proc = subprocess.Popen(
-            [BIN, "--root", self.root, "--listen", "127.0.0.1:0", "--port-file", port_file,
-             "--access-key", ACCESS, "--secret-key", SECRET, "--log-level", os.environ.get("GW_LOG_LEVEL", "warn")],
-            stdout=subprocess.PIPE, stderr=self.err, text=True)
-        line = self.proc.stdout.readline().strip()
-        if not line.startswith("reelfs-gateway listening on http://127.0.0.1:"):
-            raise RuntimeError(f"unexpected start-up line {line!r}")
-        self.endpoint = line.split(" on ", 1)[1]
-        assert open(port_file).read().strip() == self.endpoint.rsplit(":", 1)[1]
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            rc = self.proc.wait(timeout=30)
-            assert rc == 0, f"gateway exited {rc} on SIGTERM"
-        self.err.close()
-        if os.environ.get("KEEP_WORK") != "1":
-            shutil.rmtree(self.work, ignore_errors=True)
 
 
 def client(endpoint, secret=SECRET):
@@ -100,7 +59,7 @@ def snapshot_outside(gw):
 
 
 def main():
-    gw = Gateway()
+    gw = Gateway("reelfs-gw-boto3.", ACCESS, SECRET, port_file=True)
     try:
         run(gw)
     finally:

@@ -16,21 +16,11 @@ Exits 77 (skip) when boto3 or the gateway binary is missing.
 import hashlib
 import hmac
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 
-SKIP = 77
-
-
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(SKIP)
-
+from gateway_proc import Gateway, skip
 
 try:
     import boto3
@@ -41,10 +31,6 @@ try:
     from botocore.exceptions import ClientError
 except ImportError:
     skip("python3-boto3 not installed")
-
-BIN = os.environ.get("REELFS_GATEWAY_BIN", "")
-if not BIN or not os.access(BIN, os.X_OK):
-    skip("REELFS_GATEWAY_BIN not set or not executable (build target reelfs-gateway)")
 
 ACCESS, SECRET = "AKIDREELFSSEC", "security/secret+key/0123456789"
 STREAMING = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
@@ -58,18 +44,11 @@ def check(cond, what):
         failures.append(what)
 
 
-work = tempfile.mkdtemp(prefix="reelfs-gw-sec.")
-root = os.path.join(work, "root")
-err = open(os.path.join(work, "gateway.err"), "w")
-proc = subprocess.Popen(
-    [BIN, "--root", root, "--listen", "127.0.0.1:0", "--access-key", ACCESS, "--secret-key",
-     SECRET, "--log-level", os.environ.get("GW_LOG_LEVEL", "warn")],
-    stdout=subprocess.PIPE, stderr=err, text=True)
-line = proc.stdout.readline().strip()
-if not line.startswith("reelfs-gateway listening on http://127.0.0.1:"):
-    proc.kill()
-    sys.exit(f"FAIL: unexpected start-up line {line!r}")
-endpoint = line.split(" on ", 1)[1]
+try:
+    gw = Gateway("reelfs-gw-sec.", ACCESS, SECRET)
+except RuntimeError as e:
+    sys.exit(f"FAIL: {e}")
+work, root, endpoint = gw.work, gw.root, gw.endpoint
 host = endpoint.split("//", 1)[1]
 
 sent = []  # (operation, headers) of what boto3 itself sent
@@ -232,14 +211,12 @@ try:
     listed = s3.list_objects_v2(Bucket="bkt", Prefix="link/")
     check(listed.get("KeyCount") == 0, "listing through the link is empty")
 finally:
-    proc.send_signal(signal.SIGTERM)
-    rc = proc.wait(timeout=30)
-    err.close()
+    rc = gw.terminate()
     if rc != 0:
         failures.append(f"gateway exited {rc} after SIGTERM")
     if failures:
-        print(open(os.path.join(work, "gateway.err")).read()[-4000:])
-    shutil.rmtree(work, ignore_errors=True)
+        print(gw.stderr_tail())
+    gw.cleanup()
 
 if failures:
     print("FAIL:", "; ".join(failures))
