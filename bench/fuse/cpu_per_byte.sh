@@ -15,11 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BUILD_DIR=${BUILD_DIR:-build}
 SIZE_MIB=${SIZE_MIB:-1024}
 ROUNDS=${ROUNDS:-3}
-gw=$BUILD_DIR/gateway/reelfs-gateway
-reelfs=$BUILD_DIR/cli/reelfs
-for b in "$gw" "$reelfs"; do [ -x "$b" ] || { echo "missing $b" >&2; exit 77; }; done
-for c in curl dd fusermount3 python3; do command -v "$c" >/dev/null || { echo "missing $c" >&2; exit 77; }; done
-[ -e /dev/fuse ] || { echo "no /dev/fuse" >&2; exit 77; }
+bench_require_single "$BUILD_DIR" curl dd fusermount3 python3
 work=$(mktemp -d /dev/shm/cpu-per-byte.XXXXXX)
 gw_pid=""
 trap bench_cleanup_single EXIT

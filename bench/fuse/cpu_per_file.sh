@@ -19,11 +19,7 @@ KIB=${KIB:-64}
 ROUNDS=${ROUNDS:-3}
 TOOLS=${TOOLS:-"curl reelfs s3fs"}
 THREADS=${THREADS:-8}
-gw=$BUILD_DIR/gateway/reelfs-gateway
-reelfs=$BUILD_DIR/cli/reelfs
-for b in "$gw" "$reelfs"; do [ -x "$b" ] || { echo "missing $b" >&2; exit 77; }; done
-for c in curl fusermount3 python3; do command -v "$c" >/dev/null || { echo "missing $c" >&2; exit 77; }; done
-[ -e /dev/fuse ] || { echo "no /dev/fuse" >&2; exit 77; }
+bench_require_single "$BUILD_DIR" curl fusermount3 python3
 # The same parent as run.sh: s3fs stages what it reads in its tmpdir (here under the work
 # directory), so a tmpfs work directory makes s3fs cheaper than its default /tmp does.
 work=$(mktemp -d "${BENCH_TMP:-${TMPDIR:-/tmp}}/cpu-per-file.XXXXXX")

@@ -1,13 +1,26 @@
 # shellcheck shell=bash
 # Sourced by the bench/fuse scripts (run.sh, ab.sh, cpu_per_byte.sh, cpu_per_file.sh): the
 # credentials they all sign with, one way to start reelfs-gateway on a loopback port, and the
-# EXIT trap of the one-mount scripts (cpu_per_byte.sh, cpu_per_file.sh).
-# Owns no state besides the variables named below (gw_pid, endpoint; work is the caller's).
+# preconditions and EXIT trap of the one-mount scripts (cpu_per_byte.sh, cpu_per_file.sh).
+# Owns no state besides the variables named below (gw, reelfs, gw_pid, endpoint; work is the
+# caller's).
 
 # The benchmark credentials, and no user AWS configuration or credentials file.
 bench_credentials() {
   export AWS_ACCESS_KEY_ID=benchkey AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1
   export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+}
+
+# bench_require_single BUILD_DIR CMD...: sets gw and reelfs (the two binaries in BUILD_DIR) and
+# exits 77, with what is missing on stderr, without either, one of the CMDs, or /dev/fuse.
+bench_require_single() {
+  local build=$1 b c
+  shift
+  gw=$build/gateway/reelfs-gateway
+  reelfs=$build/cli/reelfs
+  for b in "$gw" "$reelfs"; do [ -x "$b" ] || { echo "missing $b" >&2; exit 77; }; done
+  for c in "$@"; do command -v "$c" >/dev/null || { echo "missing $c" >&2; exit 77; }; done
+  [ -e /dev/fuse ] || { echo "no /dev/fuse" >&2; exit 77; }
 }
 
 # bench_start_gateway GATEWAY ROOT WORK LOG: starts GATEWAY serving ROOT on 127.0.0.1 (a free
