@@ -21,17 +21,7 @@ bound=${STOP_BOUND_S:-30}
 # 12 objects archived and released (offline: a GET needs a recall), 4 left online for GETs.
 mkdir -p "$ROOT/tapes" "$ROOT/hot"
 for i in $(seq 1 12); do head -c 200000 /dev/urandom >"$ROOT/tapes/cold-$i"; done
-cat >"$WORK/gw.yaml" <<YAML
-archive:
-  personality: aws
-tape:
-  preset: lto9
-  drives: 1
-  mode: scaled
-  speedup: 200
-YAML
-"$REELFS_GATEWAY_BIN" archive --root "$ROOT" --config "$WORK/gw.yaml" --cartridges 2 --release \
-  >"$WORK/archive.out" 2>&1 || fail "archive: $(cat "$WORK/archive.out")"
+archive_tapes 200 2
 for i in 1 2 3 4; do head -c 1500000 /dev/urandom >"$ROOT/hot/obj-$i"; done
 
 body='<RestoreRequest><Days>1</Days><GlacierJobParameters><Tier>Standard</Tier></GlacierJobParameters></RestoreRequest>'

@@ -32,3 +32,20 @@ trap cleanup EXIT
 
 # start_gateway [PORT] [ARGS...]: tests/lib/gateway.sh, shared with the e2e tests.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/gateway.sh"
+
+# archive_tapes SPEEDUP CARTRIDGES: writes $WORK/gw.yaml (aws personality, one scaled LTO-9
+# drive SPEEDUP times real time) and puts everything under $ROOT on CARTRIDGES tape images,
+# released (offline: a GET needs a recall). Start the gateway with --config "$WORK/gw.yaml".
+archive_tapes() {
+  cat >"$WORK/gw.yaml" <<YAML
+archive:
+  personality: aws
+tape:
+  preset: lto9
+  drives: 1
+  mode: scaled
+  speedup: $1
+YAML
+  "$REELFS_GATEWAY_BIN" archive --root "$ROOT" --config "$WORK/gw.yaml" --cartridges "$2" \
+    --release >"$WORK/archive.out" 2>&1 || fail "archive: $(cat "$WORK/archive.out")"
+}

@@ -9,17 +9,7 @@ curl --help all 2>/dev/null | grep -q -- --aws-sigv4 || skip "curl has no --aws-
 mkdir -p "$ROOT/tapes"
 head -c 3000000 /dev/urandom >"$ROOT/tapes/obj.bin"
 want=$(sha256sum <"$ROOT/tapes/obj.bin" | cut -d' ' -f1)
-cat >"$WORK/gw.yaml" <<YAML
-archive:
-  personality: aws
-tape:
-  preset: lto9
-  drives: 1
-  mode: scaled
-  speedup: 100000
-YAML
-"$REELFS_GATEWAY_BIN" archive --root "$ROOT" --config "$WORK/gw.yaml" --cartridges 1 --release \
-  >"$WORK/archive.out" 2>&1 || fail "archive: $(cat "$WORK/archive.out")"
+archive_tapes 100000 1
 start_gateway --config "$WORK/gw.yaml" --timeline-file "$WORK/timeline.svg"
 # curl 7.88 does not send x-amz-content-sha256, which S3 requires on header-signed requests; it
 # signs the one given here (the empty body's hash: these requests have none).
