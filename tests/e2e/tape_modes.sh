@@ -103,8 +103,10 @@ for P in ${TAPE_MODES_PERSONALITIES:-versitygw aws}; do
 
   step "$P A: 50 concurrent readers of one offline object (wait)"
   r0=$(restore_requests); s0=$(metric archive.recalls_submitted); j0=$(metric archive.recalls_joined)
-  timeout -s KILL 120 "$PY" - "$M-wait/d/00006.bin" "$(sum_of data d/00006.bin)" <<'PY' ||
-import hashlib, mmap, os, sys, threading
+  PYTHONPATH="$TAPE_MORE_DIR${PYTHONPATH:+:$PYTHONPATH}" \
+    timeout -s KILL 120 "$PY" - "$M-wait/d/00006.bin" "$(sum_of data d/00006.bin)" <<'PY' ||
+import hashlib, os, sys, threading
+from direct_read import hash_aligned
 path, want = sys.argv[1], sys.argv[2]
 start = threading.Barrier(50)
 results = [None] * 50
@@ -115,12 +117,7 @@ def reader(k):
         start.wait()
         fd = os.open(path, os.O_RDONLY | (os.O_DIRECT if direct else 0))
         try:
-            buf = mmap.mmap(-1, 1 << 20)
-            while True:
-                n = os.readv(fd, [buf])
-                if n == 0:
-                    break
-                h.update(buf[:n])
+            hash_aligned(fd, h)
         finally:
             os.close(fd)
         results[k] = h.hexdigest()

@@ -9,6 +9,9 @@
 #   probe_read PATH [direct|nonblock] # prints OK <sha256> or the errno name (EAGAIN, EACCES, ...)
 #   wait_catalog BUCKET KEY STATE... # until the gateway's catalog shows KEY in one of STATEs
 
+# Where direct_read.py is (the aligned whole-file read probe_read and tape_modes.sh share).
+TAPE_MORE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
 # tape_count_requests: counting rules on a never-reached nth (docs/gateway.md "Fault scenarios":
 # `matched` counts every request of the operation, `fired` stays 0). Call after tape_config.
 tape_count_requests() {
@@ -63,8 +66,10 @@ mount_tape() {
 # be killed) and HUNG is printed.
 probe_read() {
   local out rc=0
-  out=$(timeout -s KILL "${PROBE_LIMIT:-60}" "$PY" - "$1" "${2:-buffered}" <<'PY'
-import errno, hashlib, mmap, os, sys
+  out=$(PYTHONPATH="$TAPE_MORE_DIR${PYTHONPATH:+:$PYTHONPATH}" \
+    timeout -s KILL "${PROBE_LIMIT:-60}" "$PY" - "$1" "${2:-buffered}" <<'PY'
+import errno, hashlib, os, sys
+from direct_read import hash_aligned
 path, how = sys.argv[1], sys.argv[2]
 flags = os.O_RDONLY | {"direct": os.O_DIRECT, "nonblock": os.O_NONBLOCK}.get(how, 0)
 h = hashlib.sha256()
@@ -72,12 +77,7 @@ try:
     fd = os.open(path, flags)
     try:
         if how == "direct":
-            buf = mmap.mmap(-1, 1 << 20)
-            while True:
-                n = os.readv(fd, [buf])
-                if n == 0:
-                    break
-                h.update(buf[:n])
+            hash_aligned(fd, h)
         else:
             while True:
                 chunk = os.read(fd, 1 << 20)
