@@ -15,13 +15,12 @@ import urllib.error
 import urllib.request
 
 import gateway_proc
-from gateway_proc import skip
+from gateway_proc import s3_client, skip
 
 try:
-    import boto3
+    import boto3  # noqa: F401 (gateway_proc.s3_client builds the clients)
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
-    from botocore.config import Config
     from botocore.credentials import Credentials
     from botocore.exceptions import ClientError
 except ImportError:
@@ -51,11 +50,7 @@ class Gateway(gateway_proc.Gateway):
 
 
 def client(endpoint):
-    return boto3.client(
-        "s3", endpoint_url=endpoint, aws_access_key_id=ACCESS, aws_secret_access_key=SECRET,
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}, signature_version="s3v4",
-                      retries={"max_attempts": 1}))
+    return s3_client(endpoint, ACCESS, SECRET)
 
 
 def error_code(fn):

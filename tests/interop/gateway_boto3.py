@@ -9,7 +9,7 @@ import time
 import urllib.error
 import urllib.request
 
-from gateway_proc import Gateway, skip
+from gateway_proc import Gateway, s3_client, skip
 
 try:
     import boto3
@@ -25,11 +25,7 @@ MiB = 1024 * 1024
 
 
 def client(endpoint, secret=SECRET):
-    return boto3.client(
-        "s3", endpoint_url=endpoint, aws_access_key_id=ACCESS, aws_secret_access_key=secret,
-        region_name="us-east-1",
-        config=Config(s3={"addressing_style": "path"}, signature_version="s3v4",
-                      retries={"max_attempts": 1}))
+    return s3_client(endpoint, ACCESS, secret)
 
 
 def sha256_file(path):

@@ -79,3 +79,16 @@ class Gateway:
         rc = self.terminate()
         assert not running or rc == 0, f"gateway exited {rc} on SIGTERM"
         self.cleanup()
+
+
+def s3_client(endpoint, access, secret):
+    """A boto3 S3 client as the scripts test with: path-style, SigV4, one attempt (a retry would
+    hide the answer under test). Imports boto3 here: a script has skipped already without it."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client(
+        "s3", endpoint_url=endpoint, aws_access_key_id=access, aws_secret_access_key=secret,
+        region_name="us-east-1",
+        config=Config(s3={"addressing_style": "path"}, signature_version="s3v4",
+                      retries={"max_attempts": 1}))
