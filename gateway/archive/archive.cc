@@ -8,16 +8,11 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "gateway/archive/personality.h"
+#include "gateway/store/catalog.h"
 #include "gateway/store/key_validation.h"
 
 namespace reelfs::gateway {
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string Id(const std::string& bucket, const std::string& key) { return bucket + "/" + key; }
 

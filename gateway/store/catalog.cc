@@ -1,9 +1,17 @@
 #include "gateway/store/catalog.h"
 
+#include <chrono>
 #include <string_view>
 #include <utility>
 
 namespace reelfs::gateway {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 namespace {
 
 using Stmt = CHandle<sqlite3_stmt, sqlite3_finalize>;

@@ -49,6 +49,9 @@ namespace reelfs::gateway {
 
 using UserMetadata = std::map<std::string, std::string>;  // lowercase name (no x-amz-meta-)
 
+// The wall clock in nanoseconds since the Unix epoch: the unit of every time the catalog keeps.
+int64_t NowNs();
+
 // Where an object's data is (docs/gateway.md "Archive"): only on disk (no archive row: kOnline), on
 // disk and on tape (kPremigrated: archived, or restored), or only on tape (kOffline: the disk copy
 // was released; an empty placeholder file keeps the name).

@@ -15,12 +15,6 @@
 namespace reelfs::gateway {
 namespace {
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 constexpr std::string_view kEmptyMd5 = "d41d8cd98f00b204e9800998ecf8427e";
 
 // An empty file where the archive row says the object holds bytes: the released object's
@@ -274,27 +268,24 @@ Result<ObjectRecord> Store::Put(const std::string& bucket, const std::string& ke
   REELFS_RETURN_IF_ERROR(tmp.Sync());  // outside the lock: the slow part
   std::lock_guard lock(KeyLock(bucket, key));
   REELFS_ASSIGN_OR_RETURN(FileStat st, fs_->Publish(tmp, bucket, key));
-  ObjectRecord rec;
-  rec.key = key;
-  rec.size = st.size;
-  rec.etag = etag;
-  rec.mtime_ns = st.mtime_ns;
-  rec.content_type = options.content_type;
-  rec.storage_class = options.storage_class.empty() ? "STANDARD" : options.storage_class;
-  rec.user_meta = options.user_meta;
-  REELFS_RETURN_IF_ERROR(catalog_->PutObject(bucket, rec));
-  return rec;
+  return RecordPublished(bucket, key, st.size, etag, st.mtime_ns, options);
 }
 
 Result<ObjectRecord> Store::PutMarker(const std::string& bucket, const std::string& key,
                                       const PutOptions& options) {
   std::lock_guard lock(KeyLock(bucket, key));
   REELFS_ASSIGN_OR_RETURN(FileStat st, fs_->MakeMarker(bucket, key));
+  return RecordPublished(bucket, key, 0, std::string(kEmptyMd5), st.mtime_ns, options);
+}
+
+Result<ObjectRecord> Store::RecordPublished(const std::string& bucket, const std::string& key,
+                                            uint64_t size, const std::string& etag,
+                                            int64_t mtime_ns, const PutOptions& options) {
   ObjectRecord rec;
   rec.key = key;
-  rec.size = 0;
-  rec.etag = kEmptyMd5;
-  rec.mtime_ns = st.mtime_ns;
+  rec.size = size;
+  rec.etag = etag;
+  rec.mtime_ns = mtime_ns;
   rec.content_type = options.content_type;
   rec.storage_class = options.storage_class.empty() ? "STANDARD" : options.storage_class;
   rec.user_meta = options.user_meta;

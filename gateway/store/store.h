@@ -122,6 +122,11 @@ class Store {
       : fs_(std::move(fs)), catalog_(std::move(catalog)), options_(options) {}
   Status ReconcileBucket(const std::string& bucket);
   std::mutex& KeyLock(const std::string& bucket, const std::string& key);
+  // Records what was just published at bucket/key (its size, ETag and mtime) in the catalog,
+  // with the options' metadata; under the key's lock.
+  Result<ObjectRecord> RecordPublished(const std::string& bucket, const std::string& key,
+                                       uint64_t size, const std::string& etag, int64_t mtime_ns,
+                                       const PutOptions& options);
 
   std::unique_ptr<FsRoot> fs_;
   std::unique_ptr<Catalog> catalog_;

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -16,6 +18,13 @@
 #include "common/unique_fd.h"
 
 namespace reelfs::testing {
+
+const char* GatewayBinaryOrSkip() {
+  const char* bin = std::getenv("REELFS_GATEWAY_BIN");
+  if (bin != nullptr && access(bin, X_OK) == 0) return bin;
+  std::printf("SKIP: reelfs-gateway not built (REELFS_GATEWAY_BIN=%s)\n", bin ? bin : "(unset)");
+  return nullptr;
+}
 
 Subprocess::~Subprocess() { Stop(SIGTERM); }
 

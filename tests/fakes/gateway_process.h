@@ -4,6 +4,7 @@
 //   GatewayProcess   reelfs-gateway on 127.0.0.1: starts it with --port-file, waits for the port,
 //                    Kill() (SIGKILL, to simulate a crash) and Restart() on the same port.
 //   FreeLoopbackPort / WaitForPort  for servers without a port file (s3rver).
+//   GatewayBinaryOrSkip  the binary from REELFS_GATEWAY_BIN, or the skip line.
 //
 // Thread-safety: none; one test thread owns each object.
 #pragma once
@@ -43,6 +44,10 @@ class Subprocess {
 Result<int> FreeLoopbackPort();
 // Polls until 127.0.0.1:port accepts a TCP connection.
 [[nodiscard]] Status WaitForPort(int port, std::chrono::milliseconds deadline);
+
+// The reelfs-gateway binary named by REELFS_GATEWAY_BIN, or nullptr after printing the SKIP
+// line (the test then exits 77) when it is unset or not executable.
+const char* GatewayBinaryOrSkip();
 
 struct GatewayConfig {
   std::string binary;  // path of reelfs-gateway

@@ -299,12 +299,8 @@ TEST_CASE("fault scenario: 503 SlowDown retried, GET cut mid-body resumed, media
 
 int main(int argc, char** argv) {
   if (const char* spec = std::getenv("REELFS_LOG")) ConfigureLogging(spec).IgnoreError();
-  g_bin = std::getenv("REELFS_GATEWAY_BIN");
-  if (g_bin == nullptr || access(g_bin, X_OK) != 0) {
-    std::printf("SKIP: reelfs-gateway not built (REELFS_GATEWAY_BIN=%s)\n",
-                g_bin ? g_bin : "(unset)");
-    return 77;
-  }
+  g_bin = testing::GatewayBinaryOrSkip();
+  if (g_bin == nullptr) return 77;
   doctest::Context context(argc, argv);
   return context.run();
 }

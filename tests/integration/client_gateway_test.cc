@@ -416,11 +416,8 @@ TEST_CASE("gateway killed mid-transfer and restarted: the GET resumes and verifi
 
 int main(int argc, char** argv) {
   if (const char* spec = std::getenv("REELFS_LOG")) ConfigureLogging(spec).IgnoreError();
-  const char* bin = std::getenv("REELFS_GATEWAY_BIN");
-  if (bin == nullptr || access(bin, X_OK) != 0) {
-    std::printf("SKIP: reelfs-gateway not built (REELFS_GATEWAY_BIN=%s)\n", bin ? bin : "(unset)");
-    return 77;
-  }
+  const char* bin = testing::GatewayBinaryOrSkip();
+  if (bin == nullptr) return 77;
   char dir_template[] = "/tmp/reelfs-itest-XXXXXX";
   if (mkdtemp(dir_template) == nullptr) return 1;
   const std::string dir = dir_template;

@@ -165,6 +165,18 @@ HttpRequest StreamGet(std::span<std::byte> buf, std::optional<ByteRange> range) 
   return r;
 }
 
+// A 200 for the 1 000-byte `body` with ETag e1 that breaks off after 400 bytes.
+std::string BrokenAt400(const std::string& body) {
+  return "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"e1\"\r\n\r\n" + body.substr(0, 400);
+}
+
+// The 206 that resumes it from byte 400, carrying `etag`.
+std::string ResumedFrom400(const std::string& body, std::string_view etag) {
+  return "HTTP/1.1 206 Partial Content\r\nContent-Length: 600\r\nContent-Range: bytes 400-999/1000"
+         "\r\nETag: \"" +
+         std::string(etag) + "\"\r\n\r\n" + body.substr(400);
+}
+
 bool Has(const std::string& hay, std::string_view needle) {
   return hay.find(needle) != std::string::npos;
 }
@@ -199,10 +211,8 @@ TEST_CASE("a 200 answer to a ranged GET is sliced to the range") {
 TEST_CASE("a broken body resumes with an adjusted Range and If-Match") {
   const std::string body = Body(1000);
   ScriptedServer server({
-      "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"e1\"\r\n\r\n" + body.substr(0, 400),
-      "HTTP/1.1 206 Partial Content\r\nContent-Length: 600\r\nContent-Range: bytes 400-999/1000"
-      "\r\nETag: \"e1\"\r\n\r\n" +
-          body.substr(400),
+      BrokenAt400(body),
+      ResumedFrom400(body, "e1"),
   });
   auto t = MakeTransport(server.port());
   std::vector<std::byte> buf(1000);
@@ -448,7 +458,7 @@ TEST_CASE("an object replaced during a resume fails with kFailedPrecondition") {
   const std::string body = Body(1000);
   SUBCASE("the server honours If-Match: 412") {
     ScriptedServer server({
-        "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"e1\"\r\n\r\n" + body.substr(0, 400),
+        BrokenAt400(body),
         Response(412, "Precondition Failed", ErrorXml("PreconditionFailed")),
     });
     auto t = MakeTransport(server.port());
@@ -460,10 +470,8 @@ TEST_CASE("an object replaced during a resume fails with kFailedPrecondition") {
   }
   SUBCASE("the server ignores If-Match: another ETag in the 206") {
     ScriptedServer server({
-        "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: \"e1\"\r\n\r\n" + body.substr(0, 400),
-        "HTTP/1.1 206 Partial Content\r\nContent-Length: 600\r\nContent-Range: bytes 400-999/1000"
-        "\r\nETag: \"e2\"\r\n\r\n" +
-            body.substr(400),
+        BrokenAt400(body),
+        ResumedFrom400(body, "e2"),
     });
     auto t = MakeTransport(server.port());
     std::vector<std::byte> buf(1000);
