@@ -1,0 +1,82 @@
+// SideChannelServer: the daemon's end of the side channel (docs/protocols/side-channel.md). It
+// listens on one Unix stream socket per mount; each client proves access to a file by passing an
+// fd opened through the mount (the fd check, fd_check.h), registers its own buffers (a sealed
+// memfd today, buffer_check.h) and pipelines READs that run through the mount's FileSystem, so
+// they follow the mount's semantics exactly (--offline modes, ESTALE on a changed ETag, the one
+// errno table). The bytes of a READ are copied once, from the FileSystem's read data into the
+// client's buffer.
+//
+// Fencing: a client's buffers are unmapped only after every READ into them has completed, and no
+// byte is written into a buffer after its client has disconnected (the write happens under the
+// client's lock, which the disconnect takes to mark the client gone).
+//
+// Thread-safety: Start and the destructor from one thread; counters() from any thread. The server
+// runs one event-loop thread (accept, socket reads and writes, request dispatch); FileSystem
+// callbacks may run on any thread and only copy bytes and queue answers.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "api/protocol/messages.h"
+#include "common/json.h"
+#include "common/result.h"
+#include "fuse/core/filesystem.h"
+
+namespace reelfs::api {
+
+struct ServerOptions {
+  // Where to listen: an absolute path (at most 107 bytes). A stale socket there is replaced; any
+  // other file there is an error. The socket is removed when the server stops.
+  std::string socket_path;
+  // st_dev of the mount (MountDevice in mount_device.h): an OPEN_FILE fd must be on this device.
+  dev_t mount_dev = 0;
+  // Socket mode 0666 when the mount has allow_other, else 0600.
+  bool allow_other = false;
+  // Requests in flight per client before the server stops reading that client (back-pressure).
+  size_t max_in_flight = 1024;
+  // What DONE reports as the path of a successful READ: the mount's data channel (kRdma with
+  // --rdma, else kHttp).
+  protocol::DonePath data_path = protocol::DonePath::kHttp;
+  // Offered in the HELLO answer (protocol::capability bits).
+  uint32_t capabilities = 0;
+};
+
+// Totals since Start.
+struct ServerCounters {
+  uint64_t clients_accepted = 0;
+  uint64_t clients_connected = 0;  // now
+  uint64_t requests = 0;           // frames received and dispatched
+  uint64_t reads = 0;              // READs answered with a byte count
+  uint64_t read_errors = 0;        // READs answered with -errno
+  uint64_t bytes_read = 0;         // bytes written into client buffers
+  uint64_t files_refused = 0;      // OPEN_FILE answered -EPERM
+  uint64_t protocol_errors = 0;    // connections closed with ERROR
+};
+
+class SideChannelServer {
+ public:
+  // Binds and listens, then starts the event loop. `fs` must outlive the server.
+  static Result<std::unique_ptr<SideChannelServer>> Start(fuse::FileSystem& fs,
+                                                          ServerOptions options);
+  // Stops accepting, disconnects every client (fenced as above), waits for every FileSystem
+  // callback still owed and removes the socket.
+  ~SideChannelServer();
+  SideChannelServer(const SideChannelServer&) = delete;
+  SideChannelServer& operator=(const SideChannelServer&) = delete;
+
+  const std::string& socket_path() const;
+  ServerCounters counters() const;
+  // counters() as the "side_channel" member of user.reelfs.metrics.
+  Json CountersJson() const;
+
+ private:
+  struct Impl;
+  explicit SideChannelServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace reelfs::api
