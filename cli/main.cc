@@ -128,6 +128,11 @@ int main(int argc, char** argv) {
                         "with --rdma: auto (default: RC, then cuObject DC for an endpoint that "
                         "declines RC), rc (hipobj-rc-v2) or dc (cuObject DC, ConnectX-5+)");
 
+  mount_cmd->add_option("--side-channel", mount.side_channel,
+                        "the side channel's Unix socket (docs/protocols/side-channel.md): auto "
+                        "(default: /run/reelfs/ for root, else $XDG_RUNTIME_DIR/reelfs/ or "
+                        "/tmp/reelfs-UID/), off, or an absolute path");
+
   // reelfs stage / status / wait (cli/tape_commands.h).
   reelfs::cli::TapeCommands tape;
   tape.Register(app);

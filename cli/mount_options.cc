@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "cli/side_channel_path.h"
 #include "common/units.h"
 
 namespace reelfs::cli {
@@ -217,6 +218,9 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   d.read_ahead_kb = static_cast<uint32_t>(f.read_ahead_kb);
   // The kernel waits for async O_DIRECT reads uninterruptibly: only where reads never wait.
   d.async_dio = m.tape.offline != fuse::OfflineMode::kWait;
+  REELFS_ASSIGN_OR_RETURN(m.side_channel_path,
+                          ResolveSideChannelPath(f.side_channel, d.mountpoint, geteuid(),
+                                                 std::getenv("XDG_RUNTIME_DIR")));
   c.foreground = f.foreground;
   c.log_file = f.log_file;
   c.syslog = f.syslog;

@@ -51,6 +51,8 @@ struct MountFlags {
   int rdma_sessions = 4;  // RC sessions (QPs) per gateway
   // auto | rc | dc (docs/protocols/rdma-dc.md "Choosing the transport").
   std::string rdma_transport = "auto";
+  // auto | off | an absolute socket path (cli/side_channel_path.h).
+  std::string side_channel = "auto";
 };
 
 struct MountConfig {

@@ -60,11 +60,13 @@ InodeRecord Core::MakeRoot() const {
 }
 
 std::string Core::MountJson() const {
-  return DumpJson(Json{{"version", 1},
-                       {"endpoint", options_.endpoint},
-                       {"bucket", options_.bucket},
-                       {"prefix", options_.prefix},
-                       {"ledger", options_.ledger_path}});
+  Json mount = {{"version", 1},
+                {"endpoint", options_.endpoint},
+                {"bucket", options_.bucket},
+                {"prefix", options_.prefix},
+                {"ledger", options_.ledger_path}};
+  if (!options_.side_channel_path.empty()) mount["side_channel"] = options_.side_channel_path;
+  return DumpJson(mount);
 }
 
 std::string Core::MetricsJson() const {
@@ -79,7 +81,10 @@ std::string Core::MetricsJson() const {
                    {"restore_waits", c.restore_waits},
                    {"xattr_refreshes", c.xattr_refreshes}};
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
-  return DumpJson(Json{{"version", 1}, {"fs", fs}, {"data_path", data_path}});
+  const Json side_channel =
+      data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
+  return DumpJson(
+      Json{{"version", 1}, {"fs", fs}, {"data_path", data_path}, {"side_channel", side_channel}});
 }
 
 FsStats Core::StatFs() {

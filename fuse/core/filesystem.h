@@ -75,6 +75,9 @@ struct DataPath {
   // HTTP), the "data_path" member of user.reelfs.metrics; unset or a null value: `null`. Called
   // from any thread.
   std::function<Json()> metrics_json;
+  // The side channel's counters (api/server), the "side_channel" member of user.reelfs.metrics;
+  // unset or a null value: `null`. Called from any thread.
+  std::function<Json()> side_channel_json;
 };
 
 class FileSystem {

@@ -78,6 +78,9 @@ struct MountOptions {
   // Published to `reelfs stage/status/wait` through the root's user.reelfs.mount xattr.
   std::string endpoint;     // the S3 endpoint URL as configured
   std::string ledger_path;  // the restore ledger file (hsm/ledger.h), ":memory:" if none
+  // The side channel's socket (docs/protocols/side-channel.md), announced in user.reelfs.mount;
+  // empty when it is off.
+  std::string side_channel_path;
 };
 
 }  // namespace reelfs::fuse

@@ -95,7 +95,7 @@ run_case() {
       [ "$rdma_bytes" -eq 0 ] && [ "$http_bytes" -ge "$total" ] || ok=0
       ;;
     none)
-      case $metrics in *'"data_path":null}'*) ;; *) ok=0 ;; esac
+      case $metrics in *'"data_path":null,'*) ;; *) ok=0 ;; esac
       [ -z "$rdma_line" ] || ok=0
       ;;
   esac

@@ -712,8 +712,29 @@ TEST_SUITE("fuse") {
     REQUIRE(m.ok());
     CHECK(m->starts_with(R"({"version":1,"fs":{"lookups":1,)"));
     CHECK(m->find(R"("bytes_read":0,)") != std::string::npos);
-    CHECK(m->ends_with(R"(},"data_path":null})"));
+    CHECK(m->ends_with(R"(},"data_path":null,"side_channel":null})"));
     CHECK(ErrnoOf(f.Xattr(dir.attr.ino, "user.reelfs.metrics").status()) == ENODATA);
+  }
+
+  TEST_CASE("tape: the side channel's socket in user.reelfs.mount, its counters in metrics") {
+    auto fake = std::make_shared<FakeObjectStore>();
+    fake->CreateBucketForTest(kBucket);
+    MountOptions options;
+    options.bucket = kBucket;
+    options.side_channel_path = "/run/reelfs/0123456789abcdef.sock";
+    testing::FakeClock clock;
+    DataPath data_path;
+    data_path.side_channel_json = [] { return Json{{"clients_connected", 2}}; };
+    auto fs = CreateFileSystem(fake, options, CreateHeapBufferPool(),
+                               std::make_shared<MemoryBudget>(1 << 20), clock, nullptr, data_path);
+    auto m = Await<std::string>(
+        [&](auto cb) { fs->GetXattr(kRootInode, "user.reelfs.mount", cb); });
+    REQUIRE(m.ok());
+    CHECK(m->ends_with(R"("side_channel":"/run/reelfs/0123456789abcdef.sock"})"));
+    auto metrics = Await<std::string>(
+        [&](auto cb) { fs->GetXattr(kRootInode, "user.reelfs.metrics", cb); });
+    REQUIRE(metrics.ok());
+    CHECK(metrics->ends_with(R"("data_path":null,"side_channel":{"clients_connected":2}})"));
   }
 
   TEST_CASE("tape: setxattr user.hsm.request=stage on a file; other writes refused") {
