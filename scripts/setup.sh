@@ -14,7 +14,7 @@ APT_PACKAGES=(
   # fuzzing passes (scripts/tsan.sh, scripts/fuzz.sh)
   build-essential cmake ninja-build pkg-config git clang libclang-rt-dev ccache
   # libraries
-  libcurl4-openssl-dev libssl-dev libpugixml-dev libyaml-cpp-dev doctest-dev libcli11-dev
+  libcurl4-openssl-dev zlib1g-dev libssl-dev libpugixml-dev libyaml-cpp-dev doctest-dev libcli11-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libboost-dev libsqlite3-dev libfuse3-dev fuse3
   # tests and interop: real third-party clients and tools
   sqlite3 curl awscli python3 python3-boto3 xxd procps psmisc chromium
