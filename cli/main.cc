@@ -128,6 +128,9 @@ int main(int argc, char** argv) {
                         "with --rdma: auto (default: RC, then cuObject DC for an endpoint that "
                         "declines RC), rc (hipobj-rc-v2) or dc (cuObject DC, ConnectX-5+)");
 
+  mount_cmd->add_flag("--verbose", mount.verbose,
+                      "once mounted, print the side channel socket, the GPU probe and the data "
+                      "path");
   mount_cmd->add_option("--side-channel", mount.side_channel,
                         "the side channel's Unix socket (docs/protocols/side-channel.md): auto "
                         "(default: /run/reelfs/ for root, else $XDG_RUNTIME_DIR/reelfs/ or "

@@ -45,7 +45,14 @@ bool IsCredentialError(const Status& s) {
 class Notifier {
  public:
   explicit Notifier(UniqueFd fd) : fd_(std::move(fd)) {}
-  void Mounted() { Send(kMountedToken); }
+  // `details` (may be empty) follows the token: what --verbose prints in the parent.
+  void Mounted(std::string_view details) {
+    if (!fd_.valid()) {
+      std::cerr << details;
+      return;
+    }
+    Send(std::string(kMountedToken) + "\n" + std::string(details));
+  }
   void Failed(std::string_view message) {
     REELFS_LOG_ERROR(kSubject, "{}", message);
     if (!fd_.valid()) {
@@ -116,7 +123,7 @@ std::optional<Status> MountAndServe(const MountConfig& cfg, const ClientFactory&
                   : mount.tape.offline == fuse::OfflineMode::kEagain ? "eagain"
                                                                      : "eacces",
                   mount.tape.offline_wait.count(), mount.ledger_path, mount.endpoint);
-  notify.Mounted();
+  notify.Mounted(cfg.verbose ? (*stack)->VerboseSummary() : std::string());
   if (!cfg.foreground) {
     DetachStdio();
     if (chdir("/") != 0) REELFS_LOG_DEBUG(kSubject, "chdir /: {}", std::strerror(errno));
@@ -147,7 +154,11 @@ int AwaitChild(pid_t child, UniqueFd read_fd) {
     got.append(buf, static_cast<size_t>(n));
   }
   read_fd.Reset();
-  if (got == kMountedToken) return 0;
+  const std::string mounted = std::string(kMountedToken) + "\n";
+  if (got.starts_with(mounted)) {
+    std::cout << got.substr(mounted.size()) << std::flush;
+    return 0;
+  }
   int status = 0;
   waitpid(child, &status, 0);
   std::cerr << "reelfs mount: "

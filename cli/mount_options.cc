@@ -222,6 +222,7 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
                           ResolveSideChannelPath(f.side_channel, d.mountpoint, geteuid(),
                                                  std::getenv("XDG_RUNTIME_DIR")));
   c.foreground = f.foreground;
+  c.verbose = f.verbose;
   c.log_file = f.log_file;
   c.syslog = f.syslog;
   return c;

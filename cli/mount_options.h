@@ -53,6 +53,8 @@ struct MountFlags {
   std::string rdma_transport = "auto";
   // auto | off | an absolute socket path (cli/side_channel_path.h).
   std::string side_channel = "auto";
+  // Print the side channel, GPU probe and data path once mounted.
+  bool verbose = false;
 };
 
 struct MountConfig {
@@ -63,6 +65,7 @@ struct MountConfig {
   bool foreground = false;
   std::string log_file;
   bool syslog = false;
+  bool verbose = false;
 };
 
 // Splits "bucket/a/b" into bucket "bucket" and prefix "a/b/" ("" for the whole bucket).

@@ -88,6 +88,9 @@ std::shared_ptr<fuse::BufferPool> CreatePool(const RdmaDataPath& rdma, uint64_t 
 Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
                                                       const ClientFactory& make_clients) {
   std::unique_ptr<MountStack> stack(new MountStack());
+  // Build runs in the daemon, after the fork: the first CUDA call may happen here.
+  stack->gpu_ = ProbeMountGpu();
+  REELFS_LOG_INFO(kSubject, "gpu: {}", cuda::Summary(stack->gpu_.probe));
   REELFS_ASSIGN_OR_RETURN(stack->s3_, make_clients());
   stack->budget_ = std::make_shared<fuse::MemoryBudget>(cfg.mount.max_memory);
   if (cfg.rdma.enabled) stack->rdma_ = OpenRdma(cfg.rdma, stack->s3_);
@@ -100,6 +103,7 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
   mount.endpoint = stack->s3_.client->options().endpoint;
   stack->ledger_ = OpenLedger(cfg.mount.ledger_path);
   mount.ledger_path = stack->ledger_->path();
+  mount.gpu = cuda::Summary(stack->gpu_.probe);
   CapOfflineWait(mount.tape);
   stack->timer_ = CreateRealTimer(RealClock(), "reelfs-restore");
   hsm::RestorerOptions restorer_options = cfg.restorer;
@@ -111,6 +115,15 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
       stack->s3_.store, mount, stack->pool_, stack->budget_, RealClock(), stack->restorer_.restorer,
       fuse::DataPath{stack->rdma_.channel, stack->rdma_.metrics_json});
   return stack;
+}
+
+std::string MountStack::VerboseSummary() const {
+  std::string out =
+      "side channel: " + (mount_.side_channel_path.empty() ? "off" : mount_.side_channel_path) +
+      "\n";
+  out += "gpu: " + mount_.gpu + "\n";
+  out += "data path: " + (rdma_.log_line ? "rdma (" + rdma_.log_line() + ")" : "http") + "\n";
+  return out;
 }
 
 Status MountStack::Mount(const fuse::DaemonOptions& options) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/mount_gpu.h"
 #include "cli/mount_options.h"
 #include "cli/rdma_data_path.h"
 #include "cli/s3_clients.h"
@@ -51,6 +52,10 @@ class MountStack {
   // opened and the offline wait capped below the kernel's request timeout.
   const fuse::MountOptions& mount() const { return mount_; }
 
+  // What `reelfs mount --verbose` prints once mounted: the side channel's socket, the GPU probe
+  // and the data path, one "name: value" line each.
+  std::string VerboseSummary() const;
+
  private:
   // Holds the Restorer and shuts it down when let go (answers its waiters, stops its polls):
   // hsm/restorer.h wants Shutdown before the timer and the client go, and the FileSystem, which
@@ -71,6 +76,7 @@ class MountStack {
 
   // Declaration order is construction order, so destruction is the teardown order; do not
   // reorder. Each member outlives every one below it:
+  //   gpu_      the CudaApi the probe used (and what later lands bytes in GPU memory): last;
   //   s3_       the client: what is still in flight completes with kCancelled when it goes, so
   //             everything that sends through it (the RDMA control plane, the Restorer, the
   //             FileSystem) goes first;
@@ -84,6 +90,7 @@ class MountStack {
   //             reads wait on it;
   //   fs_       cancels its prefetches when it goes, after the session;
   //   daemon_   the FUSE session: unmounts first.
+  MountGpu gpu_;
   S3Clients s3_;
   std::shared_ptr<fuse::MemoryBudget> budget_;
   RdmaDataPath rdma_;

@@ -182,4 +182,22 @@ Json ToJson(const GpuProbe& probe) {
   return doc;
 }
 
+std::string Summary(const GpuProbe& probe) {
+  if (!probe.usable()) return probe.error.empty() ? "no CUDA device" : probe.error;
+  auto yes = [](bool b) { return b ? "yes" : "no"; };
+  std::string line =
+      fmt::format("{} GPU{}:", probe.devices.size(), probe.devices.size() == 1 ? "" : "s");
+  for (const GpuDevice& d : probe.devices) {
+    line += fmt::format(" {} {} (dma-buf {}, GPUDirect RDMA {}, host register {});", d.index,
+                        d.info.name, yes(d.dma_buf_supported), yes(d.gpu_direct_rdma_supported),
+                        yes(d.host_register_supported));
+  }
+  line += fmt::format(" kernel module {}, nvidia_peermem {}; CUDA driver {}, runtime {}",
+                      KernelModuleName(probe.host.kernel_module),
+                      probe.host.peermem_loaded ? "loaded" : "not loaded",
+                      FormatCudaVersion(probe.driver_version),
+                      FormatCudaVersion(probe.runtime_version));
+  return line;
+}
+
 }  // namespace reelfs::cuda

@@ -76,4 +76,10 @@ std::string FormatCudaVersion(int version);
 // {"usable":..., "error":..., "driver_version":"12.8", ..., "devices":[...]} (docs/gpu.md).
 Json ToJson(const GpuProbe& probe);
 
+// One line for logs, `reelfs mount --verbose` and user.reelfs.mount's "gpu": the error without a
+// usable GPU; otherwise the devices and what the ladder's rungs need, e.g. "1 GPU: 0 NVIDIA H200
+// (dma-buf yes, GPUDirect RDMA yes, host register yes); kernel module open, nvidia_peermem not
+// loaded; CUDA driver 13.0, runtime 13.0".
+std::string Summary(const GpuProbe& probe);
+
 }  // namespace reelfs::cuda

@@ -66,6 +66,7 @@ std::string Core::MountJson() const {
                 {"prefix", options_.prefix},
                 {"ledger", options_.ledger_path}};
   if (!options_.side_channel_path.empty()) mount["side_channel"] = options_.side_channel_path;
+  if (!options_.gpu.empty()) mount["gpu"] = options_.gpu;
   return DumpJson(mount);
 }
 
@@ -81,8 +82,7 @@ std::string Core::MetricsJson() const {
                    {"restore_waits", c.restore_waits},
                    {"xattr_refreshes", c.xattr_refreshes}};
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
-  const Json side_channel =
-      data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
+  const Json side_channel = data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
   return DumpJson(
       Json{{"version", 1}, {"fs", fs}, {"data_path", data_path}, {"side_channel", side_channel}});
 }

@@ -81,6 +81,9 @@ struct MountOptions {
   // The side channel's socket (docs/protocols/side-channel.md), announced in user.reelfs.mount;
   // empty when it is off.
   std::string side_channel_path;
+  // One line on the GPUs the daemon found (cuda::Summary), announced in user.reelfs.mount; empty
+  // leaves the member out.
+  std::string gpu;
 };
 
 }  // namespace reelfs::fuse

@@ -215,5 +215,20 @@ TEST_CASE("ToJson: the error without a GPU, every device field with one") {
   CHECK(DumpJson(gpu).find('\n') == std::string::npos);
 }
 
+TEST_CASE("Summary: the error line without a GPU, one line per machine with one") {
+  FakeCudaApi none = FakeCudaApi::NoDriver();
+  const GpuProbe no_gpu = Probe(none, HostFacts{});
+  CHECK(Summary(no_gpu) == no_gpu.error);
+
+  FakeCudaApi api(2);
+  api.devices[1].dma_buf_supported = 0;
+  const std::string line =
+      Summary(Probe(api, HostFacts{.kernel_module = KernelModule::kOpen, .peermem_loaded = true}));
+  CHECK(line ==
+        "2 GPUs: 0 Fake H200 (dma-buf yes, GPUDirect RDMA yes, host register yes); 1 Fake H200 "
+        "(dma-buf no, GPUDirect RDMA yes, host register yes); kernel module open, nvidia_peermem "
+        "loaded; CUDA driver 13.0, runtime 13.0");
+}
+
 }  // namespace
 }  // namespace reelfs::cuda

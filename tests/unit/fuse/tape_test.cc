@@ -716,23 +716,27 @@ TEST_SUITE("fuse") {
     CHECK(ErrnoOf(f.Xattr(dir.attr.ino, "user.reelfs.metrics").status()) == ENODATA);
   }
 
-  TEST_CASE("tape: the side channel's socket in user.reelfs.mount, its counters in metrics") {
+  TEST_CASE(
+      "tape: the side channel's socket and the GPU line in user.reelfs.mount, counters in "
+      "metrics") {
     auto fake = std::make_shared<FakeObjectStore>();
     fake->CreateBucketForTest(kBucket);
     MountOptions options;
     options.bucket = kBucket;
     options.side_channel_path = "/run/reelfs/0123456789abcdef.sock";
+    options.gpu = "no CUDA device";
     testing::FakeClock clock;
     DataPath data_path;
     data_path.side_channel_json = [] { return Json{{"clients_connected", 2}}; };
     auto fs = CreateFileSystem(fake, options, CreateHeapBufferPool(),
                                std::make_shared<MemoryBudget>(1 << 20), clock, nullptr, data_path);
-    auto m = Await<std::string>(
-        [&](auto cb) { fs->GetXattr(kRootInode, "user.reelfs.mount", cb); });
+    auto m =
+        Await<std::string>([&](auto cb) { fs->GetXattr(kRootInode, "user.reelfs.mount", cb); });
     REQUIRE(m.ok());
-    CHECK(m->ends_with(R"("side_channel":"/run/reelfs/0123456789abcdef.sock"})"));
-    auto metrics = Await<std::string>(
-        [&](auto cb) { fs->GetXattr(kRootInode, "user.reelfs.metrics", cb); });
+    CHECK(m->ends_with(
+        R"("side_channel":"/run/reelfs/0123456789abcdef.sock","gpu":"no CUDA device"})"));
+    auto metrics =
+        Await<std::string>([&](auto cb) { fs->GetXattr(kRootInode, "user.reelfs.metrics", cb); });
     REQUIRE(metrics.ok());
     CHECK(metrics->ends_with(R"("data_path":null,"side_channel":{"clients_connected":2}})"));
   }
