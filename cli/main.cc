@@ -128,6 +128,9 @@ int main(int argc, char** argv) {
                         "with --rdma: auto (default: RC, then cuObject DC for an endpoint that "
                         "declines RC), rc (hipobj-rc-v2) or dc (cuObject DC, ConnectX-5+)");
 
+  mount_cmd->add_flag("--cuda-pin", mount.cuda_pin,
+                      "pin prefetch buffers for CUDA (cudaHostRegister) where a GPU is usable; "
+                      "off by default (docs/gpu.md)");
   mount_cmd->add_flag("--verbose", mount.verbose,
                       "once mounted, print the side channel socket, the GPU probe and the data "
                       "path");

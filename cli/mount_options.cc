@@ -223,6 +223,7 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
                                                  std::getenv("XDG_RUNTIME_DIR")));
   c.foreground = f.foreground;
   c.verbose = f.verbose;
+  c.cuda_pin = f.cuda_pin;
   c.log_file = f.log_file;
   c.syslog = f.syslog;
   return c;

@@ -55,6 +55,8 @@ struct MountFlags {
   std::string side_channel = "auto";
   // Print the side channel, GPU probe and data path once mounted.
   bool verbose = false;
+  // Pin prefetch buffers for CUDA (cudaHostRegister) where a GPU is usable (docs/gpu.md).
+  bool cuda_pin = false;
 };
 
 struct MountConfig {
@@ -66,6 +68,7 @@ struct MountConfig {
   std::string log_file;
   bool syslog = false;
   bool verbose = false;
+  bool cuda_pin = false;
 };
 
 // Splits "bucket/a/b" into bucket "bucket" and prefix "a/b/" ("" for the whole bucket).

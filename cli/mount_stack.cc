@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/units.h"
+#include "cuda/pinning_registrar.h"
 #include "fuse/lowlevel/mount_tuning.h"
 
 namespace reelfs::cli {
@@ -74,13 +75,25 @@ RdmaDataPath OpenRdma(const RdmaConfig& rdma, const S3Clients& s3) {
 }
 
 // Registered buffers when there is an RDMA channel to register them with, else plain heap.
-std::shared_ptr<fuse::BufferPool> CreatePool(const RdmaDataPath& rdma, uint64_t max_memory) {
-  if (rdma.channel == nullptr) return fuse::CreateHeapBufferPool(max_memory);
-  WarnIfMemlockLow(max_memory);
-  // The registrar lives as long as the channel it belongs to (an aliasing pointer keeps it).
-  return fuse::CreateRegisteredBufferPool(
-      std::shared_ptr<rdmaio::MemoryRegistrar>(rdma.channel, &rdma.channel->registrar()),
-      max_memory);
+// With --cuda-pin and a usable GPU every prefetch buffer is also pinned for CUDA
+// (cuda/pinning_registrar.h), in front of the RDMA registration when there is one.
+std::shared_ptr<fuse::BufferPool> CreatePool(const RdmaDataPath& rdma, uint64_t max_memory,
+                                             bool cuda_pin, const MountGpu& gpu) {
+  std::shared_ptr<rdmaio::MemoryRegistrar> registrar;
+  if (rdma.channel != nullptr) {
+    WarnIfMemlockLow(max_memory);
+    // The registrar lives as long as the channel it belongs to (an aliasing pointer keeps it).
+    registrar = std::shared_ptr<rdmaio::MemoryRegistrar>(rdma.channel, &rdma.channel->registrar());
+  }
+  if (cuda_pin && !gpu.probe.usable()) {
+    REELFS_LOG_WARN(kSubject, "--cuda-pin: {}; prefetch buffers stay pageable",
+                    cuda::Summary(gpu.probe));
+  } else if (cuda_pin) {
+    registrar = std::make_shared<cuda::PinningRegistrar>(*gpu.api, std::move(registrar));
+    REELFS_LOG_INFO(kSubject, "--cuda-pin: prefetch buffers are pinned for CUDA as allocated");
+  }
+  if (registrar == nullptr) return fuse::CreateHeapBufferPool(max_memory);
+  return fuse::CreateRegisteredBufferPool(std::move(registrar), max_memory);
 }
 
 }  // namespace
@@ -94,7 +107,7 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
   REELFS_ASSIGN_OR_RETURN(stack->s3_, make_clients());
   stack->budget_ = std::make_shared<fuse::MemoryBudget>(cfg.mount.max_memory);
   if (cfg.rdma.enabled) stack->rdma_ = OpenRdma(cfg.rdma, stack->s3_);
-  stack->pool_ = CreatePool(stack->rdma_, cfg.mount.max_memory);
+  stack->pool_ = CreatePool(stack->rdma_, cfg.mount.max_memory, cfg.cuda_pin, stack->gpu_);
 
   fuse::MountOptions& mount = stack->mount_;
   mount = cfg.mount;
