@@ -428,6 +428,7 @@ class Buffer(mmap.mmap):
                                prot=mmap.PROT_READ | mmap.PROT_WRITE)
         self.fd = fd
         self.buffer_id = None
+        self.client = None  # the Client it is registered with
         return self
 
     def _drop(self):
@@ -471,6 +472,7 @@ class Client:
         self._rx = bytearray()
         self._next_tag = 1
         self._answers = {}         # tag -> Done, for requests other than READ
+        self._discard = set()      # tags of requests whose answers nobody waits for
         self._read_tags = {}       # tag -> file_id, READs in flight
         self._completed = collections.deque()
         self._files = {}           # file_id -> name, for error messages
@@ -554,8 +556,16 @@ class Client:
         self._files[result] = name
         return result
 
-    def close_file(self, file_id):
-        self._check(self._request(CloseFile(file_id)), self._files.pop(file_id, None))
+    def close_file(self, file_id, wait=True):
+        """Releases ``file_id``. ``wait=False`` does not wait for the answer (a pipelined
+        reader's close; an error there could only be EBADF for an id it no longer uses)."""
+        name = self._files.pop(file_id, None)
+        if wait:
+            self._check(self._request(CloseFile(file_id)), name)
+            return
+        tag = self._tag()
+        self._discard.add(tag)
+        self._send(Frame(tag, CloseFile(file_id)))
 
     def register_memfd(self, length):
         """A :class:`Buffer` of at least ``length`` bytes (rounded up to whole pages), registered."""
@@ -573,6 +583,7 @@ class Client:
             buf._drop()
             raise
         buf.buffer_id = result
+        buf.client = self
         return buf
 
     def release_buffer(self, buffer):
@@ -609,19 +620,24 @@ class Client:
         while self._completed or self._read_tags:
             yield self.wait()
 
-    def read(self, file_id, offset, length, buffer, buffer_offset=0):
-        """One READ, waited for: ``(nbytes, path)``; ``-errno`` raises OSError naming the file.
-
-        Other completions that arrive meanwhile are kept for :meth:`wait`.
-        """
-        tag = self.submit_read(file_id, offset, length, buffer, buffer_offset)
+    def wait_for(self, tag):
+        """``(result, path)`` of READ ``tag``; other completions that arrive meanwhile are kept
+        for :meth:`wait`."""
         while True:
             for i, c in enumerate(self._completed):
                 if c[0] == tag:
                     del self._completed[i]
-                    self._check(c[1], self._files.get(file_id))
                     return c[1], c[2]
+            if tag not in self._read_tags:
+                raise RuntimeError(f"side channel: no READ with tag {tag} in flight")
             self._pump()
+
+    def read(self, file_id, offset, length, buffer, buffer_offset=0):
+        """One READ, waited for: ``(nbytes, path)``; ``-errno`` raises OSError naming the file."""
+        tag = self.submit_read(file_id, offset, length, buffer, buffer_offset)
+        result, path = self.wait_for(tag)
+        self._check(result, self._files.get(file_id))
+        return result, path
 
     # -- plumbing --
 
@@ -721,5 +737,7 @@ class Client:
                                     f"{_NAMES[m.TYPE]} from the daemon (tag {frame.tag})")
             if self._read_tags.pop(frame.tag, None) is not None:
                 self._completed.append((frame.tag, m.result, PATH_NAMES[m.path]))
+            elif frame.tag in self._discard:
+                self._discard.discard(frame.tag)
             else:
                 self._answers[frame.tag] = m

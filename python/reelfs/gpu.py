@@ -1,0 +1,406 @@
+"""Read files of a reelfs mount straight into host or GPU memory, through the side channel.
+
+:func:`read_into` fills a caller's buffer (``bytearray``, ``memoryview``, an ``mmap``, a numpy
+array, a torch tensor on the CPU or on a CUDA device) with a file's bytes and says which rung of
+the ladder carried them (the *tier*):
+
+==================  ==============================================================================
+``rdma-gpu``        the gateway writes into GPU memory (a dma-buf or CUDA IPC registration). Used
+                    when the daemon offers ``dmabuf`` / ``cuda_ipc`` in its HELLO; the daemon of
+                    this release offers neither, so the rung is not taken yet.
+``pinned-staging``  a CUDA tensor: the daemon writes into two pinned, registered memfds in turn;
+                    each chunk goes to the GPU with an asynchronous copy while the next one is read
+``host``            a host buffer: the daemon writes into a registered memfd (reused per thread,
+                    grown as needed), then one copy into ``out`` (none when ``out`` is itself a
+                    :class:`reelfs.side_channel.Buffer` of this thread's connection)
+``pread``           the mount has no side channel (``--side-channel=off``) or the path is not on a
+                    reelfs mount: ``os.preadv`` into ``out`` (for a CUDA tensor into a pinned host
+                    tensor, then one copy)
+==================  ==============================================================================
+
+.. code-block:: python
+
+    import torch
+    from reelfs import gpu
+
+    out = torch.empty(size, dtype=torch.uint8, device="cuda")
+    n, tier = gpu.read_into("/mnt/data/shard-0001.bin", out)
+    results = gpu.read_many([(p, bytearray(4096), 0) for p in paths])   # pipelined
+
+Reads follow the mount's semantics: an offline object obeys ``--offline=``, a changed one gives
+``ESTALE``, each as ``OSError`` naming the path; a file outside the mount given to the side
+channel is ``PermissionError``. torch and numpy are optional: they are used only when ``out`` is
+one of theirs.
+
+Thread-safety: every function may be called from any thread; each thread has its own connection
+and staging buffers (a DataLoader worker process makes its own on first use).
+"""
+
+import ctypes
+import os
+import sys
+import threading
+
+from . import side_channel as sc
+
+__all__ = ["read_into", "read_many", "TIERS", "CHUNK", "WINDOW"]
+
+TIERS = ("rdma-gpu", "pinned-staging", "host", "pread")
+# One READ's size within a large read: several in flight let the daemon fetch parts in parallel.
+CHUNK = 8 << 20
+# The largest host staging buffer; a larger read goes through it in turns.
+STAGING_MAX = 64 << 20
+# READs in flight per connection in read_many.
+WINDOW = 256
+
+_local = threading.local()
+
+
+class _Channel:
+    """One thread's connection to one mount's side channel and its staging memory."""
+
+    def __init__(self, client):
+        self.client = client
+        self.staging = None
+        self.pinned = None  # [(Buffer, host tensor)] * 2, for CUDA targets
+
+    def staging_of(self, length):
+        if self.staging is None or len(self.staging) < length:
+            size = 1 << 20
+            while size < length:
+                size *= 2
+            if self.staging is not None:
+                self.client.release_buffer(self.staging)
+                self.staging = None
+            self.staging = self.client.register_memfd(min(size, STAGING_MAX))
+        return self.staging
+
+
+def _state():
+    if not hasattr(_local, "channels"):
+        _local.channels = {}    # socket path -> _Channel
+        _local.sockets = {}     # directory -> socket path or None
+        _local.pid = os.getpid()
+    elif _local.pid != os.getpid():  # a forked child must not share its parent's socket
+        _local.channels = {}
+        _local.pid = os.getpid()
+    return _local
+
+
+def _channel_for(path):
+    """This thread's channel to the side channel of the mount of ``path``; None without one."""
+    st = _state()
+    d = os.path.dirname(os.path.abspath(os.fsdecode(path)))
+    if d not in st.sockets:
+        try:
+            st.sockets[d] = sc.socket_path_for(d)
+        except sc.SideChannelUnavailable:
+            st.sockets[d] = None
+    sock = st.sockets[d]
+    if sock is None:
+        return None
+    ch = st.channels.get(sock)
+    if ch is None:
+        ch = st.channels[sock] = _Channel(sc.Client.connect(sock, max_in_flight=WINDOW))
+    return ch
+
+
+def _drop_channel(ch):
+    """Forgets a channel whose connection failed, so the next call connects afresh."""
+    st = _state()
+    for k, v in list(st.channels.items()):
+        if v is ch:
+            del st.channels[k]
+    ch.client.close()
+
+
+def _torch_tensor(out):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(out, torch.Tensor)
+
+
+def _host_view(out):
+    """A writable, contiguous byte memoryview of ``out``."""
+    if _torch_tensor(out):
+        if not out.is_contiguous():
+            raise ValueError("reelfs.gpu: out must be a contiguous tensor")
+        n = out.numel() * out.element_size()
+        return memoryview((ctypes.c_char * n).from_address(out.data_ptr())).cast("B") if n else \
+            memoryview(bytearray())
+    mv = memoryview(out)
+    if mv.readonly:
+        raise ValueError("reelfs.gpu: out is read-only")
+    if not mv.c_contiguous:
+        raise ValueError("reelfs.gpu: out must be C-contiguous")
+    return mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv
+
+
+def _drain(client, tags):
+    """Waits for every tag in ``tags`` (a dict tag -> value); returns {tag: (result, path)}."""
+    got = {}
+    while len(got) < len(tags):
+        tag, result, path = client.wait()
+        got[tag] = (result, path)
+    return got
+
+
+def _pread(fd, dst, offset):
+    done = 0
+    while done < len(dst):
+        n = os.preadv(fd, [dst[done:]], offset + done)
+        if n == 0:
+            break
+        done += n
+    return done
+
+
+def _read_pieces(client, fid, offset, length, buffer, buffer_offset, name):
+    """READs of at most CHUNK covering ``length`` bytes, in flight together; the bytes read
+    contiguously from the start (short at end of file). Raises the first error after all have
+    completed, so nothing of this call is left in flight."""
+    tags = {}
+    at = 0
+    while at < length:
+        n = min(CHUNK, length - at)
+        tags[client.submit_read(fid, offset + at, n, buffer, buffer_offset + at)] = (at, n)
+        at += n
+    got = _drain(client, tags)
+    total = 0
+    for tag, (at, n) in sorted(tags.items(), key=lambda kv: kv[1][0]):
+        result, _ = got[tag]
+        if result < 0:
+            raise OSError(-result, os.strerror(-result), name)
+        if at == total:
+            total += result
+    return total
+
+
+def _host_read(ch, fid, offset, out, dst, want, name):
+    client = ch.client
+    done = 0
+    if isinstance(out, sc.Buffer) and out.client is client:
+        # The caller's memfd is registered on this connection: no staging, no copy.
+        return _read_pieces(client, fid, offset, want, out, 0, name)
+    while done < want:
+        staging = ch.staging_of(min(want - done, STAGING_MAX))
+        n = min(want - done, len(staging))
+        got = _read_pieces(client, fid, offset + done, n, staging, 0, name)
+        dst[done:done + got] = memoryview(staging)[:got]
+        done += got
+        if got < n:
+            break
+    return done
+
+
+def _pinned_pair(ch, torch, chunk):
+    """Two registered memfds of ``chunk`` bytes, page-locked for CUDA; and whether pinning
+    worked (cudaHostRegister is in torch.cuda.cudart() from torch 1.13 on)."""
+    if ch.pinned is None or len(ch.pinned[0][0]) < chunk:
+        ch.pinned = None
+        pair, pinned = [], True
+        for _ in range(2):
+            buf = ch.client.register_memfd(chunk)
+            host = torch.frombuffer(buf, dtype=torch.uint8)
+            try:
+                rc = torch.cuda.cudart().cudaHostRegister(host.data_ptr(), len(buf), 0)
+                pinned = pinned and int(rc) == 0
+            except (AttributeError, RuntimeError):
+                pinned = False
+            pair.append((buf, host))
+        ch.pinned = (pair, pinned)
+    return ch.pinned
+
+
+def _cuda_staged(ch, torch, fid, offset, dst, want, name):
+    """Double buffering: READ chunk k+1 into one pinned memfd while chunk k's copy to the GPU
+    runs from the other; CUDA events say when a memfd may be written again."""
+    client = ch.client
+    chunk = min(CHUNK, max(want, 1))
+    (pair, pinned) = _pinned_pair(ch, torch, chunk)
+    stream = torch.cuda.Stream(device=dst.device)
+    events = [None, None]
+    starts = list(range(0, want, chunk))
+
+    def submit(k):
+        s = k % 2
+        if events[s] is not None:
+            events[s].synchronize()  # the copy out of this memfd has finished
+        n = min(chunk, want - starts[k])
+        return client.submit_read(fid, offset + starts[k], n, pair[s][0], 0), n
+
+    done = 0
+    pending = {}
+    try:
+        if starts:
+            pending[0] = submit(0)
+        for k in range(len(starts)):
+            if k + 1 < len(starts):
+                pending[k + 1] = submit(k + 1)
+            tag, n = pending.pop(k)
+            result, _ = client.wait_for(tag)
+            if result < 0:
+                raise OSError(-result, os.strerror(-result), name)
+            s = k % 2
+            if result:
+                with torch.cuda.stream(stream):
+                    dst[starts[k]:starts[k] + result].copy_(pair[s][1][:result],
+                                                            non_blocking=True)
+                    events[s] = torch.cuda.Event()
+                    events[s].record(stream)
+            done += result
+            if result < n:
+                break
+    finally:
+        for tag, _ in pending.values():
+            client.wait_for(tag)  # nothing of ours stays in flight
+        stream.synchronize()
+    return done, "pinned-staging" if pinned else "host"
+
+
+def _cuda_pread(torch, fd, offset, dst, want):
+    st = _state()
+    pinned = getattr(st, "pinned_pread", None)
+    if pinned is None or pinned.numel() < want:
+        pinned = st.pinned_pread = torch.empty(max(want, 1 << 20), dtype=torch.uint8,
+                                               pin_memory=True)
+    n = _pread(fd, _host_view(pinned)[:want], offset)
+    dst[:n].copy_(pinned[:n])
+    return n
+
+
+def _file_size(fd):
+    return os.fstat(fd).st_size
+
+
+def read_into(path, out, offset=0):
+    """Reads the bytes of ``path`` from ``offset`` into ``out`` (as many as fit, fewer at end of
+    file). Returns ``(nbytes, tier)``, tier one of :data:`TIERS`.
+
+    ``out``: any writable C-contiguous buffer, a numpy array, or a contiguous torch tensor on the
+    CPU or a CUDA device (filled as raw bytes whatever its dtype).
+    """
+    name = os.fsdecode(path)
+    cuda = _torch_tensor(out) and out.is_cuda
+    if cuda:
+        import torch
+        if not out.is_contiguous():
+            raise ValueError("reelfs.gpu: out must be a contiguous tensor")
+        dst = out.reshape(-1).view(torch.uint8)
+        capacity = dst.numel()
+    else:
+        dst = _host_view(out)
+        capacity = len(dst)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        want = max(0, min(capacity, _file_size(fd) - offset))
+        ch = _channel_for(path)
+        if ch is None or want == 0:
+            if cuda:
+                return _cuda_pread(torch, fd, offset, dst, want), "pread"
+            return _pread(fd, dst[:want], offset), "pread"
+        try:
+            fid = ch.client.open_file(fd, name=name)
+            try:
+                if cuda:
+                    return _cuda_staged(ch, torch, fid, offset, dst, want, name)
+                return _host_read(ch, fid, offset, out, dst, want, name), "host"
+            finally:
+                ch.client.close_file(fid, wait=False)
+        except (ConnectionError, sc.ProtocolError):
+            _drop_channel(ch)
+            raise
+    finally:
+        os.close(fd)
+
+
+def read_many(requests, window=WINDOW):
+    """Reads a batch of ``(path, out)`` or ``(path, out, offset)``; returns ``[(nbytes, tier)]`` in
+    the order given.
+
+    Host targets on a mount with a side channel are pipelined on this thread's connection: each
+    file's OPEN_FILE, then its READ into a slice of one staging memfd, up to ``window`` READs in
+    flight, copied out as they complete. Other requests (CUDA tensors, files larger than the
+    staging buffer, mounts without a side channel) go through :func:`read_into` one by one. The
+    first error is raised once the batch in flight has completed, as ``OSError`` naming its path.
+    """
+    results = [None] * len(requests)
+    batch = []        # (index, path, dst, offset, want, fd)
+    batch_bytes = 0
+    batch_ch = None
+
+    def flush():
+        nonlocal batch, batch_bytes
+        items, batch, batch_bytes = batch, [], 0
+        if items:
+            try:
+                _pipelined(batch_ch, items, results)
+            except (ConnectionError, sc.ProtocolError):
+                _drop_channel(batch_ch)
+                raise
+            finally:
+                for item in items:
+                    os.close(item[5])
+
+    try:
+        for i, req in enumerate(requests):
+            path, out = req[0], req[1]
+            offset = req[2] if len(req) > 2 else 0
+            if _torch_tensor(out) and out.is_cuda:
+                flush()
+                results[i] = read_into(path, out, offset)
+                continue
+            dst = _host_view(out)
+            ch = _channel_for(path)
+            if ch is None or len(dst) > STAGING_MAX:
+                flush()
+                results[i] = read_into(path, out, offset)
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                want = max(0, min(len(dst), _file_size(fd) - offset))
+            except BaseException:
+                os.close(fd)
+                raise
+            if ch is not batch_ch or len(batch) >= window or batch_bytes + want > STAGING_MAX:
+                flush()
+                batch_ch = ch
+            batch.append((i, os.fsdecode(path), dst, offset, want, fd))
+            batch_bytes += want
+        flush()
+    finally:
+        for item in batch:
+            os.close(item[5])
+    return results
+
+
+def _pipelined(ch, batch, results):
+    """One batch of read_many: OPEN_FILE each, every READ submitted, then collected."""
+    client = ch.client
+    total = sum(item[4] for item in batch)
+    staging = ch.staging_of(max(total, 1))
+    view = memoryview(staging)
+    tags = {}
+    fids = []
+    error = None
+    try:
+        at = 0
+        for i, name, dst, offset, want, fd in batch:
+            fid = client.open_file(fd, name=name)
+            fids.append(fid)
+            if want == 0:
+                results[i] = (0, "host")
+                continue
+            tags[client.submit_read(fid, offset, want, staging, at)] = (i, name, dst, at, want)
+            at += want
+    finally:
+        for tag, (result, _) in _drain(client, tags).items():
+            i, name, dst, at, want = tags[tag]
+            if result < 0:
+                error = error or OSError(-result, os.strerror(-result), name)
+                continue
+            dst[:result] = view[at:at + result]
+            results[i] = (result, "host")
+        for fid in fids:
+            client.close_file(fid, wait=False)
+    if error is not None:
+        raise error

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""reelfs.side_channel's Client and reelfs.gpu against a scripted daemon (fake_side_channel.py):
+discovery through user.reelfs.mount, fd passing, sealed memfds, completions out of submission
+order matched by tag, errors as OSError / ProtocolError, the pread rung without a side channel,
+read_many byte-exact. numpy and CPU torch targets where those import. Exits 77 without user
+xattrs.
+"""
+import errno
+import os
+import random
+import socket
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_side_channel import FakeSideChannel  # noqa: E402
+
+from reelfs import gpu  # noqa: E402
+from reelfs import side_channel as sc  # noqa: E402
+
+
+def blob(seed, n):
+    return random.Random(seed).randbytes(n)
+
+
+class ClientTest(unittest.TestCase):
+    def setUp(self):
+        self.fake = FakeSideChannel()
+        self.data = blob(1, 3 * 1024 * 1024 + 77)
+        self.path = self.fake.file("d/big.bin", self.data)
+
+    def tearDown(self):
+        self.fake.close()
+
+    def test_discovery_and_hello(self):
+        self.assertEqual(sc.socket_path_for(self.path), self.fake.sock_path)
+        root, info = sc.mount_info(self.path)
+        self.assertEqual(root, os.path.realpath(self.fake.root))
+        with sc.Client.for_path(self.path) as c:
+            self.assertEqual(c.server_version, 1)
+
+    def test_pipelined_reads_complete_out_of_order_and_match_by_tag(self):
+        with sc.Client.for_path(self.path) as c:
+            fid = c.open_file(self.path)
+            buf = c.register_memfd(1 << 20)
+            self.assertEqual(len(buf) % 4096, 0)
+            rng = random.Random(2)
+            want = {}
+            at = 0
+            order = []
+            for _ in range(40):
+                n = rng.randrange(1, 20000)
+                off = rng.randrange(0, len(self.data) + 100)
+                tag = c.submit_read(fid, off, n, buf, at)
+                want[tag] = (off, n, at)
+                order.append(tag)
+                at += n
+            got = list(c.completions())
+            self.assertEqual(sorted(t for t, _, _ in got), sorted(order))
+            self.assertNotEqual([t for t, _, _ in got], order)  # the fake reverses each chunk
+            for tag, result, path in got:
+                off, n, at = want[tag]
+                expect = self.data[off:off + n]
+                self.assertEqual(result, len(expect))
+                self.assertEqual(path, "http")
+                self.assertEqual(bytes(memoryview(buf)[at:at + result]), expect)
+            n, path = c.read(fid, len(self.data) - 10, 100, buf, 0)
+            self.assertEqual((n, bytes(buf[:n])), (10, self.data[-10:]))
+            c.release_buffer(buf)
+            c.close_file(fid)
+
+    def test_errors(self):
+        outside = tempfile.NamedTemporaryFile()
+        with sc.Client.for_path(self.path) as c:
+            with self.assertRaises(PermissionError) as cm:
+                c.open_file(outside.name)
+            self.assertEqual(cm.exception.errno, errno.EPERM)
+            self.assertEqual(cm.exception.filename, outside.name)
+            fid = c.open_file(self.path)
+            buf = c.register_memfd(4096)
+            with self.assertRaises(OSError) as cm:
+                c.read(fid, 0, 8192, buf, 0)  # the window does not fit the buffer
+            self.assertEqual(cm.exception.errno, errno.EINVAL)
+            with self.assertRaises(OSError) as cm:
+                c.read(fid + 1000, 0, 1, buf, 0)
+            self.assertEqual(cm.exception.errno, errno.EBADF)
+            with self.assertRaises(sc.InvalidFrame):
+                c.submit_read(fid, 0, 0, buf, 0)  # refused before it is sent
+            self.fake.fail_reads["big.bin"] = errno.ESTALE
+            with self.assertRaises(OSError) as cm:
+                c.read(fid, 0, 1, buf, 0)
+            self.assertEqual((cm.exception.errno, cm.exception.filename),
+                             (errno.ESTALE, self.path))
+
+    def test_unsealed_memfd_is_refused(self):
+        with sc.Client.for_path(self.path) as c:
+            fd = os.memfd_create("unsealed", os.MFD_CLOEXEC)
+            os.ftruncate(fd, 4096)
+            try:
+                result = c._request(sc.RegisterBuffer(sc.KIND_MEMFD, 4096), fds=[fd])
+            finally:
+                os.close(fd)
+            self.assertEqual(result, -errno.EINVAL)
+
+    def test_error_frame_raises_protocol_error(self):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(self.fake.sock_path)
+        s.sendall(sc.encode_frame(sc.Frame(1, sc.OpenFile())))  # no HELLO first
+        c = sc.Client(s)
+        with self.assertRaises(sc.ProtocolError) as cm:
+            c._receive_frame()
+        self.assertEqual(cm.exception.errno, 71)
+        self.assertIn("no HELLO", str(cm.exception))
+
+    def test_no_side_channel_member(self):
+        fake = FakeSideChannel(announce=False)
+        try:
+            p = fake.file("x.bin", b"abc")
+            with self.assertRaisesRegex(sc.SideChannelUnavailable, "no side channel"):
+                sc.Client.for_path(p)
+            out = bytearray(10)
+            self.assertEqual(gpu.read_into(p, out), (3, "pread"))
+            self.assertEqual(bytes(out[:3]), b"abc")
+        finally:
+            fake.close()
+
+
+class GpuTest(unittest.TestCase):
+    def setUp(self):
+        self.fake = FakeSideChannel()
+        self.data = blob(3, 20 * 1024 * 1024 + 5)  # more than one CHUNK, not a whole page
+        self.path = self.fake.file("big.bin", self.data)
+
+    def tearDown(self):
+        self.fake.close()
+
+    def test_read_into_host_buffers(self):
+        out = bytearray(len(self.data) + 100)
+        self.assertEqual(gpu.read_into(self.path, out), (len(self.data), "host"))
+        self.assertEqual(bytes(out[:len(self.data)]), self.data)
+        rng = random.Random(4)
+        for _ in range(50):
+            off = rng.randrange(0, len(self.data) + 10)
+            mv = memoryview(bytearray(rng.randrange(1, 70000)))
+            n, tier = gpu.read_into(self.path, mv, off)
+            self.assertEqual(tier, "host")
+            self.assertEqual(bytes(mv[:n]), self.data[off:off + len(mv)])
+
+    def test_read_many_byte_exact(self):
+        files = [self.fake.file(f"s/{i:04d}", blob(i, 1024 + i % 3000)) for i in range(600)]
+        self.fake.file("s/empty", b"")
+        files.append(os.path.join(self.fake.root, "s/empty"))
+        outs = [bytearray(4096) for _ in files]
+        res = gpu.read_many([(p, o) for p, o in zip(files, outs)], window=64)
+        for i, (p, o, (n, tier)) in enumerate(zip(files, outs, res)):
+            with open(p, "rb") as f:
+                want = f.read()
+            self.assertEqual((n, tier), (len(want), "host"), p)
+            self.assertEqual(bytes(o[:n]), want, p)
+        # One file that fails costs an OSError naming it; the rest of the batch still completes.
+        self.fake.fail_reads["0007"] = errno.EIO
+        with self.assertRaises(OSError) as cm:
+            gpu.read_many([(p, bytearray(4096)) for p in files[:20]])
+        self.assertEqual((cm.exception.errno, cm.exception.filename), (errno.EIO, files[7]))
+        del self.fake.fail_reads["0007"]
+        self.assertEqual(gpu.read_many([(files[3], bytearray(10), 5)]),
+                         [(10, "host")])  # the connection is still in step
+
+    def test_numpy_and_torch_cpu(self):
+        try:
+            import numpy as np
+        except ImportError:
+            self.skipTest("no numpy")
+        arr = np.zeros(1000, dtype=np.float32)
+        n, tier = gpu.read_into(self.path, arr, 12)
+        self.assertEqual((n, tier), (4000, "host"))
+        self.assertEqual(arr.tobytes(), self.data[12:4012])
+        try:
+            import torch
+        except ImportError:
+            return
+        t = torch.zeros(333, dtype=torch.int16)
+        self.assertEqual(gpu.read_into(self.path, t, 9), (666, "host"))
+        self.assertEqual(t.numpy().tobytes(), self.data[9:675])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
