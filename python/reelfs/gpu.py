@@ -81,7 +81,11 @@ def _state():
         _local.channels = {}    # socket path -> _Channel
         _local.sockets = {}     # directory -> socket path or None
         _local.pid = os.getpid()
-    elif _local.pid != os.getpid():  # a forked child must not share its parent's socket
+    elif _local.pid != os.getpid():
+        # A forked child (a DataLoader worker) must not talk on its parent's socket: it closes
+        # its copies of the fds and connects afresh.
+        for ch in _local.channels.values():
+            ch.client.close()
         _local.channels = {}
         _local.pid = os.getpid()
     return _local

@@ -19,21 +19,34 @@ training starts at once instead of after the whole recall:
 several DataLoader workers each worker takes every ``num_workers``-th index and orders its share
 by readiness on its own.
 
+:class:`GpuFileDataset` is a map-style dataset whose item ``i`` is the whole file ``paths[i]`` as a
+1-D tensor on ``device``, read with :func:`reelfs.gpu.read_into` (through the side channel when
+the mount has one); it shares its index space with :class:`TapeOrderSampler`, so the two compose
+as ``DataLoader(GpuFileDataset(paths), sampler=TapeOrderSampler(paths))``.
+:class:`GpuFileIterable` reads the same items in batches with :func:`reelfs.gpu.read_many`,
+in the order of an optional sampler.
+
 The ordering itself (backoff, re-requests, failures, timeouts) is :class:`reelfs.order.ReadyOrder`;
 see there for every argument. torch is imported by this module only, so :mod:`reelfs.hsm` works
 without it.
 """
 
+import errno as _errno
+import os as _os
+
 try:
+    import torch as _torch
     import torch.utils.data as _data
 except ImportError as _err:  # pragma: no cover - depends on the machine
     raise ImportError(
         "reelfs.torch needs PyTorch (Debian: apt-get install python3-torch; pip: torch); "
         "reelfs.hsm and reelfs.order work without it") from _err
 
+from . import gpu as _gpu
 from .order import ReadyOrder, StagingFailed, StagingTimeout
 
-__all__ = ["TapeOrderSampler", "TapeOrderIterable", "StagingFailed", "StagingTimeout"]
+__all__ = ["TapeOrderSampler", "TapeOrderIterable", "GpuFileDataset", "GpuFileIterable",
+           "StagingFailed", "StagingTimeout"]
 
 
 class TapeOrderSampler(_data.Sampler):
@@ -119,3 +132,86 @@ class TapeOrderIterable(_data.IterableDataset):
         self._epoch += 1
         for i in order:
             yield (i, self.dataset[i]) if self.return_index else self.dataset[i]
+
+
+class GpuFileDataset(_data.Dataset):
+    """Item ``i``: the whole file ``paths[i]`` as a 1-D tensor of ``dtype`` on ``device``.
+
+    Read with :func:`reelfs.gpu.read_into` (tiers: see :mod:`reelfs.gpu`); ``last_tier`` says
+    which carried the latest item. A file whose size is not a multiple of the dtype's size raises
+    ``ValueError``; a file that shrinks while read raises ``OSError(EIO)``. With a CUDA device use
+    ``num_workers=0`` (CUDA does not survive the DataLoader's fork), or give the workers CPU
+    tensors and move batches in the main process.
+    """
+
+    def __init__(self, paths, device="cpu", dtype=_torch.uint8):
+        self.paths = list(paths)
+        self.device = _torch.device(device)
+        self.dtype = dtype
+        self.last_tier = None
+
+    def __len__(self):
+        return len(self.paths)
+
+    def empty_for(self, i):
+        """An uninitialised tensor the size of file ``i``."""
+        size = _os.stat(self.paths[i]).st_size
+        width = _torch.empty((), dtype=self.dtype).element_size()
+        if size % width:
+            raise ValueError(f"{self.paths[i]}: {size} bytes is not a whole number of "
+                             f"{self.dtype} elements")
+        return _torch.empty(size // width, dtype=self.dtype, device=self.device)
+
+    def __getitem__(self, i):
+        out = self.empty_for(i)
+        n, self.last_tier = _gpu.read_into(self.paths[i], out)
+        _check_whole(self.paths[i], n, out)
+        return out
+
+
+def _check_whole(path, n, out):
+    want = out.numel() * out.element_size()
+    if n != want:
+        raise OSError(_errno.EIO, f"read {n} of {want} bytes (the file shrank while read)", path)
+
+
+class GpuFileIterable(_data.IterableDataset):
+    """The items of a :class:`GpuFileDataset`, read ``batch_size`` files at a time with
+    :func:`reelfs.gpu.read_many` (pipelined on one side-channel connection).
+
+    ``sampler``: an iterable of indices (e.g. a :class:`TapeOrderSampler` over the same paths)
+    giving the order; default ``range(len(dataset))``. Under a DataLoader with ``num_workers=N``
+    worker ``k`` takes every N-th index of that order, so each index is yielded once overall.
+    Yields tensors, or ``(i, tensor)`` with ``return_index=True``.
+    """
+
+    def __init__(self, dataset, sampler=None, batch_size=64, return_index=False):
+        super().__init__()
+        self.dataset = dataset
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.return_index = return_index
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __iter__(self):
+        order = iter(self.sampler) if self.sampler is not None else iter(range(len(self.dataset)))
+        info = _data.get_worker_info()
+        if info is not None:
+            order = (i for k, i in enumerate(order) if k % info.num_workers == info.id)
+        batch = []
+        for i in order:
+            batch.append(i)
+            if len(batch) == self.batch_size:
+                yield from self._read(batch)
+                batch = []
+        if batch:
+            yield from self._read(batch)
+
+    def _read(self, indices):
+        outs = [self.dataset.empty_for(i) for i in indices]
+        results = _gpu.read_many([(self.dataset.paths[i], out) for i, out in zip(indices, outs)])
+        for i, out, (n, _) in zip(indices, outs, results):
+            _check_whole(self.dataset.paths[i], n, out)
+            yield (i, out) if self.return_index else out

@@ -21,7 +21,10 @@ except ImportError as e:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_mount import FakeArchive  # noqa: E402
 
-from reelfs.torch import StagingTimeout, TapeOrderIterable, TapeOrderSampler  # noqa: E402
+from fake_side_channel import FakeSideChannel  # noqa: E402
+
+from reelfs.torch import (  # noqa: E402
+    GpuFileDataset, GpuFileIterable, StagingTimeout, TapeOrderIterable, TapeOrderSampler)
 
 
 class Files(Dataset):
@@ -114,6 +117,46 @@ class TorchTest(unittest.TestCase):
                 got.extend(i for i, _, _ in batch)
         self.assertEqual(sorted(got), sorted(self.online))
         self.assertEqual(len(cm.exception.pending), 50)
+
+
+class GpuFileDatasetTest(unittest.TestCase):
+    """GpuFileDataset / GpuFileIterable over a scripted side-channel daemon, in a DataLoader."""
+
+    def setUp(self):
+        self.fake = FakeSideChannel()
+        self.bodies = [hashlib.sha256(str(i).encode()).digest() * (4 + i % 50) for i in range(80)]
+        self.paths = [self.fake.file(f"g/{i:03d}.bin", b) for i, b in enumerate(self.bodies)]
+        for p in self.paths:
+            os.setxattr(p, "user.hsm.state", b"online")
+
+    def tearDown(self):
+        self.fake.close()
+
+    def test_map_style_with_sampler_and_workers(self):
+        ds = GpuFileDataset(self.paths, dtype=torch.int32)
+        self.assertEqual(ds[3].dtype, torch.int32)
+        self.assertEqual(ds.last_tier, "host")
+        sampler = TapeOrderSampler(self.paths, stage=False, shuffle=True, seed=1)
+        loader = DataLoader(ds, sampler=sampler, batch_size=None, num_workers=2)
+        got = sorted(t.numpy().tobytes() for t in loader)
+        self.assertEqual(got, sorted(self.bodies))  # every file once, byte-exact
+
+    def test_iterable_in_batches_with_workers(self):
+        ds = GpuFileDataset(self.paths)
+        it = GpuFileIterable(ds, sampler=TapeOrderSampler(self.paths, stage=False), batch_size=16,
+                             return_index=True)
+        got = {}
+        for i, t in DataLoader(it, batch_size=None, num_workers=2):
+            self.assertNotIn(i, got)
+            got[i] = t.numpy().tobytes()
+        self.assertEqual(got, dict(enumerate(self.bodies)))
+        pairs = list(GpuFileIterable(ds, batch_size=7, return_index=True))  # no workers
+        self.assertEqual([i for i, _ in pairs], list(range(80)))
+
+    def test_a_size_that_is_not_whole_elements(self):
+        p = self.fake.file("odd.bin", b"abc")
+        with self.assertRaises(ValueError):
+            GpuFileDataset([p], dtype=torch.int16)[0]
 
 
 if __name__ == "__main__":
