@@ -43,7 +43,7 @@ import threading
 
 from . import side_channel as sc
 
-__all__ = ["read_into", "read_many", "TIERS", "CHUNK", "WINDOW"]
+__all__ = ["read_into", "read_many", "memfd_buffer", "TIERS", "CHUNK", "WINDOW"]
 
 TIERS = ("rdma-gpu", "pinned-staging", "host", "pread")
 # One READ's size within a large read: several in flight let the daemon fetch parts in parallel.
@@ -272,6 +272,16 @@ def _cuda_pread(torch, fd, offset, dst, want):
     return n
 
 
+def memfd_buffer(path, length):
+    """A sealed memfd of at least ``length`` bytes registered on this thread's connection to the
+    side channel of the mount of ``path``: :func:`read_into` fills it with no staging copy.
+    Raises :class:`reelfs.side_channel.SideChannelUnavailable` on a mount without one."""
+    ch = _channel_for(path)
+    if ch is None:
+        sc.socket_path_for(path)  # raises, saying why
+    return ch.client.register_memfd(length)
+
+
 def _file_size(fd):
     return os.fstat(fd).st_size
 
@@ -388,9 +398,12 @@ def _pipelined(ch, batch, results):
     error = None
     try:
         at = 0
-        for i, name, dst, offset, want, fd in batch:
-            fid = client.open_file(fd, name=name)
-            fids.append(fid)
+        opened = client.open_files([item[5] for item in batch], [item[1] for item in batch])
+        fids = [f for f in opened if not isinstance(f, OSError)]
+        for (i, name, dst, offset, want, fd), fid in zip(batch, opened):
+            if isinstance(fid, OSError):
+                error = error or fid
+                continue
             if want == 0:
                 results[i] = (0, "host")
                 continue

@@ -556,6 +556,28 @@ class Client:
         self._files[result] = name
         return result
 
+    def open_files(self, fds, names=None):
+        """File ids for many fds opened through the mount, the OPEN_FILEs pipelined (sent
+        together, then their answers collected). A file the daemon refuses gets the OSError
+        itself (``PermissionError`` for EPERM) in its place instead of an id."""
+        names = list(names) if names is not None else [f"fd {fd}" for fd in fds]
+        tags = []
+        for fd in fds:
+            tag = self._tag()
+            self._send(Frame(tag, OpenFile()), [fd])
+            tags.append(tag)
+        out = []
+        for tag, name in zip(tags, names):
+            while tag not in self._answers:
+                self._pump()
+            result = self._answers.pop(tag).result
+            if result < 0:
+                out.append(OSError(-result, os.strerror(-result), name))
+            else:
+                self._files[result] = name
+                out.append(result)
+        return out
+
     def close_file(self, file_id, wait=True):
         """Releases ``file_id``. ``wait=False`` does not wait for the answer (a pipelined
         reader's close; an error there could only be EBADF for an id it no longer uses)."""

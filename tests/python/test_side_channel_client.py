@@ -164,6 +164,14 @@ class GpuTest(unittest.TestCase):
             gpu.read_many([(p, bytearray(4096)) for p in files[:20]])
         self.assertEqual((cm.exception.errno, cm.exception.filename), (errno.EIO, files[7]))
         del self.fake.fail_reads["0007"]
+        # A file from outside the mount in the batch: EPERM from its pipelined OPEN_FILE.
+        outside = tempfile.NamedTemporaryFile()
+        outs = [bytearray(4096) for _ in range(5)]
+        with self.assertRaises(PermissionError) as cm:
+            gpu.read_many(list(zip(files[:2] + [outside.name] + files[2:4], outs)))
+        self.assertEqual(cm.exception.filename, outside.name)
+        with open(files[3], "rb") as f:
+            self.assertEqual(bytes(outs[4][:len(f.read())]), open(files[3], "rb").read())
         self.assertEqual(gpu.read_many([(files[3], bytearray(10), 5)]),
                          [(10, "host")])  # the connection is still in step
 

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""The checks of tests/e2e/side_channel.sh on a real mount, one subcommand per step; each compares
+against the source tree the gateway serves. Exit 0: passed; 77: a precondition is missing (the
+reason is printed); anything else: failed.
+
+  probe MNT                       the mount announces a side channel and it answers HELLO
+  ranges SRC MNTFILE              1 000 random ranges read_into a registered memfd and a bytearray
+  small SRCDIR MNTDIR             every file under MNTDIR in one read_many batch, byte-exact
+  eperm MNT OUTSIDE               OPEN_FILE of a file outside the mount -> PermissionError (EPERM)
+  arrays SRC MNTFILE              numpy array and CPU torch tensor targets (torch part skipped)
+  dataset SRCDIR MNTDIR           GpuFileDataset in a DataLoader (2 workers), every sample checked
+  kill SRCDIR MNTDIR              a client SIGKILLed mid-batch while this one keeps reading
+  victim MNTDIR                   (kill's child) read_many over MNTDIR forever
+"""
+import errno
+import hashlib
+import os
+import random
+import signal
+import subprocess
+import sys
+
+from reelfs import gpu
+from reelfs import side_channel as sc
+
+SKIP = 77
+
+
+def files_under(d):
+    out = []
+    for dirpath, _, names in os.walk(d):
+        out.extend(os.path.join(dirpath, n) for n in names)
+    return sorted(out)
+
+
+def expect(src_dir, mnt_dir, path):
+    with open(os.path.join(src_dir, os.path.relpath(path, mnt_dir)), "rb") as f:
+        return f.read()
+
+
+def probe(mnt):
+    try:
+        sock = sc.socket_path_for(mnt)
+    except sc.SideChannelUnavailable as err:
+        print(f"SKIP: {err}")
+        return SKIP
+    try:
+        with sc.Client.connect(sock) as c:
+            print(f"  side channel {sock}: version {c.server_version}, "
+                  f"capabilities {c.server_capabilities:#x}")
+    except OSError as err:
+        print(f"SKIP: the mount announces {sock} but nothing answers there ({err}); the side "
+              "channel server is not wired into reelfs mount yet")
+        return SKIP
+    return 0
+
+
+def ranges(src, mnt_file):
+    size = os.path.getsize(src)
+    rng = random.Random(1000)
+    buf = gpu.memfd_buffer(mnt_file, 4 << 20)
+    with open(src, "rb") as f:
+        for i in range(1000):
+            kind = i % 4
+            n = rng.choice([1, 17, 4096, 65536 + 3, 1 << 20, 4 << 20])
+            if kind == 0:  # near or past the end
+                off = max(0, size - rng.randrange(0, 70000))
+            else:
+                off = rng.randrange(0, size)
+            want = os.pread(f.fileno(), n, off)
+            if i % 2:
+                out = buf
+                n_got, tier = gpu.read_into(mnt_file, memoryview(buf)[:n] if n < len(buf) else buf,
+                                            off)
+                got = bytes(memoryview(buf)[:n_got])
+            else:
+                out = bytearray(n)
+                n_got, tier = gpu.read_into(mnt_file, out, off)
+                got = bytes(out[:n_got])
+            if tier != "host" or got != want:
+                sys.exit(f"range {i}: offset {off} length {n}: tier {tier}, {n_got} bytes, "
+                         f"want {len(want)}, {'equal' if got == want else 'different'}")
+            del out
+        # A read into the memfd itself (registered on this thread's connection: no staging).
+        n_got, tier = gpu.read_into(mnt_file, buf, size - 100)
+        if (n_got, tier, buf[:100]) != (100, "host", os.pread(f.fileno(), 100, size - 100)):
+            sys.exit(f"read into the registered memfd: {n_got} bytes, tier {tier}")
+    print("  1000 ranges byte-exact (memfd and bytearray targets, tier host)")
+    return 0
+
+
+def small(src_dir, mnt_dir):
+    paths = files_under(mnt_dir)
+    outs = [bytearray(4096) for _ in paths]
+    results = gpu.read_many(list(zip(paths, outs)))
+    for p, out, (n, tier) in zip(paths, outs, results):
+        want = expect(src_dir, mnt_dir, p)
+        if tier != "host" or bytes(out[:n]) != want:
+            sys.exit(f"{p}: tier {tier}, {n} bytes, want {len(want)}")
+    print(f"  {len(paths)} files in one read_many batch, every byte checked")
+    return 0
+
+
+def eperm(mnt, outside):
+    with sc.Client.for_path(mnt) as c:
+        try:
+            c.open_file(outside)
+        except PermissionError as err:
+            if err.errno != errno.EPERM:
+                sys.exit(f"open_file({outside}): {err}, want EPERM")
+            print(f"  {outside}: {err}")
+            return 0
+        sys.exit(f"open_file({outside}) outside the mount was accepted")
+
+
+def arrays(src, mnt_file):
+    try:
+        import numpy as np
+    except ImportError:
+        print("SKIP: no numpy in this python")
+        return SKIP
+    with open(src, "rb") as f:
+        want = f.read(1 << 20)
+    a = np.zeros(1 << 18, dtype=np.float32)
+    n, tier = gpu.read_into(mnt_file, a)
+    if (n, tier) != (1 << 20, "host") or a.tobytes() != want:
+        sys.exit(f"numpy float32 target: {n} bytes, tier {tier}")
+    print("  numpy float32 array byte-exact")
+    try:
+        import torch
+    except ImportError:
+        print("  (no torch: tensor target skipped)")
+        return 0
+    t = torch.zeros(1 << 19, dtype=torch.int16)
+    n, tier = gpu.read_into(mnt_file, t)
+    if (n, tier) != (1 << 20, "host") or t.numpy().tobytes() != want:
+        sys.exit(f"torch int16 target: {n} bytes, tier {tier}")
+    print("  CPU torch int16 tensor byte-exact")
+    return 0
+
+
+def dataset(src_dir, mnt_dir):
+    try:
+        import torch  # noqa: F401
+        from torch.utils.data import DataLoader
+    except ImportError:
+        print("SKIP: no torch in this python")
+        return SKIP
+    from reelfs.torch import GpuFileDataset, GpuFileIterable
+    paths = files_under(mnt_dir)[:2000]
+    want = {i: hashlib.sha256(expect(src_dir, mnt_dir, p)).hexdigest() for i, p in enumerate(paths)}
+    ds = GpuFileDataset(paths)
+
+    class Indexed(torch.utils.data.Dataset):
+        def __len__(self):
+            return len(ds)
+
+        def __getitem__(self, i):
+            return i, ds[i], ds.last_tier
+
+    seen = {}
+    for i, t, tier in DataLoader(Indexed(), batch_size=None, shuffle=True, num_workers=2):
+        if tier != "host" or hashlib.sha256(t.numpy().tobytes()).hexdigest() != want[i]:
+            sys.exit(f"GpuFileDataset sample {i} ({paths[i]}): tier {tier}, bytes differ")
+        seen[i] = seen.get(i, 0) + 1
+    if seen != {i: 1 for i in want}:
+        sys.exit("GpuFileDataset: not every sample exactly once")
+    seen = {}
+    for i, t in DataLoader(GpuFileIterable(ds, batch_size=128, return_index=True), batch_size=None,
+                           num_workers=2):
+        if hashlib.sha256(t.numpy().tobytes()).hexdigest() != want[i]:
+            sys.exit(f"GpuFileIterable sample {i}: bytes differ")
+        seen[i] = seen.get(i, 0) + 1
+    if seen != {i: 1 for i in want}:
+        sys.exit("GpuFileIterable: not every sample exactly once")
+    print(f"  GpuFileDataset and GpuFileIterable in DataLoaders: {len(paths)} samples verified")
+    return 0
+
+
+def victim(mnt_dir):
+    paths = files_under(mnt_dir)
+    outs = [bytearray(4096) for _ in paths]
+    first = True
+    while True:
+        gpu.read_many(list(zip(paths, outs)))
+        if first:
+            print("ready", flush=True)
+            first = False
+
+
+def kill(src_dir, mnt_dir):
+    paths = files_under(mnt_dir)[:3000]
+    want = [expect(src_dir, mnt_dir, p) for p in paths]
+
+    def check_round(label):
+        outs = [bytearray(4096) for _ in paths]
+        for p, w, o, (n, _) in zip(paths, want, outs, gpu.read_many(list(zip(paths, outs)))):
+            if bytes(o[:n]) != w:
+                sys.exit(f"{label}: {p} differs")
+
+    check_round("before")
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "victim", mnt_dir],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        if child.stdout.readline().strip() != "ready":
+            sys.exit(f"the victim client did not start (exit {child.wait()})")
+        # The victim loops over read_many with no pause, so it is mid-batch whenever it dies.
+        check_round("beside the victim")
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        for r in range(3):
+            check_round(f"after the kill, round {r}")
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    # The mount is still whole: a fresh connection works too.
+    with sc.Client.for_path(mnt_dir) as c:
+        fid = c.open_file(paths[0])
+        buf = c.register_memfd(4096)
+        n, _ = c.read(fid, 0, 4096, buf)
+        if bytes(buf[:n]) != want[0]:
+            sys.exit("a fresh connection after the kill read wrong bytes")
+    print(f"  a client SIGKILLed mid-batch; this one read {len(paths)} files x 5 rounds byte-exact")
+    return 0
+
+
+def main(argv):
+    cmds = {"probe": probe, "ranges": ranges, "small": small, "eperm": eperm, "arrays": arrays,
+            "dataset": dataset, "kill": kill, "victim": victim}
+    if len(argv) < 2 or argv[1] not in cmds:
+        sys.exit(__doc__)
+    return cmds[argv[1]](*argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
