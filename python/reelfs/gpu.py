@@ -196,41 +196,85 @@ def _host_read(ch, fid, offset, out, dst, want, name):
     return done
 
 
-def _pinned_pair(ch, torch, chunk):
-    """Two registered memfds of ``chunk`` bytes, page-locked for CUDA; and whether pinning
-    worked (cudaHostRegister is in torch.cuda.cudart() from torch 1.13 on)."""
-    if ch.pinned is None or len(ch.pinned[0][0]) < chunk:
-        ch.pinned = None
-        pair, pinned = [], True
-        for _ in range(2):
-            buf = ch.client.register_memfd(chunk)
-            host = torch.frombuffer(buf, dtype=torch.uint8)
+def _pinned_pair(ch, torch, chunk, pin):
+    """Two registered memfds of ``chunk`` bytes as host tensors, page-locked for CUDA when
+    ``pin``; and whether pinning worked (cudaHostRegister, in torch.cuda.cudart())."""
+    if ch.pinned is not None and len(ch.pinned[0][0][0]) >= chunk:
+        return ch.pinned
+    if ch.pinned is not None:
+        _unpin(ch, torch)
+    pair, pinned = [], pin
+    for _ in range(2):
+        buf = ch.client.register_memfd(chunk)
+        host = torch.frombuffer(buf, dtype=torch.uint8)
+        if pin:
             try:
                 rc = torch.cuda.cudart().cudaHostRegister(host.data_ptr(), len(buf), 0)
                 pinned = pinned and int(rc) == 0
             except (AttributeError, RuntimeError):
                 pinned = False
-            pair.append((buf, host))
-        ch.pinned = (pair, pinned)
+        pair.append((buf, host))
+    ch.pinned = (pair, pinned)
     return ch.pinned
 
 
-def _cuda_staged(ch, torch, fid, offset, dst, want, name):
-    """Double buffering: READ chunk k+1 into one pinned memfd while chunk k's copy to the GPU
-    runs from the other; CUDA events say when a memfd may be written again."""
+def _unpin(ch, torch):
+    pair, pinned = ch.pinned
+    ch.pinned = None
+    for buf, host in pair:
+        if pinned:
+            torch.cuda.cudart().cudaHostUnregister(host.data_ptr())
+        ch.client.release_buffer(buf)
+
+
+class _CudaCopies:
+    """Asynchronous copies on a side stream, an event per staging buffer."""
+
+    def __init__(self, torch, device):
+        self.torch = torch
+        self.stream = torch.cuda.Stream(device=device)
+        self.events = [None, None]
+
+    def copy(self, s, dst, src):
+        with self.torch.cuda.stream(self.stream):
+            dst.copy_(src, non_blocking=True)
+            self.events[s] = self.torch.cuda.Event()
+            self.events[s].record(self.stream)
+
+    def reusable(self, s):
+        if self.events[s] is not None:
+            self.events[s].synchronize()  # the copy out of staging buffer s has finished
+
+    def finish(self):
+        self.stream.synchronize()
+
+
+class _HostCopies:
+    """The same steps, synchronous, for a CPU target (tests of the double buffering)."""
+
+    def copy(self, s, dst, src):
+        dst.copy_(src)
+
+    def reusable(self, s):
+        pass
+
+    def finish(self):
+        pass
+
+
+def _staged(ch, torch, fid, offset, dst, want, name, chunk=CHUNK):
+    """Double buffering: READ chunk k+1 into one registered memfd while chunk k's copy to the
+    GPU runs from the other; a CUDA event says when a memfd may be written again."""
     client = ch.client
-    chunk = min(CHUNK, max(want, 1))
-    (pair, pinned) = _pinned_pair(ch, torch, chunk)
-    stream = torch.cuda.Stream(device=dst.device)
-    events = [None, None]
+    cuda = dst.is_cuda
+    copies = _CudaCopies(torch, dst.device) if cuda else _HostCopies()
+    pair, pinned = _pinned_pair(ch, torch, chunk, pin=cuda)
     starts = list(range(0, want, chunk))
 
     def submit(k):
-        s = k % 2
-        if events[s] is not None:
-            events[s].synchronize()  # the copy out of this memfd has finished
+        copies.reusable(k % 2)
         n = min(chunk, want - starts[k])
-        return client.submit_read(fid, offset + starts[k], n, pair[s][0], 0), n
+        return client.submit_read(fid, offset + starts[k], n, pair[k % 2][0], 0), n
 
     done = 0
     pending = {}
@@ -244,20 +288,15 @@ def _cuda_staged(ch, torch, fid, offset, dst, want, name):
             result, _ = client.wait_for(tag)
             if result < 0:
                 raise OSError(-result, os.strerror(-result), name)
-            s = k % 2
             if result:
-                with torch.cuda.stream(stream):
-                    dst[starts[k]:starts[k] + result].copy_(pair[s][1][:result],
-                                                            non_blocking=True)
-                    events[s] = torch.cuda.Event()
-                    events[s].record(stream)
+                copies.copy(k % 2, dst[starts[k]:starts[k] + result], pair[k % 2][1][:result])
             done += result
             if result < n:
                 break
     finally:
         for tag, _ in pending.values():
             client.wait_for(tag)  # nothing of ours stays in flight
-        stream.synchronize()
+        copies.finish()
     return done, "pinned-staging" if pinned else "host"
 
 
@@ -316,7 +355,7 @@ def read_into(path, out, offset=0):
             fid = ch.client.open_file(fd, name=name)
             try:
                 if cuda:
-                    return _cuda_staged(ch, torch, fid, offset, dst, want, name)
+                    return _staged(ch, torch, fid, offset, dst, want, name)
                 return _host_read(ch, fid, offset, out, dst, want, name), "host"
             finally:
                 ch.client.close_file(fid, wait=False)
