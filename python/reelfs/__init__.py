@@ -18,5 +18,6 @@ from .hsm import HsmError, NotOnReelfsError, request_stage, state, states, summa
 from .order import ReadyOrder, StagingFailed, StagingTimeout
 
 __version__ = "0.1.0"
-__all__ = ["gpu", "hsm", "side_channel", "HsmError", "NotOnReelfsError", "request_stage", "state", "states", "summary",
+__all__ = ["gpu", "hsm", "side_channel",
+           "HsmError", "NotOnReelfsError", "request_stage", "state", "states", "summary",
            "ReadyOrder", "StagingFailed", "StagingTimeout"]

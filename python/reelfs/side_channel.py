@@ -590,7 +590,7 @@ class Client:
         self._send(Frame(tag, CloseFile(file_id)))
 
     def register_memfd(self, length):
-        """A :class:`Buffer` of at least ``length`` bytes (rounded up to whole pages), registered."""
+        """A registered :class:`Buffer` of at least ``length`` bytes (whole pages)."""
         length = _page_round(length)
         fd = _memfd(length)
         try:
