@@ -36,6 +36,7 @@ Thread-safety: every function may be called from any thread; each thread has its
 and staging buffers (a DataLoader worker process makes its own on first use).
 """
 
+import collections
 import ctypes
 import os
 import sys
@@ -370,93 +371,139 @@ def read_many(requests, window=WINDOW):
     """Reads a batch of ``(path, out)`` or ``(path, out, offset)``; returns ``[(nbytes, tier)]`` in
     the order given.
 
-    Host targets on a mount with a side channel are pipelined on this thread's connection: each
-    file's OPEN_FILE, then its READ into a slice of one staging memfd, up to ``window`` READs in
-    flight, copied out as they complete. Other requests (CUDA tensors, files larger than the
-    staging buffer, mounts without a side channel) go through :func:`read_into` one by one. The
-    first error is raised once the batch in flight has completed, as ``OSError`` naming its path.
+    Host targets on a mount with a side channel are pipelined on this thread's connection: the
+    OPEN_FILEs of ``window`` files at a time sent together, then their READs into slices of one
+    staging memfd, up to ``window`` READs in flight, each copied out and its file closed as it
+    completes while the next ones are sent. Other requests (CUDA tensors, targets over 64 MiB,
+    mounts without a side channel) go through :func:`read_into` one by one. A failed file does
+    not stop the others; once all have completed, the error of the first failed request (in the
+    order given) is raised as ``OSError`` naming its path.
     """
     results = [None] * len(requests)
-    batch = []        # (index, path, dst, offset, want, fd)
-    batch_bytes = 0
-    batch_ch = None
+    run, run_ch = [], None  # consecutive requests pipelined on one channel: (i, name, dst, offset)
 
     def flush():
-        nonlocal batch, batch_bytes
-        items, batch, batch_bytes = batch, [], 0
+        nonlocal run
+        items, run = run, []
         if items:
             try:
-                _pipelined(batch_ch, items, results)
+                _pipelined(run_ch, items, results, window)
             except (ConnectionError, sc.ProtocolError):
-                _drop_channel(batch_ch)
+                _drop_channel(run_ch)
                 raise
-            finally:
-                for item in items:
-                    os.close(item[5])
 
-    try:
-        for i, req in enumerate(requests):
-            path, out = req[0], req[1]
-            offset = req[2] if len(req) > 2 else 0
-            if _torch_tensor(out) and out.is_cuda:
-                flush()
-                results[i] = read_into(path, out, offset)
-                continue
-            dst = _host_view(out)
-            ch = _channel_for(path)
-            if ch is None or len(dst) > STAGING_MAX:
-                flush()
-                results[i] = read_into(path, out, offset)
-                continue
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                want = max(0, min(len(dst), _file_size(fd) - offset))
-            except BaseException:
-                os.close(fd)
-                raise
-            if ch is not batch_ch or len(batch) >= window or batch_bytes + want > STAGING_MAX:
-                flush()
-                batch_ch = ch
-            batch.append((i, os.fsdecode(path), dst, offset, want, fd))
-            batch_bytes += want
-        flush()
-    finally:
-        for item in batch:
-            os.close(item[5])
+    for i, req in enumerate(requests):
+        path, out = req[0], req[1]
+        offset = req[2] if len(req) > 2 else 0
+        if _torch_tensor(out) and out.is_cuda:
+            flush()
+            results[i] = read_into(path, out, offset)
+            continue
+        dst = _host_view(out)
+        ch = _channel_for(path)
+        if ch is None or len(dst) > STAGING_MAX:
+            flush()
+            results[i] = read_into(path, out, offset)
+            continue
+        if ch is not run_ch:
+            flush()
+            run_ch = ch
+        run.append((i, os.fsdecode(path), dst, offset))
+    flush()
     return results
 
 
-def _pipelined(ch, batch, results):
-    """One batch of read_many: OPEN_FILE each, every READ submitted, then collected."""
+# read_many's staging memfd when its targets are small: enough for a full window of large files.
+RING_TARGET = 16 << 20
+
+
+class _Ring:
+    """Slices of the staging memfd handed out in submission order and returned in any order: a
+    slice's space is reused once every slice handed out before it has come back too."""
+
+    def __init__(self, size):
+        self.size = size
+        self.head = 0
+        self.live = collections.deque()  # [start, length, returned], oldest first
+        self.by_start = {}
+
+    def alloc(self, n):
+        if not self.live:
+            start = 0
+        else:
+            tail = self.live[0][0]
+            if self.head > tail:  # used: [tail, head); free: [head, size) and [0, tail)
+                start = self.head if self.size - self.head >= n else 0 if tail >= n else None
+            else:  # wrapped: used [tail, size) and [0, head); free: [head, tail)
+                start = self.head if tail - self.head >= n else None
+            if start is None:
+                return None
+        entry = [start, n, False]
+        self.live.append(entry)
+        self.by_start[start] = entry
+        self.head = start + n
+        return start
+
+    def free(self, start):
+        self.by_start.pop(start)[2] = True
+        while self.live and self.live[0][2]:
+            self.live.popleft()
+
+
+def _pipelined(ch, items, results, window):
+    """read_many's requests on one connection (see there)."""
     client = ch.client
-    total = sum(item[4] for item in batch)
-    staging = ch.staging_of(max(total, 1))
+    longest = max(len(item[2]) for item in items)
+    wanted = sum(len(item[2]) for item in items)
+    staging = ch.staging_of(max(1, min(STAGING_MAX, max(longest, min(wanted, RING_TARGET)))))
     view = memoryview(staging)
-    tags = {}
-    fids = []
-    error = None
-    try:
-        at = 0
-        opened = client.open_files([item[5] for item in batch], [item[1] for item in batch])
-        fids = [f for f in opened if not isinstance(f, OSError)]
-        for (i, name, dst, offset, want, fd), fid in zip(batch, opened):
-            if isinstance(fid, OSError):
-                error = error or fid
-                continue
-            if want == 0:
-                results[i] = (0, "host")
-                continue
-            tags[client.submit_read(fid, offset, want, staging, at)] = (i, name, dst, at, want)
-            at += want
-    finally:
-        for tag, (result, _) in _drain(client, tags).items():
-            i, name, dst, at, want = tags[tag]
-            if result < 0:
-                error = error or OSError(-result, os.strerror(-result), name)
-                continue
+    ring = _Ring(len(staging))
+    inflight = {}  # tag -> (i, name, dst, at, fid)
+    errors = []    # (i, OSError)
+
+    def complete_one():
+        tag, result, _ = client.wait()
+        i, name, dst, at, fid = inflight.pop(tag)
+        ring.free(at)
+        client.close_file(fid, wait=False)
+        if result < 0:
+            errors.append((i, OSError(-result, os.strerror(-result), name)))
+        else:
             dst[:result] = view[at:at + result]
             results[i] = (result, "host")
-        for fid in fids:
-            client.close_file(fid, wait=False)
-    if error is not None:
-        raise error
+
+    try:
+        for g in range(0, len(items), window):
+            group = items[g:g + window]
+            fds, wants = [], []
+            try:
+                for _, name, dst, offset in group:
+                    fds.append(os.open(name, os.O_RDONLY | os.O_CLOEXEC))
+                    wants.append(max(0, min(len(dst), _file_size(fds[-1]) - offset)))
+                # The daemon keeps its own copy of each fd: ours close once it has answered.
+                opened = client.open_files(fds, [item[1] for item in group])
+            finally:
+                for fd in fds:
+                    os.close(fd)
+            for (i, name, dst, offset), want, fid in zip(group, wants, opened):
+                if isinstance(fid, OSError):
+                    errors.append((i, fid))
+                    continue
+                if want == 0:
+                    results[i] = (0, "host")
+                    client.close_file(fid, wait=False)
+                    continue
+                while True:
+                    at = ring.alloc(want) if len(inflight) < window else None
+                    if at is not None:
+                        break
+                    if not inflight:
+                        raise RuntimeError("reelfs.gpu: staging ring cannot hold one request")
+                    complete_one()
+                inflight[client.submit_read(fid, offset, want, staging, at)] = (
+                    i, name, dst, at, fid)
+    finally:
+        while inflight:
+            complete_one()
+    if errors:
+        raise min(errors, key=lambda e: e[0])[1]

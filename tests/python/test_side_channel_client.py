@@ -192,6 +192,44 @@ class GpuTest(unittest.TestCase):
         self.assertEqual(gpu.read_many([(files[3], bytearray(10), 5)]),
                          [(10, "host")])  # the connection is still in step
 
+    def test_read_many_wraps_its_staging_ring(self):
+        # Sizes from 1 B to 3 MiB under a 4 MiB-class ring and a window of 8: slices wrap and
+        # come back out of order (the fake answers each chunk's READs in reverse).
+        rng = random.Random(9)
+        sizes = [rng.choice([1, 4095, 70000, 1 << 20, 3 << 20]) for _ in range(60)]
+        files = [self.fake.file(f"w/{i:03d}", blob(100 + i, n)) for i, n in enumerate(sizes)]
+        outs = [bytearray(n + 5) for n in sizes]
+        old = gpu.RING_TARGET
+        gpu.RING_TARGET = 4 << 20
+        try:
+            res = gpu.read_many(list(zip(files, outs, [0] * 30 + [1] * 30)), window=8)
+        finally:
+            gpu.RING_TARGET = old
+        for i, (n, tier) in enumerate(res):
+            want = blob(100 + i, sizes[i])[0 if i < 30 else 1:]
+            self.assertEqual((n, tier), (len(want), "host"))
+            self.assertEqual(bytes(outs[i][:n]), want, f"file {i}")
+
+    def test_ring_slices_never_overlap(self):
+        rng = random.Random(5)
+        ring = gpu._Ring(1000)
+        live = {}
+        for step in range(5000):
+            if live and (rng.random() < 0.5 or len(live) > 20):
+                start = rng.choice(list(live))
+                del live[start]
+                ring.free(start)
+                continue
+            n = rng.randrange(1, 300)
+            at = ring.alloc(n)
+            if at is None:
+                self.assertTrue(live, "an empty ring refused a slice")
+                continue
+            self.assertLessEqual(at + n, 1000)
+            for s, m in live.items():
+                self.assertTrue(at + n <= s or s + m <= at, f"step {step}: overlap")
+            live[at] = n
+
     def test_numpy_and_torch_cpu(self):
         try:
             import numpy as np
