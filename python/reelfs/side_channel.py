@@ -505,15 +505,14 @@ class Client:
     def _hello(self, capabilities):
         tag = self._tag()
         self._send(Frame(tag, Hello(PROTOCOL_VERSION, capabilities)))
-        while True:
-            frame = self._receive_frame()
-            if isinstance(frame.message, Hello) and frame.tag == tag:
-                self.server_version = frame.message.version
-                self.server_capabilities = frame.message.capabilities
-                self.capabilities = capabilities & frame.message.capabilities
-                return
+        frame = self._receive_frame()
+        if not isinstance(frame.message, Hello) or frame.tag != tag:
+            self.close()
             raise ProtocolError(errno.EPROTO, f"side channel: expected HELLO answer, got "
-                                f"{type(frame.message).__name__} (tag {frame.tag})")
+                                f"{_NAMES[frame.message.TYPE]} (tag {frame.tag})")
+        self.server_version = frame.message.version
+        self.server_capabilities = frame.message.capabilities
+        self.capabilities = capabilities & frame.message.capabilities
 
     def close(self):
         """Closes the socket; the daemon releases every file and buffer of this client."""
@@ -705,6 +704,8 @@ class Client:
 
     def _pump(self, block=True):
         """Receives what has arrived (waiting for something when ``block``) and files each frame."""
+        if self._closed:
+            raise ConnectionError(errno.ENOTCONN, "side channel: client is closed")
         if not block:
             r, _, _ = select.select([self._sock], [], [], 0)
             if not r:
@@ -731,14 +732,17 @@ class Client:
             self._rx += chunk
 
     def _take_frame(self):
+        # Anything malformed from the daemon ends the connection: its answers cannot be trusted.
         try:
             step = decode_next(self._rx)
         except FramingError as err:
+            self.close()
             raise ProtocolError(errno.EPROTO, f"the daemon sent a broken frame: {err}") from None
         if step.need_more:
             return None
         del self._rx[:step.frame_size]
         if step.error is not None:
+            self.close()
             raise ProtocolError(errno.EPROTO, f"the daemon sent a malformed frame: {step.error}")
         if isinstance(step.frame.message, Error):
             err = step.frame.message
@@ -755,6 +759,7 @@ class Client:
                 return
             m = frame.message
             if not isinstance(m, Done):
+                self.close()
                 raise ProtocolError(errno.EPROTO, f"side channel: unexpected "
                                     f"{_NAMES[m.TYPE]} from the daemon (tag {frame.tag})")
             if self._read_tags.pop(frame.tag, None) is not None:

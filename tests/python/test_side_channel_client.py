@@ -132,6 +132,34 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(cm.exception.errno, 71)
         self.assertIn("no HELLO", str(cm.exception))
 
+    def test_error_mid_stream_ends_the_client(self):
+        ours, theirs = socket.socketpair()
+
+        def daemon():
+            hello = sc.decode_frame(theirs.recv(16 + 8))
+            theirs.sendall(sc.encode_frame(sc.Frame(hello.tag, sc.Hello(1, sc.CAP_RDMA | 1 << 9))))
+            theirs.recv(16 + 40)  # the READ
+            theirs.sendall(sc.encode_frame(sc.Frame(0, sc.Error(90, "frame too long"))))
+            theirs.close()
+
+        import threading
+        t = threading.Thread(target=daemon)
+        t.start()
+        c = sc.Client(ours)
+        c._hello(sc.CAP_RDMA | sc.CAP_DMABUF)
+        self.assertEqual((c.server_capabilities, c.capabilities), (sc.CAP_RDMA | 1 << 9,
+                                                                   sc.CAP_RDMA))
+        c.submit_read(1, 0, 10, 5)
+        with self.assertRaises(sc.ProtocolError) as cm:
+            c.wait()
+        self.assertEqual(cm.exception.errno, 90)
+        self.assertIn("frame too long", str(cm.exception))
+        with self.assertRaises(ConnectionError):
+            c.wait()
+        with self.assertRaises(ConnectionError):
+            c.submit_read(1, 0, 10, 5)
+        t.join()
+
     def test_no_side_channel_member(self):
         fake = FakeSideChannel(announce=False)
         try:
