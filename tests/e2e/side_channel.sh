@@ -5,7 +5,8 @@
 # random ranges of a 96 MiB object; 10 000 small files in one pipelined read_many batch, every
 # byte checked; an fd opened outside the mount is refused with EPERM; numpy and CPU torch targets;
 # GpuFileDataset / GpuFileIterable in DataLoaders; a client SIGKILLed mid-batch while another
-# keeps reading byte-exact. Skips (77) when the mount announces no side channel or nothing
+# keeps reading byte-exact, and nothing written into the dead client's memfd once the daemon's
+# user.reelfs.metrics shows it disconnected. Skips (77) when the mount announces no side channel or nothing
 # answers on its socket; the torch and numpy parts skip alone without them.
 source "$(dirname "$0")/lib.sh"
 e2e_init side_channel 330

@@ -9,16 +9,20 @@ reason is printed); anything else: failed.
   eperm MNT OUTSIDE               OPEN_FILE of a file outside the mount -> PermissionError (EPERM)
   arrays SRC MNTFILE              numpy array and CPU torch tensor targets (torch part skipped)
   dataset SRCDIR MNTDIR           GpuFileDataset in a DataLoader (2 workers), every sample checked
-  kill SRCDIR MNTDIR              a client SIGKILLed mid-batch while this one keeps reading
-  victim MNTDIR                   (kill's child) read_many over MNTDIR forever
+  kill SRCDIR MNTDIR              a client SIGKILLed mid-batch while this one keeps reading, and
+                                  no write into its memfd once the daemon has seen it go
+  victim MNTDIR                   (kill's child) READs of every file under MNTDIR, forever
 """
 import errno
 import hashlib
+import json
+import mmap
 import os
 import random
 import signal
 import subprocess
 import sys
+import time
 
 from reelfs import gpu
 from reelfs import side_channel as sc
@@ -178,14 +182,33 @@ def dataset(src_dir, mnt_dir):
 
 
 def victim(mnt_dir):
+    """Reads every file under mnt_dir into one memfd, 64 READs in flight, forever; prints
+    "ready FD" (its memfd's fd number) once the first round is in."""
     paths = files_under(mnt_dir)
-    outs = [bytearray(4096) for _ in paths]
-    first = True
-    while True:
-        gpu.read_many(list(zip(paths, outs)))
-        if first:
-            print("ready", flush=True)
-            first = False
+    with sc.Client.for_path(mnt_dir, max_in_flight=64) as c:
+        buf = c.register_memfd(64 * 4096)
+        fids = []
+        for g in range(0, len(paths), 256):
+            fids.extend(c.open_files(
+                [os.open(p, os.O_RDONLY) for p in paths[g:g + 256]], paths[g:g + 256]))
+        first = True
+        while True:
+            for k, fid in enumerate(fids):
+                c.submit_read(fid, 0, 4096, buf, (k % 64) * 4096)
+            for _ in c.completions():
+                pass
+            if first:
+                print(f"ready {buf.fd}", flush=True)
+                first = False
+
+
+def clients_connected(mnt_dir):
+    root, _ = sc.mount_info(mnt_dir)
+    try:
+        doc = json.loads(os.getxattr(root, "user.reelfs.metrics"))
+        return int(doc["side_channel"]["clients_connected"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def kill(src_dir, mnt_dir):
@@ -199,17 +222,35 @@ def kill(src_dir, mnt_dir):
                 sys.exit(f"{label}: {p} differs")
 
     check_round("before")
+    mine = clients_connected(mnt_dir)  # this process's connections (gpu's, for this thread)
     child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "victim", mnt_dir],
                              stdout=subprocess.PIPE, text=True)
     try:
-        if child.stdout.readline().strip() != "ready":
+        line = child.stdout.readline().split()
+        if not line or line[0] != "ready":
             sys.exit(f"the victim client did not start (exit {child.wait()})")
-        # The victim loops over read_many with no pause, so it is mid-batch whenever it dies.
+        # The victim's memfd, seen through its fd table while it lives.
+        memfd = os.open(f"/proc/{child.pid}/fd/{line[1]}", os.O_RDWR)
+        # The victim submits with no pause, so it is mid-batch whenever it dies.
         check_round("beside the victim")
         child.send_signal(signal.SIGKILL)
         child.wait()
+        if mine is not None:
+            # Once the daemon has seen the disconnect, nothing may write into that memfd again.
+            while clients_connected(mnt_dir) != mine:
+                time.sleep(0.05)
+            view = mmap.mmap(memfd, 64 * 4096)
+            view[:] = b"\xee" * len(view)
         for r in range(3):
             check_round(f"after the kill, round {r}")
+        if mine is not None:
+            if view[:] != b"\xee" * len(view):
+                sys.exit("the daemon wrote into the dead client's memfd after its disconnect")
+            print("  no write into the dead client's memfd after its disconnect")
+        else:
+            print("  (user.reelfs.metrics has no side_channel.clients_connected: the "
+                  "after-disconnect write check is skipped)")
+        os.close(memfd)
     finally:
         if child.poll() is None:
             child.kill()

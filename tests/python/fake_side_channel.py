@@ -7,7 +7,7 @@ an fd of a regular file under that directory (else EPERM, as the daemon's fd che
 REGISTER_BUFFER takes a memfd with F_SEAL_SHRINK and F_SEAL_GROW (else EINVAL); READ preads into
 the mapped memfd. Answers to the READs of one received chunk are sent in reverse order, so a
 client that assumes submission order fails. `fail_reads` maps a file name to an errno its READs
-get.
+get. The root's user.reelfs.metrics carries side_channel.clients_connected.
 """
 
 import fcntl
@@ -37,6 +37,9 @@ class FakeSideChannel:
         self.fail_reads = {}
         self.reads = 0
         self.clients = 0
+        self.connected = 0
+        self._lock = threading.Lock()
+        self._publish(0)
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(self.sock_path)
         self._listener.listen(16)
@@ -45,6 +48,13 @@ class FakeSideChannel:
         t = threading.Thread(target=self._accept, daemon=True)
         t.start()
         self._threads.append(t)
+
+    def _publish(self, delta):
+        """user.reelfs.metrics's side_channel.clients_connected, as the daemon publishes it."""
+        with self._lock:
+            self.connected += delta
+            doc = {"version": 1, "side_channel": {"clients_connected": self.connected}}
+            os.setxattr(self.root, "user.reelfs.metrics", json.dumps(doc).encode())
 
     def close(self):
         self._stop = True
@@ -74,6 +84,7 @@ class FakeSideChannel:
                 conn.close()
                 return
             self.clients += 1
+            self._publish(1)
             t = threading.Thread(target=self._serve, args=(conn,), daemon=True)
             t.start()
 
@@ -166,6 +177,7 @@ class FakeSideChannel:
             for b in buffers.values():
                 b.close()
             conn.close()
+            self._publish(-1)
 
     def _read(self, m, files, buffers):
         f, b = files.get(m.file_id), buffers.get(m.buffer_id)
