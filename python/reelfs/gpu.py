@@ -87,6 +87,8 @@ def _state():
         # its copies of the fds and connects afresh.
         for ch in _local.channels.values():
             ch.client.close()
+            if ch.staging is not None:
+                ch.staging._drop()
         _local.channels = {}
         _local.pid = os.getpid()
     return _local
@@ -141,12 +143,8 @@ def _host_view(out):
 
 
 def _drain(client, tags):
-    """Waits for every tag in ``tags`` (a dict tag -> value); returns {tag: (result, path)}."""
-    got = {}
-    while len(got) < len(tags):
-        tag, result, path = client.wait()
-        got[tag] = (result, path)
-    return got
+    """Waits for every tag in ``tags``; returns {tag: (result, path)}."""
+    return {tag: client.wait_for(tag) for tag in tags}
 
 
 def _pread(fd, dst, offset):
@@ -348,7 +346,9 @@ def read_into(path, out, offset=0):
     try:
         want = max(0, min(capacity, _file_size(fd) - offset))
         ch = _channel_for(path)
-        if ch is None or want == 0:
+        if ch is not None and want == 0:
+            return 0, "pinned-staging" if cuda else "host"  # nothing to ask the daemon for
+        if ch is None:
             if cuda:
                 return _cuda_pread(torch, fd, offset, dst, want), "pread"
             return _pread(fd, dst[:want], offset), "pread"

@@ -186,6 +186,11 @@ class GpuTest(unittest.TestCase):
         out = bytearray(len(self.data) + 100)
         self.assertEqual(gpu.read_into(self.path, out), (len(self.data), "host"))
         self.assertEqual(bytes(out[:len(self.data)]), self.data)
+        self.assertEqual(gpu.read_into(self.path, out, len(self.data)), (0, "host"))  # at EOF
+        self.assertEqual(gpu.read_into(self.fake.file("empty", b""), out), (0, "host"))
+        mem = gpu.memfd_buffer(self.path, 1 << 20)  # filled with no staging copy
+        self.assertEqual(gpu.read_into(self.path, mem, 3), (1 << 20, "host"))
+        self.assertEqual(bytes(mem[:1 << 20]), self.data[3:3 + (1 << 20)])
         rng = random.Random(4)
         for _ in range(50):
             off = rng.randrange(0, len(self.data) + 10)
