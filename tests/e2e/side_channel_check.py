@@ -182,15 +182,18 @@ def dataset(src_dir, mnt_dir):
 
 
 def victim(mnt_dir):
-    """Reads every file under mnt_dir into one memfd, 64 READs in flight, forever; prints
+    """Reads 512 files under mnt_dir into one memfd, 64 READs in flight, forever; prints
     "ready FD" (its memfd's fd number) once the first round is in."""
-    paths = files_under(mnt_dir)
+    paths = files_under(mnt_dir)[:512]  # the daemon keeps an fd per file id
     with sc.Client.for_path(mnt_dir, max_in_flight=64) as c:
         buf = c.register_memfd(64 * 4096)
-        fids = []
-        for g in range(0, len(paths), 256):
-            fids.extend(c.open_files(
-                [os.open(p, os.O_RDONLY) for p in paths[g:g + 256]], paths[g:g + 256]))
+        fds = [os.open(p, os.O_RDONLY) for p in paths]
+        fids = c.open_files(fds, paths)
+        for fd in fds:
+            os.close(fd)
+        for fid in fids:
+            if isinstance(fid, OSError):
+                raise fid
         first = True
         while True:
             for k, fid in enumerate(fids):
