@@ -48,14 +48,17 @@ def probe(mnt):
     except sc.SideChannelUnavailable as err:
         print(f"SKIP: {err}")
         return SKIP
-    try:
-        with sc.Client.connect(sock) as c:
-            print(f"  side channel {sock}: version {c.server_version}, "
-                  f"capabilities {c.server_capabilities:#x}")
-    except OSError as err:
-        print(f"SKIP: the mount announces {sock} but nothing answers there ({err}); the side "
-              "channel server is not wired into reelfs mount yet")
+    root, _ = sc.mount_info(mnt)
+    metrics = json.loads(os.getxattr(root, "user.reelfs.metrics"))
+    if metrics.get("side_channel") is None:
+        # The daemon publishes its server's counters there once one runs; a socket announced
+        # without them is a reelfs whose mount does not start the server yet.
+        print(f"SKIP: the mount announces {sock} but runs no side channel server "
+              "(user.reelfs.metrics has no side_channel counters)")
         return SKIP
+    with sc.Client.connect(sock) as c:  # a server that runs must answer: an error fails
+        print(f"  side channel {sock}: version {c.server_version}, "
+              f"capabilities {c.server_capabilities:#x}")
     return 0
 
 
