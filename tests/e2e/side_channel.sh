@@ -6,8 +6,9 @@
 # byte checked; an fd opened outside the mount is refused with EPERM; numpy and CPU torch targets;
 # GpuFileDataset / GpuFileIterable in DataLoaders; a client SIGKILLed mid-batch while another
 # keeps reading byte-exact, and nothing written into the dead client's memfd once the daemon's
-# user.reelfs.metrics shows it disconnected. Skips (77) when the mount announces no side channel or nothing
-# answers on its socket; the torch and numpy parts skip alone without them.
+# user.reelfs.metrics shows it disconnected. Skips (77) when the mount announces no side channel
+# or runs no server for it (no side_channel counters in user.reelfs.metrics); a server that runs
+# and does not answer fails. The numpy and torch parts skip alone without them.
 source "$(dirname "$0")/lib.sh"
 e2e_init side_channel 330
 HERE=$(cd "$(dirname "$0")" && pwd)
