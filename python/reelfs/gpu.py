@@ -376,10 +376,11 @@ def read_many(requests, window=WINDOW):
     staging memfd, up to ``window`` READs in flight, each copied out and its file closed as it
     completes while the next ones are sent. Other requests (CUDA tensors, targets over 64 MiB,
     mounts without a side channel) go through :func:`read_into` one by one. A failed file does
-    not stop the others; once all have completed, the error of the first failed request (in the
-    order given) is raised as ``OSError`` naming its path.
+    not stop the others; once all have been read, the error of the first failed request (in the
+    order given) is raised as ``OSError`` naming its path. A broken connection raises at once.
     """
     results = [None] * len(requests)
+    errors = []  # (index, OSError)
     run, run_ch = [], None  # consecutive requests pipelined on one channel: (i, name, dst, offset)
 
     def flush():
@@ -387,29 +388,38 @@ def read_many(requests, window=WINDOW):
         items, run = run, []
         if items:
             try:
-                _pipelined(run_ch, items, results, window)
+                _pipelined(run_ch, items, results, window, errors)
             except (ConnectionError, sc.ProtocolError):
                 _drop_channel(run_ch)
                 raise
+
+    def alone(i, path, out, offset):
+        flush()
+        try:
+            results[i] = read_into(path, out, offset)
+        except (ConnectionError, sc.ProtocolError):
+            raise
+        except OSError as err:
+            errors.append((i, err))
 
     for i, req in enumerate(requests):
         path, out = req[0], req[1]
         offset = req[2] if len(req) > 2 else 0
         if _torch_tensor(out) and out.is_cuda:
-            flush()
-            results[i] = read_into(path, out, offset)
+            alone(i, path, out, offset)
             continue
         dst = _host_view(out)
         ch = _channel_for(path)
         if ch is None or len(dst) > STAGING_MAX:
-            flush()
-            results[i] = read_into(path, out, offset)
+            alone(i, path, out, offset)
             continue
         if ch is not run_ch:
             flush()
             run_ch = ch
         run.append((i, os.fsdecode(path), dst, offset))
     flush()
+    if errors:
+        raise min(errors, key=lambda e: e[0])[1]
     return results
 
 
@@ -450,8 +460,9 @@ class _Ring:
             self.live.popleft()
 
 
-def _pipelined(ch, items, results, window):
-    """read_many's requests on one connection (see there)."""
+def _pipelined(ch, items, results, window, errors):
+    """read_many's requests on one connection (see there); a failed file's (index, OSError) goes
+    to ``errors``."""
     client = ch.client
     longest = max(len(item[2]) for item in items)
     wanted = sum(len(item[2]) for item in items)
@@ -459,7 +470,6 @@ def _pipelined(ch, items, results, window):
     view = memoryview(staging)
     ring = _Ring(len(staging))
     inflight = {}  # tag -> (i, name, dst, at, fid)
-    errors = []    # (i, OSError)
 
     def complete_one():
         tag, result, _ = client.wait()
@@ -475,17 +485,24 @@ def _pipelined(ch, items, results, window):
     try:
         for g in range(0, len(items), window):
             group = items[g:g + window]
-            fds, wants = [], []
+            fds, wants, ok = [], [], []
             try:
-                for _, name, dst, offset in group:
-                    fds.append(os.open(name, os.O_RDONLY | os.O_CLOEXEC))
-                    wants.append(max(0, min(len(dst), _file_size(fds[-1]) - offset)))
+                for item in group:
+                    _, name, dst, offset = item
+                    try:
+                        fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
+                    except OSError as err:  # ENOENT, EACCES, ...: that file only
+                        errors.append((item[0], err))
+                        continue
+                    fds.append(fd)
+                    wants.append(max(0, min(len(dst), _file_size(fd) - offset)))
+                    ok.append(item)
                 # The daemon keeps its own copy of each fd: ours close once it has answered.
-                opened = client.open_files(fds, [item[1] for item in group])
+                opened = client.open_files(fds, [item[1] for item in ok])
             finally:
                 for fd in fds:
                     os.close(fd)
-            for (i, name, dst, offset), want, fid in zip(group, wants, opened):
+            for (i, name, dst, offset), want, fid in zip(ok, wants, opened):
                 if isinstance(fid, OSError):
                     errors.append((i, fid))
                     continue
@@ -505,5 +522,3 @@ def _pipelined(ch, items, results, window):
     finally:
         while inflight:
             complete_one()
-    if errors:
-        raise min(errors, key=lambda e: e[0])[1]

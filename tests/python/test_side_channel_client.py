@@ -216,6 +216,20 @@ class GpuTest(unittest.TestCase):
             gpu.read_many([(p, bytearray(4096)) for p in files[:20]])
         self.assertEqual((cm.exception.errno, cm.exception.filename), (errno.EIO, files[7]))
         del self.fake.fail_reads["0007"]
+        # A missing file and a failing one: the rest are read, the first error (request order)
+        # is raised at the end.
+        self.fake.fail_reads["0009"] = errno.EIO
+        outs = [bytearray(4096) for _ in range(12)]
+        reqs = list(zip(files[:12], outs))
+        reqs[11] = (os.path.join(self.fake.root, "s/missing"), outs[11])
+        with self.assertRaises(OSError) as cm:
+            gpu.read_many(reqs, window=4)
+        self.assertEqual(cm.exception.errno, errno.EIO)
+        with open(files[10], "rb") as f:
+            self.assertEqual(bytes(outs[10][:len(f.read())]), open(files[10], "rb").read())
+        with self.assertRaises(FileNotFoundError):
+            gpu.read_many(reqs[10:], window=4)
+        del self.fake.fail_reads["0009"]
         # A path outside any mount is no side-channel request at all: pread.
         outside = tempfile.NamedTemporaryFile()
         outside.write(b"xyz")
