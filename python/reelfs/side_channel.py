@@ -688,8 +688,8 @@ class Client:
         data = memoryview(encode_frame(frame))
         fds = list(fds)
         while data:
-            r, w, _ = select.select([self._sock], [self._sock], [])
-            if w:
+            events = self._poll(select.POLLIN | select.POLLOUT, None)
+            if events & select.POLLOUT:
                 try:
                     if fds:
                         n = socket.send_fds(self._sock, [data], fds, socket.MSG_DONTWAIT)
@@ -699,7 +699,7 @@ class Client:
                 except BlockingIOError:
                     n = 0
                 data = data[n:]
-            elif r:
+            elif events & (select.POLLIN | select.POLLHUP | select.POLLERR):
                 self._pump(block=False)
 
     def _pump(self, block=True):
@@ -707,8 +707,7 @@ class Client:
         if self._closed:
             raise ConnectionError(errno.ENOTCONN, "side channel: client is closed")
         if not block:
-            r, _, _ = select.select([self._sock], [], [], 0)
-            if not r:
+            if not self._poll(select.POLLIN, 0):
                 return
         chunk = self._sock.recv(65536)
         if not chunk:
@@ -718,6 +717,13 @@ class Client:
                                        "connection")
         self._rx += chunk
         self._file_frames()
+
+    def _poll(self, mask, timeout):
+        """poll(2), not select(2): a process with many files has socket fds above 1024."""
+        p = select.poll()
+        p.register(self._sock, mask)
+        got = p.poll(timeout)
+        return got[0][1] if got else 0
 
     def _receive_frame(self):
         """The next frame, whatever it is (only for the HELLO exchange)."""

@@ -70,6 +70,26 @@ class ClientTest(unittest.TestCase):
             c.release_buffer(buf)
             c.close_file(fid)
 
+    def test_a_socket_fd_above_1024(self):
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard != resource.RLIM_INFINITY and hard <= 1100:
+            self.skipTest(f"RLIMIT_NOFILE hard limit {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1100), hard))
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(self.fake.sock_path)
+            high = socket.socket(fileno=os.dup2(s.fileno(), 1050))
+            s.close()
+            with sc.Client(high) as c:
+                c._hello(0)  # select(2) could not wait on fd 1050; poll(2) can
+                buf = c.register_memfd(4096)
+                fid = c.open_file(self.path)
+                self.assertEqual(c.read(fid, 5, 100, buf), (100, "http"))
+                self.assertEqual(bytes(buf[:100]), self.data[5:105])
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
     def test_errors(self):
         outside = tempfile.NamedTemporaryFile()
         with sc.Client.for_path(self.path) as c:
