@@ -232,6 +232,8 @@ class _CudaCopies:
     def __init__(self, torch, device):
         self.torch = torch
         self.stream = torch.cuda.Stream(device=device)
+        # Whatever the caller queued on `out` (its allocation, a kernel) comes before our copies.
+        self.stream.wait_stream(torch.cuda.current_stream(device))
         self.events = [None, None]
 
     def copy(self, s, dst, src):
