@@ -15,11 +15,11 @@
 // callbacks may run on any thread and only copy bytes and queue answers.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include <sys/types.h>
 
 #include "api/protocol/messages.h"
 #include "common/json.h"
@@ -73,8 +73,9 @@ class SideChannelServer {
   // counters() as the "side_channel" member of user.reelfs.metrics.
   Json CountersJson() const;
 
+  struct Impl;  // opaque; public only so the implementation's helpers can name it
+
  private:
-  struct Impl;
   explicit SideChannelServer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -84,11 +84,13 @@ class Conn {
     Send(Frame{tag, Done{result, path}});
   }
   // The handshake every case starts with; returns the client's capabilities.
-  uint32_t Hello(uint32_t offer) {
+  uint32_t Hello(uint32_t offer, std::atomic<uint32_t>* seen = nullptr) {
     auto f = Next(nullptr);
     REQUIRE(f.has_value());
     const auto* hello = std::get_if<protocol::Hello>(&f->message);
     REQUIRE(hello != nullptr);
+    // Noted before answering: the client's side may check it as soon as it has the answer.
+    if (seen != nullptr) *seen = hello->capabilities;
     Send(Frame{f->tag, protocol::Hello{protocol::kProtocolVersion, offer}});
     return hello->capabilities;
   }
@@ -140,7 +142,7 @@ TEST_SUITE("api") {
   TEST_CASE("client: HELLO both ways, capabilities kept") {
     std::atomic<uint32_t> offered{0};
     ScriptedDaemon daemon([&](Conn& c) {
-      offered = c.Hello(protocol::capability::kRdma | (1u << 9));
+      c.Hello(protocol::capability::kRdma | (1u << 9), &offered);
       c.Next(nullptr);  // until the client goes
     });
     {

@@ -1,0 +1,52 @@
+#include "api/server/buffer_check.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "common/status.h"
+
+namespace reelfs::api {
+
+Result<MountFile> CheckMountFd(int fd, dev_t mount_dev) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return ErrnoToStatus(errno, "OPEN_FILE: fstat");
+  if (st.st_dev != mount_dev) {
+    return Status::PermissionDenied("OPEN_FILE: the fd is not a file of this mount");
+  }
+  if (!S_ISREG(st.st_mode)) return Status::PermissionDenied("OPEN_FILE: not a regular file");
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0) return ErrnoToStatus(errno, "OPEN_FILE: F_GETFL");
+  return MountFile{static_cast<fuse::InodeId>(st.st_ino), (flags & O_NONBLOCK) != 0};
+}
+
+MappedBuffer::~MappedBuffer() { munmap(data_, size_); }
+
+Result<std::unique_ptr<MappedBuffer>> MapSealedMemfd(int fd, uint64_t length) {
+  const int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0) return Status::InvalidArgument("REGISTER_BUFFER: not a memfd");
+  if ((seals & F_SEAL_SHRINK) == 0 || (seals & F_SEAL_GROW) == 0) {
+    return Status::InvalidArgument("REGISTER_BUFFER: memfd not sealed (F_SEAL_SHRINK|F_SEAL_GROW)");
+  }
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (length == 0 || length % page != 0) {
+    return Status::InvalidArgument(
+        fmt::format("REGISTER_BUFFER: length {} is not a non-zero multiple of {}", length, page));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return ErrnoToStatus(errno, "REGISTER_BUFFER: fstat");
+  if (static_cast<uint64_t>(st.st_size) < length) {
+    return Status::InvalidArgument(
+        fmt::format("REGISTER_BUFFER: memfd of {} bytes, {} declared", st.st_size, length));
+  }
+  void* data = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (data == MAP_FAILED) return ErrnoToStatus(errno, "REGISTER_BUFFER: mmap");
+  return std::make_unique<MappedBuffer>(static_cast<std::byte*>(data), length);
+}
+
+}  // namespace reelfs::api

@@ -1,0 +1,47 @@
+// The side channel's checks on what a client passes (docs/protocols/side-channel.md sections 3
+// and 4): an fd must name a regular file of the mount, and a host buffer must be a memfd sealed
+// against shrinking and growing (without F_SEAL_SHRINK a client could truncate it under the
+// daemon's mapping and turn the daemon's next write into SIGBUS).
+//
+// Thread-safety: pure functions over the fds they are given; a MappedBuffer is owned by one
+// thread at a time and may be destroyed from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <sys/types.h>
+
+#include "common/result.h"
+#include "fuse/core/types.h"
+
+namespace reelfs::api {
+
+struct MountFile {
+  fuse::InodeId ino = 0;  // st_ino: the mount's inode number (fuse/lowlevel sets st_ino = ino)
+  bool nonblock = false;  // opened O_NONBLOCK: reads of an offline object answer EAGAIN
+};
+
+// kPermissionDenied unless `fd` is a regular file on device `mount_dev`.
+Result<MountFile> CheckMountFd(int fd, dev_t mount_dev);
+
+// A shared, writable mapping of a client's memfd; unmapped when destroyed.
+class MappedBuffer {
+ public:
+  MappedBuffer(std::byte* data, size_t size) : data_(data), size_(size) {}
+  ~MappedBuffer();
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+  std::span<std::byte> bytes() const { return {data_, size_}; }
+
+ private:
+  std::byte* data_;
+  size_t size_;
+};
+
+// kInvalidArgument for anything but a memfd with F_SEAL_SHRINK and F_SEAL_GROW whose size is at
+// least `length`, a non-zero multiple of the page size.
+Result<std::unique_ptr<MappedBuffer>> MapSealedMemfd(int fd, uint64_t length);
+
+}  // namespace reelfs::api

@@ -1,0 +1,666 @@
+#include "api/server/side_channel_server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "api/protocol/codec.h"
+#include "api/server/buffer_check.h"
+#include "common/cancel.h"
+#include "common/log.h"
+#include "common/mutex.h"
+#include "common/unique_fd.h"
+#include "fuse/lowlevel/errno_map.h"
+
+namespace reelfs::api {
+namespace {
+
+using protocol::DonePath;
+using protocol::Frame;
+
+constexpr std::string_view kSubject = "api";
+// A READ runs through the FileSystem in chunks of the kernel's FUSE read size, a few at a time,
+// so the prefetcher sees the access pattern it is tuned for.
+constexpr uint64_t kChunk = 1 << 20;
+constexpr int kChunksInFlight = 4;
+// Answers queued but not yet taken by the client, beyond which the server stops reading it.
+constexpr size_t kMaxQueuedAnswerBytes = 1 << 20;
+// Passed fds waiting for the frame that takes them.
+constexpr size_t kMaxPendingFds = 64;
+
+int ErrnoOf(const Status& s) {
+  const int e = fuse::StatusToErrno(s);
+  return e == 0 ? EIO : e;
+}
+
+}  // namespace
+
+// Counts the objects whose destructors call into the FileSystem, so the server's destructor can
+// wait for the last of them.
+struct LiveCount {
+  Mutex mu;
+  CondVar cv;
+  size_t live = 0;
+  void Add() {
+    MutexLock lock(mu);
+    ++live;
+  }
+  void Drop() {
+    MutexLock lock(mu);
+    if (--live == 0) cv.notify_all();
+  }
+  void WaitZero() {
+    MutexLock lock(mu);
+    cv.wait(lock, [this] { return live == 0; });
+  }
+};
+
+// An open file of one client: the daemon's dup of the client's fd pins the inode; the
+// FileSystem handle is released when the last READ holding this state is done.
+struct OpenedFile {
+  OpenedFile(fuse::FileSystem& fs, LiveCount& live, UniqueFd fd, fuse::InodeId ino, uint64_t fh)
+      : fs(fs), live(live), fd(std::move(fd)), ino(ino), fh(fh) {
+    live.Add();
+  }
+  ~OpenedFile() {
+    fs.Release(fh);
+    live.Drop();
+  }
+  fuse::FileSystem& fs;
+  LiveCount& live;
+  UniqueFd fd;
+  fuse::InodeId ino;
+  uint64_t fh;
+};
+
+struct Client {
+  Client(LiveCount& live, UniqueFd socket) : live(live), socket(std::move(socket)) { live.Add(); }
+  ~Client() { live.Drop(); }
+
+  LiveCount& live;
+  UniqueFd socket;  // the event loop's only
+  std::shared_ptr<CancellationToken> interrupt = CancellationToken::Create();
+  std::vector<uint8_t> input;  // event loop only
+  std::deque<UniqueFd> fds;    // event loop only: received, not yet taken by a frame
+  bool hello = false;          // event loop only
+  std::string peer;            // for the log
+  uint64_t next_id = 1;        // event loop only
+
+  // Shared with FileSystem callbacks.
+  Mutex mu;
+  bool gone = false;     // disconnected: nothing is written into its buffers any more
+  std::string out;       // answers not yet sent
+  size_t in_flight = 0;  // requests dispatched, answer not yet queued
+  // By id. A READ holds its file and buffer, so CLOSE_FILE and RELEASE_BUFFER (and a disconnect)
+  // release them only once the READs into them are done.
+  std::unordered_map<uint64_t, std::shared_ptr<OpenedFile>> files;
+  std::unordered_map<uint64_t, std::shared_ptr<MappedBuffer>> buffers;
+};
+
+struct SideChannelServer::Impl {
+  fuse::FileSystem& fs;
+  ServerOptions options;
+  UniqueFd listen;
+  UniqueFd wake;  // eventfd: a callback queued an answer, or Stop
+  std::atomic<bool> stop{false};
+  std::thread loop;
+  LiveCount live;
+  std::unordered_map<int, std::shared_ptr<Client>> clients;  // event loop only
+
+  std::atomic<uint64_t> clients_accepted{0}, clients_connected{0}, requests{0}, reads{0},
+      read_errors{0}, bytes_read{0}, files_refused{0}, protocol_errors{0};
+
+  Impl(fuse::FileSystem& f, ServerOptions o) : fs(f), options(std::move(o)) {}
+
+  void Wake() {
+    const uint64_t one = 1;
+    (void)!write(wake.get(), &one, sizeof one);
+  }
+
+  // Queues an answer (any thread); the loop sends it.
+  void Answer(Client& c, const Frame& frame, bool finishes_request = true) {
+    auto bytes = protocol::EncodeFrame(frame);
+    {
+      MutexLock lock(c.mu);
+      if (finishes_request && c.in_flight > 0) --c.in_flight;
+      if (c.gone || !bytes.ok()) return;
+      c.out.append(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    }
+    Wake();
+  }
+  void Done(Client& c, uint64_t tag, int64_t result, DonePath path = DonePath::kNone) {
+    Answer(c, Frame{tag, protocol::Done{result, path}});
+  }
+
+  void Run();
+  void Accept();
+  // False when the client is to be dropped.
+  bool ReadFrom(const std::shared_ptr<Client>& c);
+  bool WriteTo(Client& c);
+  bool Dispatch(const std::shared_ptr<Client>& c, const protocol::StreamStep& step);
+  void Disconnect(int fd, const char* why);
+  void FailConnection(Client& c, uint64_t tag, int err, const std::string& text);
+
+  void OpenFile(const std::shared_ptr<Client>& c, uint64_t tag);
+  void RegisterBuffer(const std::shared_ptr<Client>& c, uint64_t tag,
+                      const protocol::RegisterBuffer& reg);
+  void StartRead(const std::shared_ptr<Client>& c, uint64_t tag, const protocol::Read& read);
+};
+
+// One READ: its chunks go through the FileSystem a few at a time; each copies its bytes into
+// the client's buffer under the client's lock, unless the client is gone.
+struct ReadOp : std::enable_shared_from_this<ReadOp> {
+  SideChannelServer::Impl* server = nullptr;
+  std::shared_ptr<Client> client;
+  std::shared_ptr<OpenedFile> file;
+  std::shared_ptr<MappedBuffer> buffer;
+  uint64_t tag = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  uint64_t buffer_offset = 0;
+
+  Mutex mu;
+  uint64_t next = 0;  // offset (relative) of the next chunk to issue
+  int chunks = 0;     // in flight
+  uint64_t bytes = 0;
+  bool eof = false;
+  int error = 0;
+  bool answered = false;
+
+  void Pump() {
+    for (;;) {
+      uint64_t at = 0, size = 0;
+      {
+        MutexLock lock(mu);
+        if (answered) return;
+        if (chunks == 0 && (next >= length || eof || error != 0)) {
+          answered = true;
+        } else if (chunks < kChunksInFlight && next < length && !eof && error == 0) {
+          at = next;
+          size = std::min(kChunk, length - next);
+          next += size;
+          ++chunks;
+        } else {
+          return;
+        }
+      }
+      if (size == 0) return Finish();
+      auto self = shared_from_this();
+      server->fs.Read(
+          file->ino, file->fh, offset + at, size, client->interrupt,
+          [self, at, size](Result<fuse::ReadData> got) { self->Chunk(at, size, std::move(got)); });
+    }
+  }
+
+  void Chunk(uint64_t at, uint64_t size, Result<fuse::ReadData> got) {
+    uint64_t n = 0;
+    int err = 0;
+    if (!got.ok()) {
+      err = ErrnoOf(got.status());
+    } else {
+      MutexLock lock(client->mu);
+      if (client->gone) {
+        err = ECONNRESET;
+      } else {
+        std::byte* dst = buffer->bytes().data() + buffer_offset + at;
+        for (const auto& piece : got->pieces) {
+          const uint64_t take = std::min<uint64_t>(piece.size(), size - n);
+          std::memcpy(dst + n, piece.data(), take);
+          n += take;
+        }
+      }
+    }
+    {
+      MutexLock lock(mu);
+      --chunks;
+      if (err != 0 && error == 0) error = err;
+      bytes += n;
+      if (err == 0 && n < size) eof = true;
+    }
+    Pump();
+  }
+
+  void Finish() {
+    if (error != 0) {
+      server->read_errors.fetch_add(1, std::memory_order_relaxed);
+      server->Done(*client, tag, -static_cast<int64_t>(error));
+    } else {
+      server->reads.fetch_add(1, std::memory_order_relaxed);
+      server->bytes_read.fetch_add(bytes, std::memory_order_relaxed);
+      server->Done(*client, tag, static_cast<int64_t>(bytes), server->options.data_path);
+    }
+  }
+};
+
+Result<std::unique_ptr<SideChannelServer>> SideChannelServer::Start(fuse::FileSystem& fs,
+                                                                    ServerOptions options) {
+  auto impl = std::make_unique<Impl>(fs, std::move(options));
+  const std::string& path = impl->options.socket_path;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.front() != '/' || path.size() >= sizeof addr.sun_path) {
+    return Status::InvalidArgument("side channel: bad socket path '" + path + "'");
+  }
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      return Status::FailedPrecondition("side channel: " + path + " exists and is not a socket");
+    }
+    unlink(path.c_str());  // a socket left by a daemon that died
+  }
+  impl->listen = UniqueFd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!impl->listen.valid()) return ErrnoToStatus(errno, "side channel: socket");
+  if (bind(impl->listen.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    return ErrnoToStatus(errno, "side channel: bind " + path);
+  }
+  if (chmod(path.c_str(), impl->options.allow_other ? 0666 : 0600) != 0 ||
+      listen(impl->listen.get(), 128) != 0) {
+    const int err = errno;
+    unlink(path.c_str());
+    return ErrnoToStatus(err, "side channel: listen " + path);
+  }
+  impl->wake = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!impl->wake.valid()) {
+    unlink(path.c_str());
+    return ErrnoToStatus(errno, "side channel: eventfd");
+  }
+  Impl* raw = impl.get();
+  impl->loop = std::thread([raw] { raw->Run(); });
+  return std::unique_ptr<SideChannelServer>(new SideChannelServer(std::move(impl)));
+}
+
+SideChannelServer::SideChannelServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+SideChannelServer::~SideChannelServer() {
+  impl_->stop.store(true);
+  impl_->Wake();
+  impl_->loop.join();
+  // Every client was disconnected by the loop; wait for the reads still owed by the FileSystem
+  // (they hold the client and file states) so nothing calls back into a server that is gone.
+  impl_->live.WaitZero();
+  unlink(impl_->options.socket_path.c_str());
+}
+
+const std::string& SideChannelServer::socket_path() const { return impl_->options.socket_path; }
+
+ServerCounters SideChannelServer::counters() const {
+  const Impl& i = *impl_;
+  auto get = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  return ServerCounters{get(i.clients_accepted), get(i.clients_connected),
+                        get(i.requests),         get(i.reads),
+                        get(i.read_errors),      get(i.bytes_read),
+                        get(i.files_refused),    get(i.protocol_errors)};
+}
+
+Json SideChannelServer::CountersJson() const {
+  const ServerCounters c = counters();
+  return Json{{"socket", impl_->options.socket_path},
+              {"clients_accepted", c.clients_accepted},
+              {"clients_connected", c.clients_connected},
+              {"requests", c.requests},
+              {"reads", c.reads},
+              {"read_errors", c.read_errors},
+              {"bytes_read", c.bytes_read},
+              {"files_refused", c.files_refused},
+              {"protocol_errors", c.protocol_errors}};
+}
+
+void SideChannelServer::Impl::Run() {
+  std::vector<pollfd> fds;
+  std::vector<std::shared_ptr<Client>> order;
+  while (!stop.load()) {
+    fds.clear();
+    order.clear();
+    fds.push_back({listen.get(), POLLIN, 0});
+    fds.push_back({wake.get(), POLLIN, 0});
+    for (auto& [fd, c] : clients) {
+      short events = 0;
+      {
+        MutexLock lock(c->mu);
+        // Back-pressure: a client with max_in_flight requests pending, or that does not take its
+        // answers, is not read until some complete.
+        if (c->in_flight < options.max_in_flight && c->out.size() < kMaxQueuedAnswerBytes) {
+          events |= POLLIN;
+        }
+        if (!c->out.empty()) events |= POLLOUT;
+      }
+      fds.push_back({fd, events, 0});
+      order.push_back(c);
+    }
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      REELFS_LOG_ERROR(kSubject, "side channel: poll: {}", std::strerror(errno));
+      break;
+    }
+    if ((fds[1].revents & POLLIN) != 0) {
+      uint64_t n;
+      (void)!read(wake.get(), &n, sizeof n);
+    }
+    if ((fds[0].revents & POLLIN) != 0) Accept();
+    for (size_t i = 0; i < order.size(); ++i) {
+      const short re = fds[i + 2].revents;
+      const std::shared_ptr<Client>& c = order[i];
+      bool keep = true;
+      if (keep && (re & POLLOUT) != 0) keep = WriteTo(*c);
+      if (keep && (re & (POLLIN | POLLHUP | POLLERR)) != 0) keep = ReadFrom(c);
+      if (keep) {
+        // Answers queued by this round's dispatch go out at once when the socket takes them.
+        MutexLock lock(c->mu);
+        const bool pending = !c->out.empty();
+        lock.unlock();
+        if (pending) keep = WriteTo(*c);
+      }
+      if (!keep) Disconnect(fds[i + 2].fd, "closed");
+    }
+  }
+  std::vector<int> all;
+  for (auto& [fd, c] : clients) all.push_back(fd);
+  for (int fd : all) Disconnect(fd, "server stopping");
+}
+
+void SideChannelServer::Impl::Accept() {
+  for (;;) {
+    UniqueFd fd(accept4(listen.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (!fd.valid()) return;  // EAGAIN, or a client that went away meanwhile
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    std::string peer = "unknown peer";
+    if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+      peer = fmt::format("pid {} uid {} gid {}", cred.pid, cred.uid, cred.gid);
+    }
+    // Logged, never trusted: access is decided per file by the fd the client passes.
+    REELFS_LOG_INFO(kSubject, "side channel: client connected: {}", peer);
+    const int raw = fd.get();
+    auto c = std::make_shared<Client>(live, std::move(fd));
+    c->peer = std::move(peer);
+    clients.emplace(raw, std::move(c));
+    clients_accepted.fetch_add(1, std::memory_order_relaxed);
+    clients_connected.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void SideChannelServer::Impl::Disconnect(int fd, const char* why) {
+  auto it = clients.find(fd);
+  if (it == clients.end()) return;
+  std::shared_ptr<Client> c = std::move(it->second);
+  clients.erase(it);
+  {
+    // From here no callback writes into the client's buffers (the fence).
+    MutexLock lock(c->mu);
+    c->gone = true;
+    c->out.clear();
+  }
+  c->interrupt->Cancel();  // reads waiting for a restore end now
+  std::unordered_map<uint64_t, std::shared_ptr<OpenedFile>> files;
+  std::unordered_map<uint64_t, std::shared_ptr<MappedBuffer>> buffers;
+  {
+    MutexLock lock(c->mu);
+    files.swap(c->files);  // released as their last READ finishes, outside the lock
+    buffers.swap(c->buffers);
+  }
+  files.clear();
+  buffers.clear();
+  c->fds.clear();
+  c->socket.Reset();
+  clients_connected.fetch_sub(1, std::memory_order_relaxed);
+  REELFS_LOG_INFO(kSubject, "side channel: client disconnected ({}): {}", why, c->peer);
+}
+
+bool SideChannelServer::Impl::WriteTo(Client& c) {
+  MutexLock lock(c.mu);
+  while (!c.out.empty()) {
+    const ssize_t n = send(c.socket.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      c.out.erase(0, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+  return true;
+}
+
+void SideChannelServer::Impl::FailConnection(Client& c, uint64_t tag, int err,
+                                             const std::string& text) {
+  protocol_errors.fetch_add(1, std::memory_order_relaxed);
+  REELFS_LOG_WARN(kSubject, "side channel: {}: {}; closing the connection", c.peer, text);
+  auto bytes = protocol::EncodeFrame(Frame{
+      tag,
+      protocol::Error{static_cast<uint32_t>(err), text.substr(0, protocol::kMaxErrorMessage)}});
+  if (bytes.ok()) {
+    // Best effort, nonblocking: the connection is closed right after.
+    (void)!send(c.socket.get(), bytes->data(), bytes->size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+}
+
+bool SideChannelServer::Impl::ReadFrom(const std::shared_ptr<Client>& c) {
+  uint8_t chunk[16 << 10];
+  alignas(cmsghdr) char control[CMSG_SPACE(8 * sizeof(int))];
+  iovec iov{chunk, sizeof chunk};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t n = recvmsg(c->socket.get(), &msg, MSG_CMSG_CLOEXEC);
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  // Take every passed fd at once, so none leaks whatever happens next.
+  for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+      c->fds.emplace_back(fd);
+    }
+  }
+  if (n == 0) return false;
+  if ((msg.msg_flags & MSG_CTRUNC) != 0 || c->fds.size() > kMaxPendingFds) {
+    FailConnection(*c, 0, EPROTO, "too many file descriptors passed");
+    return false;
+  }
+  c->input.insert(c->input.end(), chunk, chunk + n);
+  size_t used = 0;
+  bool keep = true;
+  while (keep && used < c->input.size()) {
+    auto step = protocol::DecodeNext(std::span<const uint8_t>(c->input).subspan(used));
+    if (!step.ok()) {
+      const bool too_long = step.status().message().find("length") != std::string::npos;
+      FailConnection(*c, 0, too_long ? EMSGSIZE : EPROTO, std::string(step.status().message()));
+      return false;
+    }
+    if (step->need_more > 0) break;
+    used += step->frame_size;
+    requests.fetch_add(1, std::memory_order_relaxed);
+    keep = Dispatch(c, *step);
+  }
+  c->input.erase(c->input.begin(), c->input.begin() + static_cast<ptrdiff_t>(used));
+  return keep;
+}
+
+bool SideChannelServer::Impl::Dispatch(const std::shared_ptr<Client>& c,
+                                       const protocol::StreamStep& step) {
+  const uint64_t tag = step.header.tag;
+  const auto type = step.header.type;
+  // Frames that carry an fd take it even when their body is malformed, so the next frame's fd
+  // stays its own.
+  const bool takes_fd = type == protocol::MessageType::kOpenFile ||
+                        (type == protocol::MessageType::kRegisterBuffer && step.frame &&
+                         std::get<protocol::RegisterBuffer>(step.frame->message).kind !=
+                             protocol::BufferKind::kCudaIpc) ||
+                        (type == protocol::MessageType::kRegisterBuffer && !step.frame);
+  if (!c->hello) {
+    if (!step.frame || !std::holds_alternative<protocol::Hello>(step.frame->message)) {
+      FailConnection(*c, tag, EPROTO, "the first message must be HELLO");
+      return false;
+    }
+  }
+  {
+    MutexLock lock(c->mu);
+    ++c->in_flight;
+  }
+  if (!step.body_status.ok()) {
+    if (takes_fd && !c->fds.empty()) c->fds.pop_front();
+    Done(*c, tag, -EINVAL);
+    return true;
+  }
+  const protocol::Message& m = step.frame->message;
+  if (const auto* hello = std::get_if<protocol::Hello>(&m)) {
+    if (c->hello) {
+      Done(*c, tag, -EINVAL);  // a second HELLO
+      return true;
+    }
+    c->hello = true;
+    (void)hello;
+    Answer(*c, Frame{tag, protocol::Hello{protocol::kProtocolVersion, options.capabilities}});
+    return true;
+  }
+  if (std::holds_alternative<protocol::OpenFile>(m)) {
+    OpenFile(c, tag);
+  } else if (const auto* close = std::get_if<protocol::CloseFile>(&m)) {
+    std::shared_ptr<OpenedFile> released;  // let go outside the lock: it may call Release
+    {
+      MutexLock lock(c->mu);
+      auto it = c->files.find(close->file_id);
+      if (it != c->files.end()) {
+        released = std::move(it->second);
+        c->files.erase(it);
+      }
+    }
+    Done(*c, tag, released != nullptr ? 0 : -EBADF);
+  } else if (const auto* reg = std::get_if<protocol::RegisterBuffer>(&m)) {
+    RegisterBuffer(c, tag, *reg);
+  } else if (const auto* rel = std::get_if<protocol::ReleaseBuffer>(&m)) {
+    std::shared_ptr<MappedBuffer> released;
+    {
+      MutexLock lock(c->mu);
+      auto it = c->buffers.find(rel->buffer_id);
+      if (it != c->buffers.end()) {
+        released = std::move(it->second);
+        c->buffers.erase(it);
+      }
+    }
+    Done(*c, tag, released != nullptr ? 0 : -EBADF);
+  } else if (const auto* read = std::get_if<protocol::Read>(&m)) {
+    StartRead(c, tag, *read);
+  } else {
+    // DONE and ERROR are the daemon's to send.
+    Done(*c, tag, -EINVAL);
+  }
+  return true;
+}
+
+void SideChannelServer::Impl::OpenFile(const std::shared_ptr<Client>& c, uint64_t tag) {
+  if (c->fds.empty()) return Done(*c, tag, -EINVAL);
+  UniqueFd fd = std::move(c->fds.front());
+  c->fds.pop_front();
+  auto file = CheckMountFd(fd.get(), options.mount_dev);
+  if (!file.ok()) {
+    files_refused.fetch_add(1, std::memory_order_relaxed);
+    REELFS_LOG_DEBUG(kSubject, "side channel: {}: {}", c->peer, file.status().ToString());
+    // The spec's answer for a file that is not the mount's is EPERM, whatever the errno table
+    // gives kPermissionDenied.
+    return Done(*c, tag,
+                file.status().code() == StatusCode::kPermissionDenied
+                    ? -EPERM
+                    : -static_cast<int64_t>(ErrnoOf(file.status())));
+  }
+  const uint64_t id = c->next_id++;
+  const fuse::InodeId ino = file->ino;
+  auto shared_fd = std::make_shared<UniqueFd>(std::move(fd));
+  fs.Open(ino, O_RDONLY | (file->nonblock ? O_NONBLOCK : 0),
+          [this, c, tag, id, ino, shared_fd](Result<fuse::OpenedFile> opened) {
+            if (!opened.ok()) {
+              // An inode this mount does not know (forgotten, or another mount's).
+              files_refused.fetch_add(1, std::memory_order_relaxed);
+              return Done(*c, tag, -EPERM);
+            }
+            auto state =
+                std::make_shared<OpenedFile>(fs, live, std::move(*shared_fd), ino, opened->fh);
+            {
+              MutexLock lock(c->mu);
+              if (c->gone) return;  // `state` goes here and releases the handle
+              c->files.emplace(id, std::move(state));
+            }
+            Done(*c, tag, static_cast<int64_t>(id));
+          });
+}
+
+void SideChannelServer::Impl::RegisterBuffer(const std::shared_ptr<Client>& c, uint64_t tag,
+                                             const protocol::RegisterBuffer& reg) {
+  if (reg.kind != protocol::BufferKind::kMemfd) {
+    if (reg.kind != protocol::BufferKind::kCudaIpc && !c->fds.empty()) c->fds.pop_front();
+    REELFS_LOG_INFO(kSubject,
+                    "side channel: {}: {} buffers are not offered by this daemon yet (GPU "
+                    "registration through the ladder, docs/gpu.md); answering EOPNOTSUPP",
+                    c->peer, reg.kind == protocol::BufferKind::kDmaBuf ? "dma-buf" : "CUDA IPC");
+    return Done(*c, tag, -EOPNOTSUPP);
+  }
+  if (c->fds.empty()) return Done(*c, tag, -EINVAL);
+  UniqueFd fd = std::move(c->fds.front());
+  c->fds.pop_front();
+  auto mapped = MapSealedMemfd(fd.get(), reg.length);
+  if (!mapped.ok()) {
+    REELFS_LOG_DEBUG(kSubject, "side channel: {}: {}", c->peer, mapped.status().ToString());
+    return Done(*c, tag,
+                mapped.status().code() == StatusCode::kInvalidArgument
+                    ? -EINVAL
+                    : -static_cast<int64_t>(ErrnoOf(mapped.status())));
+  }
+  const uint64_t id = c->next_id++;
+  {
+    MutexLock lock(c->mu);
+    c->buffers.emplace(id, std::shared_ptr<MappedBuffer>(std::move(*mapped)));
+  }
+  Done(*c, tag, static_cast<int64_t>(id));
+}
+
+void SideChannelServer::Impl::StartRead(const std::shared_ptr<Client>& c, uint64_t tag,
+                                        const protocol::Read& read) {
+  auto op = std::make_shared<ReadOp>();
+  {
+    MutexLock lock(c->mu);
+    auto f = c->files.find(read.file_id);
+    auto b = c->buffers.find(read.buffer_id);
+    if (f == c->files.end() || b == c->buffers.end()) {
+      lock.unlock();
+      read_errors.fetch_add(1, std::memory_order_relaxed);
+      return Done(*c, tag, -EBADF);
+    }
+    const uint64_t size = b->second->bytes().size();
+    // No overflow: the codec refused buffer_offset + length overflowing u64.
+    if (read.buffer_offset > size || read.length > size - read.buffer_offset) {
+      lock.unlock();
+      read_errors.fetch_add(1, std::memory_order_relaxed);
+      return Done(*c, tag, -EINVAL);
+    }
+    op->file = f->second;
+    op->buffer = b->second;
+  }
+  op->server = this;
+  op->client = c;
+  op->tag = tag;
+  op->offset = read.offset;
+  op->length = read.length;
+  op->buffer_offset = read.buffer_offset;
+  op->Pump();
+}
+
+}  // namespace reelfs::api
