@@ -7,6 +7,8 @@
 
 #include <sys/resource.h>
 
+#include "api/server/mount_device.h"
+#include "cli/side_channel_path.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/units.h"
@@ -124,9 +126,23 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
   restorer_options.bucket = mount.bucket;
   stack->restorer_.restorer = hsm::Restorer::Create(stack->s3_.store, stack->ledger_,
                                                     *stack->timer_, std::move(restorer_options));
-  stack->fs_ = fuse::CreateFileSystem(
-      stack->s3_.store, mount, stack->pool_, stack->budget_, RealClock(), stack->restorer_.restorer,
-      fuse::DataPath{stack->rdma_.channel, stack->rdma_.metrics_json});
+  // The socket is announced only where its directory is usable; the server starts in Mount.
+  if (!mount.side_channel_path.empty()) {
+    if (Status dir = PrepareSocketDirectory(mount.side_channel_path, cfg.daemon.allow_other);
+        !dir.ok()) {
+      REELFS_LOG_WARN(kSubject, "--side-channel: {}; mounting without the side channel",
+                      dir.ToString());
+      mount.side_channel_path.clear();
+    }
+  }
+  fuse::DataPath data_path{stack->rdma_.channel, stack->rdma_.metrics_json};
+  // Read by FUSE threads only while the loop runs, after Mount set it and before Serve resets
+  // it, so the pointer needs no lock.
+  data_path.side_channel_json = [s = stack.get()] {
+    return s->side_channel_ != nullptr ? s->side_channel_->CountersJson() : Json();
+  };
+  stack->fs_ = fuse::CreateFileSystem(stack->s3_.store, mount, stack->pool_, stack->budget_,
+                                      RealClock(), stack->restorer_.restorer, std::move(data_path));
   return stack;
 }
 
@@ -141,6 +157,20 @@ std::string MountStack::VerboseSummary() const {
 
 Status MountStack::Mount(const fuse::DaemonOptions& options) {
   REELFS_ASSIGN_OR_RETURN(daemon_, fuse::Daemon::Mount(*fs_, options));
+  if (mount_.side_channel_path.empty()) return Status::Ok();
+  // The mount's device from /proc/self/mountinfo: a stat of the mountpoint would wait for this
+  // very daemon, whose loop is not running yet.
+  auto dev = api::MountDevice(options.mountpoint);
+  if (!dev.ok()) return dev.status().WithContext("side channel");
+  api::ServerOptions server;
+  server.socket_path = mount_.side_channel_path;
+  server.mount_dev = *dev;
+  server.allow_other = options.allow_other;
+  server.data_path = rdma_.channel != nullptr ? api::protocol::DonePath::kRdma
+                                              : api::protocol::DonePath::kHttp;
+  server.capabilities = rdma_.channel != nullptr ? api::protocol::capability::kRdma : 0;
+  REELFS_ASSIGN_OR_RETURN(side_channel_, api::SideChannelServer::Start(*fs_, std::move(server)));
+  REELFS_LOG_INFO(kSubject, "side channel: listening on {}", side_channel_->socket_path());
   return Status::Ok();
 }
 
@@ -149,6 +179,16 @@ Status MountStack::Serve() {
   // Reads waiting for a restore are answered (EINTR) as soon as the loop ends, so an unmount
   // does not wait out the drain for them.
   Status run = daemon_->Run([&restorer] { restorer.Shutdown(); });
+  if (side_channel_ != nullptr) {
+    const api::ServerCounters sc = side_channel_->counters();
+    // Disconnects every client (fenced) and waits for their reads before the FileSystem goes.
+    side_channel_.reset();
+    REELFS_LOG_INFO(kSubject,
+                    "side channel: clients={} requests={} reads={} read_errors={} bytes_read={} "
+                    "files_refused={} protocol_errors={}",
+                    sc.clients_accepted, sc.requests, sc.reads, sc.read_errors, sc.bytes_read,
+                    sc.files_refused, sc.protocol_errors);
+  }
   const fuse::FsCounters c = fs_->counters();
   REELFS_LOG_INFO(kSubject,
                   "unmounted {}: lookups={} list_requests={} head_requests={} open_handles={} "

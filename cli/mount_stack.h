@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "api/server/side_channel_server.h"
 #include "cli/mount_gpu.h"
 #include "cli/mount_options.h"
 #include "cli/rdma_data_path.h"
@@ -42,7 +43,8 @@ class MountStack {
   MountStack(const MountStack&) = delete;
   MountStack& operator=(const MountStack&) = delete;
 
-  // Mounts the FileSystem at options.mountpoint (fuse::Daemon::Mount).
+  // Mounts the FileSystem at options.mountpoint (fuse::Daemon::Mount), then starts the side
+  // channel server when the mount has a socket path.
   Status Mount(const fuse::DaemonOptions& options);
   // Serves until unmounted or signalled (after Mount), then logs the mount's counters. Reads
   // waiting for a restore are answered (EINTR) as soon as the loop ends.
@@ -89,7 +91,9 @@ class MountStack {
   //   restorer_ shut down before the timer and the client it uses, after the FileSystem whose
   //             reads wait on it;
   //   fs_       cancels its prefetches when it goes, after the session;
-  //   daemon_   the FUSE session: unmounts first.
+  //   daemon_   the FUSE session: unmounts after the side channel;
+  //   side_channel_ the side channel server (started by Mount, stopped by Serve once the loop
+  //             has ended): its reads go through fs_, so it goes first.
   MountGpu gpu_;
   S3Clients s3_;
   std::shared_ptr<fuse::MemoryBudget> budget_;
@@ -100,6 +104,7 @@ class MountStack {
   ShutdownOnRelease restorer_;
   std::unique_ptr<fuse::FileSystem> fs_;
   std::unique_ptr<fuse::Daemon> daemon_;
+  std::unique_ptr<api::SideChannelServer> side_channel_;
 };
 
 }  // namespace reelfs::cli
