@@ -131,6 +131,20 @@ if [ -z "$fuse_reason" ]; then
   du -sh "$mnt"
   du -ah "$mnt" | sed -n 1,6p
 
+  say "The side channel and the GPU tier (user.reelfs.mount), and a read_into a memfd-backed buffer"
+  getfattr --absolute-names --only-values -n user.reelfs.mount "$mnt" 2>/dev/null |
+    python3 -c 'import json, sys; m = json.load(sys.stdin); print("side channel:", m.get("side_channel", "off")); print("gpu:", m.get("gpu", "?"))'
+  PYTHONPATH=python python3 - "$mnt/models/checkpoint-b.pt" <<'PY'
+import hashlib, sys
+from reelfs import gpu
+path = sys.argv[1]
+out = bytearray(4 << 20)
+n, tier = gpu.read_into(path, out)
+with open(path, "rb") as f:
+    same = hashlib.sha256(f.read(n)).digest() == hashlib.sha256(out[:n]).digest()
+print(f"reelfs.gpu.read_into: {n} bytes via tier {tier}, identical to read(2): {same}")
+PY
+
   # Timed before anything else reads it, so it is a cold read through FUSE, not the page cache.
   big="$mnt/models/checkpoint-a.pt"
   size=$(stat -c %s "$big")
