@@ -132,8 +132,7 @@ if [ -z "$fuse_reason" ]; then
   du -ah "$mnt" | sed -n 1,6p
 
   say "The side channel and the GPU tier (user.reelfs.mount), and a read_into a memfd-backed buffer"
-  getfattr --absolute-names --only-values -n user.reelfs.mount "$mnt" 2>/dev/null |
-    python3 -c 'import json, sys; m = json.load(sys.stdin); print("side channel:", m.get("side_channel", "off")); print("gpu:", m.get("gpu", "?"))'
+  python3 -c 'import json, os, sys; m = json.loads(os.getxattr(sys.argv[1], "user.reelfs.mount")); print("side channel:", m.get("side_channel", "off")); print("gpu:", m.get("gpu", "?"))' "$mnt"
   PYTHONPATH=python python3 - "$mnt/models/checkpoint-b.pt" <<'PY'
 import hashlib, sys
 from reelfs import gpu
