@@ -166,8 +166,8 @@ Status MountStack::Mount(const fuse::DaemonOptions& options) {
   server.socket_path = mount_.side_channel_path;
   server.mount_dev = *dev;
   server.allow_other = options.allow_other;
-  server.data_path = rdma_.channel != nullptr ? api::protocol::DonePath::kRdma
-                                              : api::protocol::DonePath::kHttp;
+  server.data_path =
+      rdma_.channel != nullptr ? api::protocol::DonePath::kRdma : api::protocol::DonePath::kHttp;
   server.capabilities = rdma_.channel != nullptr ? api::protocol::capability::kRdma : 0;
   REELFS_ASSIGN_OR_RETURN(side_channel_, api::SideChannelServer::Start(*fs_, std::move(server)));
   REELFS_LOG_INFO(kSubject, "side channel: listening on {}", side_channel_->socket_path());
