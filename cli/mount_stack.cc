@@ -7,7 +7,6 @@
 
 #include <sys/resource.h>
 
-#include "api/server/mount_device.h"
 #include "cli/side_channel_path.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -160,7 +159,7 @@ Status MountStack::Mount(const fuse::DaemonOptions& options) {
   if (mount_.side_channel_path.empty()) return Status::Ok();
   // The mount's device from /proc/self/mountinfo: a stat of the mountpoint would wait for this
   // very daemon, whose loop is not running yet.
-  auto dev = api::MountDevice(options.mountpoint);
+  auto dev = fuse::MountDeviceNumber(options.mountpoint);
   if (!dev.ok()) return dev.status().WithContext("side channel");
   api::ServerOptions server;
   server.socket_path = mount_.side_channel_path;

@@ -32,7 +32,8 @@ struct ServerOptions {
   // Where to listen: an absolute path (at most 107 bytes). A stale socket there is replaced; any
   // other file there is an error. The socket is removed when the server stops.
   std::string socket_path;
-  // st_dev of the mount (MountDevice in mount_device.h): an OPEN_FILE fd must be on this device.
+  // st_dev of the mount (fuse::MountDeviceNumber reads it from mountinfo): an OPEN_FILE fd must
+  // be on this device.
   dev_t mount_dev = 0;
   // Socket mode 0666 when the mount has allow_other, else 0600.
   bool allow_other = false;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/sysmacros.h>
 
 namespace reelfs::fuse {
 namespace {
@@ -42,6 +44,14 @@ std::vector<std::string_view> SplitFields(std::string_view line) {
   return fields;
 }
 
+Result<std::string> ReadMountInfo() {
+  std::ifstream in("/proc/self/mountinfo");
+  if (!in) return ErrnoToStatus(errno, "open /proc/self/mountinfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace
 
 Result<std::string> FindMountDevice(std::string_view mountinfo, std::string_view mountpoint) {
@@ -63,16 +73,34 @@ Result<std::string> FindMountDevice(std::string_view mountinfo, std::string_view
   return found;
 }
 
+Result<dev_t> ParseDeviceNumber(std::string_view major_minor) {
+  const size_t colon = major_minor.find(':');
+  unsigned major = 0;
+  unsigned minor = 0;
+  const char* end = major_minor.data() + major_minor.size();
+  if (colon == std::string_view::npos || colon == 0 ||
+      std::from_chars(major_minor.data(), major_minor.data() + colon, major).ptr !=
+          major_minor.data() + colon ||
+      colon + 1 == major_minor.size() ||
+      std::from_chars(major_minor.data() + colon + 1, end, minor).ptr != end) {
+    return Status::InvalidArgument(fmt::format("bad device number '{}'", major_minor));
+  }
+  return makedev(major, minor);
+}
+
+Result<dev_t> MountDeviceNumber(std::string_view mountpoint) {
+  REELFS_ASSIGN_OR_RETURN(std::string text, ReadMountInfo());
+  REELFS_ASSIGN_OR_RETURN(std::string device, FindMountDevice(text, mountpoint));
+  return ParseDeviceNumber(device);
+}
+
 std::string ReadAheadPath(std::string_view device, std::string_view sysfs_root) {
   return fmt::format("{}/class/bdi/{}/read_ahead_kb", sysfs_root, device);
 }
 
 Status SetMountReadAheadKb(const std::string& mountpoint, uint32_t kb) {
-  std::ifstream in("/proc/self/mountinfo");
-  if (!in) return ErrnoToStatus(errno, "open /proc/self/mountinfo");
-  std::stringstream text;
-  text << in.rdbuf();
-  REELFS_ASSIGN_OR_RETURN(std::string device, FindMountDevice(text.str(), mountpoint));
+  REELFS_ASSIGN_OR_RETURN(std::string text, ReadMountInfo());
+  REELFS_ASSIGN_OR_RETURN(std::string device, FindMountDevice(text, mountpoint));
   const std::string path = ReadAheadPath(device);
   std::ofstream out(path);
   if (!out) return ErrnoToStatus(errno, "open " + path);

@@ -10,6 +10,9 @@
 // unanswered that long aborts the whole connection, so a read waiting for a restore must answer
 // before it (docs/semantics.md "Offline objects").
 //
+// The same device number serves the side channel (api/server), which checks that an fd a client
+// passes is on this mount.
+//
 // Thread-safety: pure functions plus file reads and writes; call once per mount.
 #pragma once
 
@@ -19,6 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include <sys/types.h>
+
 #include "common/result.h"
 
 namespace reelfs::fuse {
@@ -27,6 +32,12 @@ namespace reelfs::fuse {
 // (proc(5) format; octal escapes such as \040 in mount points are decoded). The last matching
 // line wins, as with stacked mounts.
 Result<std::string> FindMountDevice(std::string_view mountinfo, std::string_view mountpoint);
+
+// "major:minor" as a dev_t; kInvalidArgument for anything else.
+Result<dev_t> ParseDeviceNumber(std::string_view major_minor);
+
+// st_dev of the mount at `mountpoint`, from /proc/self/mountinfo.
+Result<dev_t> MountDeviceNumber(std::string_view mountpoint);
 
 // "/sys/class/bdi/<device>/read_ahead_kb" under `sysfs_root` (normally "/sys").
 std::string ReadAheadPath(std::string_view device, std::string_view sysfs_root = "/sys");

@@ -1,4 +1,5 @@
-// api/server's checks: the mount's device from mountinfo, the fd check, the memfd seal check.
+// api/server's checks: the fd check and the memfd seal check (the mount's device from mountinfo
+// is tests/unit/fuse/mount_tuning_test.cc).
 // The server end to end (sockets, fd passing, reads through a real mount, a killed client) is
 // tests/e2e/side_channel.sh.
 #include <fcntl.h>
@@ -10,26 +11,10 @@
 #include <sys/sysmacros.h>
 
 #include "api/server/buffer_check.h"
-#include "api/server/mount_device.h"
 #include "common/unique_fd.h"
 
 namespace reelfs::api {
 namespace {
-
-TEST_CASE("mount device: the last mount at the path, octal escapes undone") {
-  const char* text =
-      "22 1 0:21 / /mnt/a\\040b rw - fuse.reelfs reelfs:b rw\n"
-      "23 22 8:1 / /mnt/other rw - ext4 /dev/sda1 rw\n"
-      "24 1 0:57 / /mnt/a\\040b rw - fuse.reelfs reelfs:c rw\n";
-  auto dev = ParseMountDevice(text, "/mnt/a b");
-  REQUIRE(dev.ok());
-  CHECK(*dev == makedev(0, 57));
-  CHECK(ParseMountDevice(text, "/mnt/nothing").status().code() == StatusCode::kNotFound);
-  CHECK(ParseMountDevice("1 1 x / /m rw - t s rw\n", "/m").status().code() ==
-        StatusCode::kInvalidArgument);
-  auto root = MountDevice("/");
-  CHECK(root.ok());
-}
 
 TEST_CASE("fd check: a regular file of the mount's device, nothing else") {
   char templ[] = "/tmp/reelfs-fdcheck-XXXXXX";
