@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <span>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -124,7 +125,8 @@ struct SideChannelServer::Impl {
   std::unordered_map<int, std::shared_ptr<Client>> clients;  // event loop only
 
   std::atomic<uint64_t> clients_accepted{0}, clients_connected{0}, requests{0}, reads{0},
-      read_errors{0}, bytes_read{0}, files_refused{0}, protocol_errors{0};
+      read_errors{0}, bytes_read{0}, direct_reads{0}, direct_bytes{0}, files_refused{0},
+      protocol_errors{0};
 
   Impl(fuse::FileSystem& f, ServerOptions o) : fs(f), options(std::move(o)) {}
 
@@ -200,7 +202,7 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
           return;
         }
       }
-      if (size == 0) return Finish();
+      if (size == 0) return Finish(server->options.data_path);
       auto self = shared_from_this();
       server->fs.Read(
           file->ino, file->fh, offset + at, size, client->interrupt,
@@ -236,14 +238,58 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
     Pump();
   }
 
-  void Finish() {
+  // The whole READ as one FileSystem::ReadTo: the GET's body goes into the client's buffer as
+  // it arrives, each chunk under the client's lock, so nothing lands after a disconnect.
+  void Direct() {
+    auto self = shared_from_this();
+    server->fs.ReadTo(
+        file->ino, file->fh, offset, length,
+        [self](uint64_t at, std::span<const std::byte> chunk) -> Status {
+          MutexLock lock(self->client->mu);
+          if (self->client->gone) return Status::Cancelled("side-channel client disconnected");
+          // ReadTo never passes `length`; checked again because a wild write is the one thing
+          // this server must never do.
+          if (at > self->length || chunk.size() > self->length - at) {
+            return Status::Internal("ReadTo sink called past the READ's window");
+          }
+          std::memcpy(self->buffer->bytes().data() + self->buffer_offset + at, chunk.data(),
+                      chunk.size());
+          return Status::Ok();
+        },
+        client->interrupt,
+        [self](Result<uint64_t> got) {
+          bool gone = false;
+          {
+            MutexLock lock(self->client->mu);
+            gone = self->client->gone;
+          }
+          {
+            MutexLock lock(self->mu);
+            if (gone) {
+              self->error = ECONNRESET;
+            } else if (!got.ok()) {
+              self->error = ErrnoOf(got.status());
+            } else {
+              self->bytes = *got;
+            }
+            self->answered = true;
+          }
+          if (self->error == 0) {
+            self->server->direct_reads.fetch_add(1, std::memory_order_relaxed);
+            self->server->direct_bytes.fetch_add(self->bytes, std::memory_order_relaxed);
+          }
+          self->Finish(DonePath::kHttp);
+        });
+  }
+
+  void Finish(DonePath path) {
     if (error != 0) {
       server->read_errors.fetch_add(1, std::memory_order_relaxed);
       server->Done(*client, tag, -static_cast<int64_t>(error));
     } else {
       server->reads.fetch_add(1, std::memory_order_relaxed);
       server->bytes_read.fetch_add(bytes, std::memory_order_relaxed);
-      server->Done(*client, tag, static_cast<int64_t>(bytes), server->options.data_path);
+      server->Done(*client, tag, static_cast<int64_t>(bytes), path);
     }
   }
 };
@@ -303,10 +349,18 @@ const std::string& SideChannelServer::socket_path() const { return impl_->option
 ServerCounters SideChannelServer::counters() const {
   const Impl& i = *impl_;
   auto get = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  return ServerCounters{get(i.clients_accepted), get(i.clients_connected),
-                        get(i.requests),         get(i.reads),
-                        get(i.read_errors),      get(i.bytes_read),
-                        get(i.files_refused),    get(i.protocol_errors)};
+  ServerCounters c;
+  c.clients_accepted = get(i.clients_accepted);
+  c.clients_connected = get(i.clients_connected);
+  c.requests = get(i.requests);
+  c.reads = get(i.reads);
+  c.read_errors = get(i.read_errors);
+  c.bytes_read = get(i.bytes_read);
+  c.direct_reads = get(i.direct_reads);
+  c.direct_bytes = get(i.direct_bytes);
+  c.files_refused = get(i.files_refused);
+  c.protocol_errors = get(i.protocol_errors);
+  return c;
 }
 
 Json SideChannelServer::CountersJson() const {
@@ -318,6 +372,8 @@ Json SideChannelServer::CountersJson() const {
               {"reads", c.reads},
               {"read_errors", c.read_errors},
               {"bytes_read", c.bytes_read},
+              {"direct_reads", c.direct_reads},
+              {"direct_bytes", c.direct_bytes},
               {"files_refused", c.files_refused},
               {"protocol_errors", c.protocol_errors}};
 }
@@ -660,7 +716,11 @@ void SideChannelServer::Impl::StartRead(const std::shared_ptr<Client>& c, uint64
   op->offset = read.offset;
   op->length = read.length;
   op->buffer_offset = read.buffer_offset;
-  op->Pump();
+  if (options.direct_read_min != 0 && read.length >= options.direct_read_min) {
+    op->Direct();
+  } else {
+    op->Pump();
+  }
 }
 
 }  // namespace reelfs::api

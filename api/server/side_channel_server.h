@@ -3,8 +3,10 @@
 // fd opened through the mount (the fd check, fd_check.h), registers its own buffers (a sealed
 // memfd today, buffer_check.h) and pipelines READs that run through the mount's FileSystem, so
 // they follow the mount's semantics exactly (--offline modes, ESTALE on a changed ETag, the one
-// errno table). The bytes of a READ are copied once, from the FileSystem's read data into the
-// client's buffer.
+// errno table). A READ of at least `direct_read_min` bytes is one FileSystem::ReadTo: a ranged GET
+// whose body the S3 client hands straight to the client's buffer (one copy, as curl makes); a
+// shorter one goes through the prefetcher (FileSystem::Read, which a small file's open has already
+// started) and is copied once from its buffers.
 //
 // Fencing: a client's buffers are unmapped only after every READ into them has completed, and no
 // byte is written into a buffer after its client has disconnected (the write happens under the
@@ -44,6 +46,10 @@ struct ServerOptions {
   protocol::DonePath data_path = protocol::DonePath::kHttp;
   // Offered in the HELLO answer (protocol::capability bits).
   uint32_t capabilities = 0;
+  // READs at least this long go straight from a ranged GET into the client's buffer
+  // (FileSystem::ReadTo, DONE path kHttp); 0: never (with --rdma, whose bytes land in the
+  // daemon's registered buffers, every READ goes through the prefetcher).
+  uint64_t direct_read_min = 1 << 20;
 };
 
 // Totals since Start.
@@ -54,6 +60,8 @@ struct ServerCounters {
   uint64_t reads = 0;              // READs answered with a byte count
   uint64_t read_errors = 0;        // READs answered with -errno
   uint64_t bytes_read = 0;         // bytes written into client buffers
+  uint64_t direct_reads = 0;       // READs answered through FileSystem::ReadTo
+  uint64_t direct_bytes = 0;       // their bytes (part of bytes_read)
   uint64_t files_refused = 0;      // OPEN_FILE answered -EPERM
   uint64_t protocol_errors = 0;    // connections closed with ERROR
 };

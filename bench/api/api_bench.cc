@@ -1,9 +1,11 @@
 // reelfs-api-bench: reads files of a reelfs mount through its side channel (api/client), for
 // bench/api/run.sh. Two cases, each printing one JSON line:
 //
-//   reelfs-api-bench large FILE [--read-mib 8] [--depth 4]
+//   reelfs-api-bench large FILE [--read-mib 8] [--depth 4] [--checksum]
 //       one reader: the whole file in READs of --read-mib into one registered memfd, --depth in
-//       flight; the bytes' crc32 is printed so the script compares it with the source's.
+//       flight. With --checksum the bytes' crc32 is folded in file order and printed, so the
+//       script compares it with the source's; without, nothing is computed (curl -o /dev/null
+//       computes nothing either), which is the timed run.
 //   reelfs-api-bench small MOUNT MANIFEST [--threads 2] [--depth 4] [--seed 1]
 //       every file of bench.py's manifest ("key size crc32" lines) in a seeded random order:
 //       open(2) through the mount, OPEN_FILE, one READ of the whole file, CLOSE_FILE, close(2);
@@ -79,7 +81,7 @@ int Fail(const std::string& what, const Status& s) {
   return 1;
 }
 
-int RunLarge(const std::string& file, size_t read_mib, size_t depth) {
+int RunLarge(const std::string& file, size_t read_mib, size_t depth, bool checksum) {
   auto socket = SocketOf(RootOf(file));
   if (!socket.ok()) return Fail("socket", socket.status());
   auto client = SideChannelClient::Connect(*socket);
@@ -97,62 +99,73 @@ int RunLarge(const std::string& file, size_t read_mib, size_t depth) {
   auto file_id = (*client)->OpenFile(fd->get());
   if (!file_id.ok()) return Fail("OPEN_FILE", file_id.status());
 
-  // Slot i of the memfd holds the READ at offset `slot_offset[i]`; crc32 is folded in file
-  // order, so completions that arrive early wait in their slot.
-  std::vector<uint64_t> slot_offset(depth, UINT64_MAX);
-  std::vector<int64_t> slot_result(depth, -1);
-  std::vector<uint64_t> tag_slot;  // tag -> slot, tags are small and dense
-  uint64_t next_offset = 0;
-  uint64_t crc_offset = 0;
-  uLong crc = crc32(0L, Z_NULL, 0);
-  const auto t0 = Clock::now();
-  auto submit = [&](size_t slot) -> Status {
-    const uint64_t length = std::min<uint64_t>(read_size, size - next_offset);
-    REELFS_ASSIGN_OR_RETURN(uint64_t tag,
-                            (*client)->SubmitRead(protocol::Read{*file_id, next_offset, length,
-                                                                 *buffer_id, slot * read_size}));
-    if (tag_slot.size() <= tag) tag_slot.resize(tag + 1);
-    tag_slot[tag] = slot;
-    slot_offset[slot] = next_offset;
-    slot_result[slot] = -1;
-    next_offset += length;
-    return Status::Ok();
+  // One pass over the whole file. Slot i of the memfd holds the READ at offset
+  // `slot_offset[i]`; with `fold`, crc32 is folded in file order (completions that arrive early
+  // wait in their slot), without it a slot is reused as soon as its READ is done.
+  struct PassResult {
+    double seconds = 0;
+    uLong crc = 0;
   };
-  for (size_t s = 0; s < depth && next_offset < size; ++s) {
-    if (Status st2 = submit(s); !st2.ok()) return Fail("READ", st2);
-  }
-  while (crc_offset < size) {
-    auto c = (*client)->NextCompletion();
-    if (!c.ok()) return Fail("DONE", c.status());
-    if (c->result <= 0) {
-      return Fail("READ", c->result < 0 ? ErrnoToStatus(static_cast<int>(-c->result), "READ")
-                                        : Status::DataLoss("READ: 0 bytes before the end"));
-    }
-    slot_result[tag_slot[c->tag]] = c->result;
-    // Fold every slot that is next in file order, and reuse it.
-    bool progressed = true;
-    while (progressed) {
-      progressed = false;
-      for (size_t s = 0; s < depth; ++s) {
-        if (slot_offset[s] != crc_offset || slot_result[s] < 0) continue;
-        const auto* bytes = reinterpret_cast<const Bytef*>(buffer->bytes().data() + s * read_size);
-        crc = crc32(crc, bytes, static_cast<uInt>(slot_result[s]));
-        crc_offset += static_cast<uint64_t>(slot_result[s]);
-        slot_offset[s] = UINT64_MAX;
-        if (next_offset < size) {
-          if (Status st2 = submit(s); !st2.ok()) return Fail("READ", st2);
+  auto pass = [&](bool fold) -> Result<PassResult> {
+    std::vector<uint64_t> slot_offset(depth, UINT64_MAX);
+    std::vector<int64_t> slot_result(depth, -1);
+    std::vector<uint64_t> tag_slot;  // tag -> slot, tags are small and dense
+    uint64_t next_offset = 0;
+    uint64_t done_offset = 0;  // with fold: bytes folded, in file order; else bytes completed
+    uLong crc = crc32(0L, Z_NULL, 0);
+    const auto t0 = Clock::now();
+    auto submit = [&](size_t slot) -> Status {
+      const uint64_t length = std::min<uint64_t>(read_size, size - next_offset);
+      REELFS_ASSIGN_OR_RETURN(uint64_t tag,
+                              (*client)->SubmitRead(protocol::Read{*file_id, next_offset, length,
+                                                                   *buffer_id, slot * read_size}));
+      if (tag_slot.size() <= tag) tag_slot.resize(tag + 1);
+      tag_slot[tag] = slot;
+      slot_offset[slot] = next_offset;
+      slot_result[slot] = -1;
+      next_offset += length;
+      return Status::Ok();
+    };
+    for (size_t s = 0; s < depth && next_offset < size; ++s) REELFS_RETURN_IF_ERROR(submit(s));
+    while (done_offset < size) {
+      REELFS_ASSIGN_OR_RETURN(auto c, (*client)->NextCompletion());
+      if (c.result <= 0) {
+        return c.result < 0 ? ErrnoToStatus(static_cast<int>(-c.result), "READ")
+                            : Status::DataLoss("READ: 0 bytes before the end");
+      }
+      const size_t slot = tag_slot[c.tag];
+      if (!fold) {
+        done_offset += static_cast<uint64_t>(c.result);
+        if (next_offset < size) REELFS_RETURN_IF_ERROR(submit(slot));
+        continue;
+      }
+      slot_result[slot] = c.result;
+      // Fold every slot that is next in file order, and reuse it.
+      bool progressed = true;
+      while (progressed) {
+        progressed = false;
+        for (size_t s = 0; s < depth; ++s) {
+          if (slot_offset[s] != done_offset || slot_result[s] < 0) continue;
+          const auto* bytes =
+              reinterpret_cast<const Bytef*>(buffer->bytes().data() + s * read_size);
+          crc = crc32(crc, bytes, static_cast<uInt>(slot_result[s]));
+          done_offset += static_cast<uint64_t>(slot_result[s]);
+          slot_offset[s] = UINT64_MAX;
+          if (next_offset < size) REELFS_RETURN_IF_ERROR(submit(s));
+          progressed = true;
         }
-        progressed = true;
       }
     }
-  }
-  const double dt = Seconds(t0);
-  std::cout << DumpJson(Json{{"ok", true},
-                             {"bytes", size},
-                             {"seconds", dt},
-                             {"mib_per_s", static_cast<double>(size) / dt / 1048576.0},
-                             {"crc32", static_cast<uint64_t>(crc)}})
-            << "\n";
+    return PassResult{Seconds(t0), crc};
+  };
+  auto r = pass(checksum);
+  if (!r.ok()) return Fail("READ", r.status());
+  Json out{{"ok", true},
+           {"bytes", size},
+           {"seconds", r->seconds},
+           {"mib_per_s", static_cast<double>(size) / r->seconds / 1048576.0}};
+  if (checksum) out["crc32"] = static_cast<uint64_t>(r->crc);
+  std::cout << DumpJson(out) << "\n";
   return 0;
 }
 
@@ -289,6 +302,8 @@ int main(int argc, char** argv) {
   large->add_option("--read-mib", read_mib, "bytes per READ, MiB (1..64)")
       ->check(CLI::Range(1, 64));
   large->add_option("--depth", depth, "READs in flight")->check(CLI::Range(1, 64));
+  bool checksum = false;
+  large->add_flag("--checksum", checksum, "fold and print the bytes' crc32 (not the timed run)");
   auto* small = app.add_subcommand("small", "every file of a manifest, random order");
   small->add_option("MOUNT", mount)->required();
   small->add_option("MANIFEST", manifest)->required();
@@ -300,6 +315,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  if (large->parsed()) return reelfs::api::RunLarge(file, read_mib, depth);
+  if (large->parsed()) return reelfs::api::RunLarge(file, read_mib, depth, checksum);
   return reelfs::api::RunSmall(mount, manifest, threads, depth, seed);
 }

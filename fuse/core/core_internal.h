@@ -65,6 +65,7 @@ struct CoreCounters {
   std::atomic<uint64_t> list_requests{0};
   std::atomic<uint64_t> head_requests{0};
   std::atomic<uint64_t> bytes_read{0};
+  std::atomic<uint64_t> direct_reads{0};
   std::atomic<uint64_t> offline_reads{0};
   std::atomic<uint64_t> restore_waits{0};
   std::atomic<uint64_t> xattr_refreshes{0};

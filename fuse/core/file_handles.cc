@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
+#include "fuse/core/answer_check.h"
 #include "fuse/core/core_internal.h"
 #include "fuse/core/prefetcher.h"
 
@@ -32,6 +33,17 @@ Status OfflineError(StatusReason reason, std::string message) {
 Status BadHandle(uint64_t fh) {
   return Status(StatusCode::kInvalidArgument, StatusReason::kBadHandle,
                 fmt::format("file handle {} is not open", fh));
+}
+
+// Answers a read with an error, whichever kind it is.
+void FailRead(const std::shared_ptr<ReadOp>& op, Status status) {
+  if (op->sink) {
+    auto done = std::move(op->done_to);
+    done(std::move(status));
+  } else {
+    auto done = std::move(op->done);
+    done(std::move(status));
+  }
 }
 
 bool WantsWrite(int flags) {
@@ -126,22 +138,48 @@ void FileHandles::Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
   StartRead(std::move(op));
 }
 
+void FileHandles::ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
+                         std::function<Status(uint64_t, std::span<const std::byte>)> sink,
+                         std::shared_ptr<CancellationToken> interrupt, Callback<uint64_t> done) {
+  auto op = std::make_shared<ReadOp>();
+  op->ino = ino;
+  op->fh = fh;
+  op->offset = offset;
+  op->size = size;
+  op->interrupt = std::move(interrupt);
+  op->sink = std::move(sink);
+  op->done_to = std::move(done);
+  if (!op->sink) {
+    FailRead(op, Status::InvalidArgument("ReadTo without a sink"));
+    return;
+  }
+  StartRead(std::move(op));
+}
+
 void FileHandles::StartRead(std::shared_ptr<ReadOp> op) {
   std::shared_ptr<Prefetcher> prefetcher;
+  ObjectRef ref;
   {
     MutexLock lock(mutex_);
     auto it = handles_.find(op->fh);
-    if (it != handles_.end() && it->second.ino == op->ino) prefetcher = it->second.prefetcher;
+    if (it != handles_.end() && it->second.ino == op->ino) {
+      prefetcher = it->second.prefetcher;
+      if (op->sink) ref = it->second.ref;
+    }
   }
   // A state seen unreadable within state_ttl is trusted: no GET that would only fail again.
   // Older, the GET is the final word (the object may have been restored by someone else).
   const bool known_offline = core_.KnownOffline(op->ino);
   if (prefetcher == nullptr) {
-    op->done(BadHandle(op->fh));
+    FailRead(op, BadHandle(op->fh));
     return;
   }
   if (known_offline) {
     OnOffline(std::move(op), /*from_get=*/false);
+    return;
+  }
+  if (op->sink) {
+    StartDirect(std::move(op), std::move(ref));
     return;
   }
   auto self = core_.shared_from_this();
@@ -158,6 +196,60 @@ void FileHandles::StartRead(std::shared_ptr<ReadOp> op) {
   });
 }
 
+void FileHandles::StartDirect(std::shared_ptr<ReadOp> op, ObjectRef ref) {
+  if (op->offset >= ref.size || op->size == 0) {
+    auto done = std::move(op->done_to);
+    done(uint64_t{0});
+    return;
+  }
+  const uint64_t length = std::min<uint64_t>(op->size, ref.size - op->offset);
+  s3::GetObjectRequest req;
+  req.bucket = ref.bucket;
+  req.key = ref.key;
+  req.range = s3::ByteRange{op->offset, length};
+  req.if_match = ref.etag;  // pinned at open, as the prefetcher's parts are
+  req.cancel = op->interrupt;
+  // The store calls the sink in order, one chunk at a time, resuming after the bytes already
+  // delivered when it retries: a running count is the position.
+  auto delivered = std::make_shared<uint64_t>(0);
+  req.sink = [op, delivered, length](std::span<const std::byte> chunk) -> Status {
+    if (chunk.size() > length - *delivered) {
+      return Status::DataLoss("GetObject returned more bytes than the range asked for");
+    }
+    Status s = op->sink(*delivered, chunk);
+    if (!s.ok()) return s;
+    *delivered += chunk.size();
+    return Status::Ok();
+  };
+  auto self = core_.shared_from_this();
+  self->store()->GetObject(req, [self, op, ref, length,
+                                 delivered](Result<s3::GetObjectResult> r) mutable {
+    if (!r.ok() && r.status().reason() == StatusReason::kArchived) {
+      self->files().OnOffline(std::move(op), /*from_get=*/true);
+      return;
+    }
+    if (!r.ok()) {
+      FailRead(op, std::move(r).status());
+      return;
+    }
+    Status bad = CheckGetAnswer(ref, op->offset, length, r->info.etag, r->object_size, *delivered);
+    if (bad.ok() && *delivered < length) {
+      // As for a prefetcher part: the size is the handle's and the ETag pins the object, so
+      // a short body is a broken answer, never a silent hole.
+      bad = Status::DataLoss(fmt::format("GetObject {} returned {} of {} bytes at offset {}",
+                                         PrintableKey(ref.key), *delivered, length, op->offset));
+    }
+    if (!bad.ok()) {
+      FailRead(op, std::move(bad));
+      return;
+    }
+    Count(self->stats().bytes_read, *delivered);
+    Count(self->stats().direct_reads);
+    auto done = std::move(op->done_to);
+    done(*delivered);
+  });
+}
+
 void FileHandles::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
   Count(core_.stats().offline_reads);
   ObjectRef ref;
@@ -168,8 +260,7 @@ void FileHandles::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
     if (it == handles_.end()) {
       // The callback replies to the kernel and may call back into Core: never under mutex_.
       lock.unlock();
-      auto done = std::move(op->done);
-      done(BadHandle(op->fh));
+      FailRead(op, BadHandle(op->fh));
       return;
     }
     ref = it->second.ref;
@@ -179,10 +270,7 @@ void FileHandles::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {
   hsm::Restorer* restorer = core_.restorer();
   if (from_get && restorer != nullptr) restorer->NoteOffline(ref.key);
   const OfflineMode mode = core_.options().tape.offline;
-  auto finish = [op](Status s) {
-    auto done = std::move(op->done);
-    done(std::move(s));
-  };
+  auto finish = [op](Status s) { FailRead(op, std::move(s)); };
   const std::string what = fmt::format("'{}' is offline (archived)", PrintableKey(ref.key));
   if (mode == OfflineMode::kEacces || restorer == nullptr) {
     // Nothing is requested: the point of eacces is to protect the library from scans. An
@@ -210,9 +298,8 @@ void FileHandles::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
   if (++op->waits > kMaxRestoreWaits) {
     REELFS_LOG_WARN("fuse", "'{}' went offline again {} times right after its restore; giving up",
                     PrintableKey(key), kMaxRestoreWaits);
-    auto done = std::move(op->done);
-    done(Status(StatusCode::kAborted, StatusReason::kRestoreFailed,
-                fmt::format("'{}' keeps going offline", PrintableKey(key))));
+    FailRead(op, Status(StatusCode::kAborted, StatusReason::kRestoreFailed,
+                        fmt::format("'{}' keeps going offline", PrintableKey(key))));
     return;
   }
   Count(core_.stats().restore_waits);
@@ -238,8 +325,7 @@ void FileHandles::WaitForRestore(std::shared_ptr<ReadOp> op, std::string key) {
                 StatusCode::kAborted, StatusReason::kRestoreFailed,
                 fmt::format("restore of '{}' failed: {}", PrintableKey(key), r.status().message()));
           }
-          auto done = std::move(op->done);
-          done(std::move(out));
+          FailRead(op, std::move(out));
           return;
         }
         self->RecordObject(op->ino, *r);

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -35,7 +37,8 @@ struct FileHandle {
   bool nonblock = false;  // O_NONBLOCK: reads of an offline object answer EAGAIN at once
 };
 
-// One READ of a file handle, kept across the waits for a restore it may need.
+// One READ of a file handle, kept across the waits for a restore it may need. Either a Read
+// (`done`: the bytes as ReadData) or a ReadTo (`sink` set, `done_to`: the byte count).
 struct ReadOp {
   InodeId ino = 0;
   uint64_t fh = 0;
@@ -43,6 +46,8 @@ struct ReadOp {
   size_t size = 0;
   std::shared_ptr<CancellationToken> interrupt;
   Callback<ReadData> done;
+  std::function<Status(uint64_t, std::span<const std::byte>)> sink;
+  Callback<uint64_t> done_to;
   std::optional<Clock::TimePoint> deadline;  // set by the first wait
   int waits = 0;
 };
@@ -54,6 +59,11 @@ class FileHandles {
   void Open(InodeId ino, int flags, Callback<OpenedFile> done) EXCLUDES(mutex_);
   void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
             std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) EXCLUDES(mutex_);
+  // FileSystem::ReadTo: one ranged GET into the sink (or the offline answer).
+  void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
+              std::function<Status(uint64_t, std::span<const std::byte>)> sink,
+              std::shared_ptr<CancellationToken> interrupt, Callback<uint64_t> done)
+      EXCLUDES(mutex_);
   void Release(uint64_t fh) EXCLUDES(mutex_);
   // Closes every handle's prefetcher (the file system is going away).
   void CloseAll() EXCLUDES(mutex_);
@@ -63,6 +73,7 @@ class FileHandles {
   void FinishOpen(InodeId ino, const std::string& etag, uint64_t size, bool nonblock,
                   Callback<OpenedFile> done) EXCLUDES(mutex_);
   void StartRead(std::shared_ptr<ReadOp> op) EXCLUDES(mutex_);
+  void StartDirect(std::shared_ptr<ReadOp> op, ObjectRef ref);
   void OnOffline(std::shared_ptr<ReadOp> op, bool from_get) EXCLUDES(mutex_);
   void WaitForRestore(std::shared_ptr<ReadOp> op, std::string key);
   void ReplacePrefetcher(uint64_t fh) EXCLUDES(mutex_);

@@ -78,6 +78,7 @@ std::string Core::MetricsJson() const {
                    {"open_handles", c.open_handles},
                    {"inodes", c.inodes},
                    {"bytes_read", c.bytes_read},
+                   {"direct_reads", c.direct_reads},
                    {"offline_reads", c.offline_reads},
                    {"restore_waits", c.restore_waits},
                    {"xattr_refreshes", c.xattr_refreshes}};
@@ -103,6 +104,7 @@ FsCounters Core::counters() const {
   c.list_requests = stats_.list_requests.load(std::memory_order_relaxed);
   c.head_requests = stats_.head_requests.load(std::memory_order_relaxed);
   c.bytes_read = stats_.bytes_read.load(std::memory_order_relaxed);
+  c.direct_reads = stats_.direct_reads.load(std::memory_order_relaxed);
   c.offline_reads = stats_.offline_reads.load(std::memory_order_relaxed);
   c.restore_waits = stats_.restore_waits.load(std::memory_order_relaxed);
   c.xattr_refreshes = stats_.xattr_refreshes.load(std::memory_order_relaxed);
@@ -152,6 +154,11 @@ class FileSystemImpl final : public FileSystem {
   void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
             std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) override {
     core_->files().Read(ino, fh, offset, size, std::move(interrupt), std::move(done));
+  }
+  void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size, ReadSink sink,
+              std::shared_ptr<CancellationToken> interrupt, Callback<uint64_t> done) override {
+    core_->files().ReadTo(ino, fh, offset, size, std::move(sink), std::move(interrupt),
+                          std::move(done));
   }
   void GetXattr(InodeId ino, std::string_view name, Callback<std::string> done) override {
     core_->tape().GetXattr(ino, name, std::move(done));

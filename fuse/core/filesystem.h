@@ -37,6 +37,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,7 @@ struct FsCounters {
   uint64_t open_handles = 0;
   uint64_t inodes = 0;
   uint64_t bytes_read = 0;
+  uint64_t direct_reads = 0;     // ReadTo answered with bytes (one ranged GET into a sink each)
   uint64_t offline_reads = 0;    // reads that found their object offline (GET or cached state)
   uint64_t restore_waits = 0;    // waits for a restore (--offline=wait) started
   uint64_t xattr_refreshes = 0;  // HEADs sent to refresh a stale state for a user.hsm.* xattr
@@ -111,6 +113,17 @@ class FileSystem {
   // the read then answers kCancelled (EINTR) at once.
   virtual void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
                     std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) = 0;
+  // A read whose bytes go to `sink` rather than into a reply (the side channel, api/server): the
+  // same semantics as Read (offline modes, ESTALE, the answer checks), but one ranged GET through
+  // the ObjectStore streams the range straight into the sink, with no prefetch buffer and no copy
+  // in between: for callers that name large ranges themselves. `sink(at, bytes)` is called in
+  // order, `at` relative to `offset`, never past `size`; a non-OK Status from it aborts the GET
+  // and is the answer. `done` gets the byte count (short at the end of the object). On an error
+  // the sink may have been given bytes that are not the file's (a server that ignored If-Match):
+  // the caller treats what it received as undefined.
+  using ReadSink = std::function<Status(uint64_t at, std::span<const std::byte> bytes)>;
+  virtual void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size, ReadSink sink,
+                      std::shared_ptr<CancellationToken> interrupt, Callback<uint64_t> done) = 0;
   virtual void Release(uint64_t fh) = 0;
 
   // Extended attributes (docs/semantics.md "Extended attributes"). Only "user." names reach

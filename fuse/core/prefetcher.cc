@@ -55,8 +55,8 @@
 
 #include "common/log.h"
 #include "common/mutex.h"
-#include "common/s3_error_table.h"
 #include "common/thread_annotations.h"
+#include "fuse/core/answer_check.h"
 
 namespace reelfs::fuse {
 namespace {
@@ -128,45 +128,10 @@ struct Part {
 
 using PartPtr = std::shared_ptr<Part>;
 
-// An ETag as compared: without W/ and quotes (listings, HEAD and GET spell it differently).
-std::string_view BareEtag(std::string_view etag) {
-  if (etag.starts_with("W/")) etag.remove_prefix(2);
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
-  }
-  return etag;
-}
-
-// A GET (or channel fetch) answer against what the handle pinned at open (docs/semantics.md
-// "Reads"): a server that ignores If-Match answers with another object's bytes, which must never
-// reach read(). A different ETag is the object changed under the handle (kFailedPrecondition +
-// kObjectChanged, ESTALE, as a 412 would be); a different total size or more bytes than the
-// part asked for is an answer that contradicts itself (kDataLoss, EIO). An answer without an
-// ETag or size says nothing either way and is judged by its length alone.
+// A part's answer against what the handle pinned (answer_check.h).
 Status CheckAnswer(const ObjectRef& object, const Part& part, std::string_view etag,
                    uint64_t object_size, uint64_t bytes) {
-  const std::string_view pinned = BareEtag(object.etag);
-  const std::string_view got = BareEtag(etag);
-  if (!pinned.empty() && !got.empty() && got != pinned) {
-    // Taken as the 412 the server should have sent.
-    return Status(StatusCode::kFailedPrecondition, StatusReason::kObjectChanged,
-                  "GetObject " + object.key + " at offset " + std::to_string(part.offset) +
-                      ": the server answered ETag \"" + std::string(got) +
-                      "\" for a read pinned to \"" + std::string(pinned) +
-                      "\" (it ignored If-Match); the bytes are dropped",
-                  StatusDetail{.http_status = 412, .s3_code = std::string(kS3PreconditionFailed)});
-  }
-  if (object_size != 0 && object_size != object.size) {
-    return Status::DataLoss("GetObject " + object.key + ": the answer says the object has " +
-                            std::to_string(object_size) + " bytes, the handle opened " +
-                            std::to_string(object.size) + "; the bytes are dropped");
-  }
-  if (bytes > part.length) {
-    return Status::DataLoss("GetObject " + object.key + " returned " + std::to_string(bytes) +
-                            " bytes for a part of " + std::to_string(part.length) +
-                            "; the bytes are dropped");
-  }
-  return Status::Ok();
+  return detail::CheckGetAnswer(object, part.offset, part.length, etag, object_size, bytes);
 }
 
 struct PendingRead {

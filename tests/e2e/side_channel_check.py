@@ -92,7 +92,15 @@ def ranges(src, mnt_file):
         n_got, tier = gpu.read_into(mnt_file, buf, size - 100)
         if (n_got, tier, buf[:100]) != (100, "host", os.pread(f.fileno(), 100, size - 100)):
             sys.exit(f"read into the registered memfd: {n_got} bytes, tier {tier}")
-    print("  1000 ranges byte-exact (memfd and bytearray targets, tier host)")
+    # READs of 1 MiB and more took the direct path (one ranged GET into the buffer), the others
+    # the prefetcher: both were checked above.
+    root, _ = sc.mount_info(mnt_file)
+    counters = json.loads(os.getxattr(root, "user.reelfs.metrics"))["side_channel"]
+    if counters.get("direct_reads", 0) == 0 or counters["direct_bytes"] > counters["bytes_read"]:
+        sys.exit(f"no direct READs counted: {counters}")
+    print(f"  1000 ranges byte-exact (memfd and bytearray targets, tier host; "
+          f"{counters['direct_reads']} direct READs, "
+          f"{counters['reads'] - counters['direct_reads']} through the prefetcher)")
     return 0
 
 

@@ -582,6 +582,71 @@ TEST_CASE("Read goes through the prefetcher and returns the object's bytes") {
   CHECK_FALSE(bad.ok());
 }
 
+TEST_CASE("ReadTo: one ranged GET straight into the sink, the same answers as Read") {
+  using Fault = MisbehavingStore::Fault;
+  auto fake = std::make_shared<FakeObjectStore>();
+  auto bad = std::make_shared<MisbehavingStore>(fake);
+  Fixture f("", bad);
+  f.fake = fake;
+  fake->CreateBucketForTest(kBucket);
+  std::string data(3'000'000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 131) >> 3);
+  fake->PutObjectForTest(kBucket, "blob", data);
+  auto e = f.Lookup(kRootInode, "blob");
+  REQUIRE(e.ok());
+  auto h = f.Open(e->attr.ino);
+  REQUIRE(h.ok());
+  std::string got;
+  bool in_order = true;
+  auto sink = [&](uint64_t at, std::span<const std::byte> bytes) -> Status {
+    if (at != got.size()) in_order = false;
+    got.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    return Status::Ok();
+  };
+  auto read_to = [&](uint64_t off, size_t size, FileSystem::ReadSink s) {
+    return Await<uint64_t>(
+        [&](auto cb) { f.fs->ReadTo(e->attr.ino, h->fh, off, size, s, nullptr, cb); });
+  };
+  const uint64_t gets = f.Calls(Operation::kGetObject);
+  auto n = read_to(12'345, 2'000'000, sink);
+  REQUIRE(n.ok());
+  CHECK(*n == 2'000'000);
+  CHECK(in_order);
+  CHECK(got == data.substr(12'345, 2'000'000));
+  CHECK(f.Calls(Operation::kGetObject) == gets + 1);  // one GET, no prefetcher parts
+  CHECK(f.fs->counters().direct_reads == 1);
+  // Short at the end of the object, 0 past it.
+  got.clear();
+  auto tail = read_to(data.size() - 100, 4096, sink);
+  REQUIRE(tail.ok());
+  CHECK(*tail == 100);
+  CHECK(got == data.substr(data.size() - 100));
+  auto past = read_to(data.size() + 5, 4096, sink);
+  REQUIRE(past.ok());
+  CHECK(*past == 0);
+  // A sink that refuses aborts the read with its Status.
+  auto refused = read_to(0, 1 << 20, [](uint64_t, std::span<const std::byte>) {
+    return Status::Cancelled("client gone");
+  });
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::kCancelled);
+  // The object replaced under the handle by one of the same size, the server ignoring If-Match:
+  // ESTALE, as through Read.
+  bad->fault = Fault::kIgnoreIfMatch;
+  fake->PutObjectForTest(kBucket, "blob", std::string(data.size(), 'z'));
+  got.clear();
+  auto stale = read_to(0, 1 << 20, sink);
+  REQUIRE_FALSE(stale.ok());
+  CHECK(Errno(stale.status()) == ESTALE);
+  bad->fault = Fault::kNone;
+  auto honest = read_to(0, 1 << 20, sink);
+  REQUIRE_FALSE(honest.ok());
+  CHECK(Errno(honest.status()) == ESTALE);
+  f.fs->Release(h->fh);
+  auto closed = read_to(0, 10, sink);
+  CHECK_FALSE(closed.ok());
+}
+
 TEST_CASE("open starts a small file's GET; the read joins it; a keep_cache re-open does not") {
   Fixture f;
   std::string data(64 * 1024, '\0');

@@ -379,6 +379,44 @@ TEST_SUITE("fuse") {
     f.fs->Release(fh);
   }
 
+  TEST_CASE("tape: ReadTo (the side channel's direct read) follows every --offline mode") {
+    for (OfflineMode mode : {OfflineMode::kEacces, OfflineMode::kEagain, OfflineMode::kWait}) {
+      CAPTURE(static_cast<int>(mode));
+      Fixture f(mode);
+      const std::string data = Content(300'000, 'r');
+      f.Put("big", data, "GLACIER");
+      Entry e = f.Lookup(kRootInode, "big");
+      uint64_t fh = f.Open(e.attr.ino);
+      auto got = std::make_shared<std::string>();
+      auto promise = std::make_shared<std::promise<Result<uint64_t>>>();
+      auto future = promise->get_future();
+      f.fs->ReadTo(
+          e.attr.ino, fh, 1000, 200'000,
+          [got](uint64_t at, std::span<const std::byte> bytes) {
+            if (at != got->size()) return Status::Internal("out of order");
+            got->append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+            return Status::Ok();
+          },
+          nullptr, [promise](Result<uint64_t> r) { promise->set_value(std::move(r)); });
+      if (mode != OfflineMode::kWait) {
+        auto r = future.get();
+        REQUIRE_FALSE(r.ok());
+        CHECK(ErrnoOf(r.status()) == (mode == OfflineMode::kEacces ? EACCES : EAGAIN));
+        CHECK(f.restorer->requests().size() == (mode == OfflineMode::kEacces ? 0u : 1u));
+        CHECK(got->empty());
+      } else {
+        f.restorer->AwaitWaitCalls(1);
+        REQUIRE(f.fake->CompleteRestore(kBucket, "big").ok());
+        CHECK(f.restorer->Answer([&](const auto& w) { return f.Head(w.key); }) == 1);
+        auto r = future.get();
+        REQUIRE(r.ok());
+        CHECK(*r == 200'000);
+        CHECK(*got == data.substr(1000, 200'000));
+      }
+      f.fs->Release(fh);
+    }
+  }
+
   TEST_CASE("tape: an interrupted wait answers EINTR at once") {
     Fixture f(OfflineMode::kWait);
     f.Put("a", "archived", "GLACIER");
