@@ -94,12 +94,28 @@ Status SideChannelClient::ReleaseBuffer(uint64_t buffer_id) {
   return DoneResult(answer, "RELEASE_BUFFER").status();
 }
 
+Result<uint64_t> SideChannelClient::OpenPath(const std::string& path) {
+  const uint64_t tag = next_tag_++;
+  REELFS_RETURN_IF_ERROR(Send(Frame{tag, protocol::OpenPath{path}}));
+  REELFS_ASSIGN_OR_RETURN(Frame answer, AwaitAnswer(tag));
+  REELFS_ASSIGN_OR_RETURN(int64_t id, DoneResult(answer, "OPEN_PATH"));
+  return static_cast<uint64_t>(id);
+}
+
 Result<uint64_t> SideChannelClient::SubmitRead(const protocol::Read& read) {
+  return SubmitReadFrame(protocol::Message(read));
+}
+
+Result<uint64_t> SideChannelClient::SubmitReadPath(const protocol::ReadPath& read) {
+  return SubmitReadFrame(protocol::Message(read));
+}
+
+Result<uint64_t> SideChannelClient::SubmitReadFrame(protocol::Message read) {
   const uint64_t tag = next_tag_++;
   // Registered before sending: the DONE may be decoded while Send waits for room.
   read_tags_.insert(tag);
   ++in_flight_;
-  if (Status sent = Send(Frame{tag, read}); !sent.ok()) {
+  if (Status sent = Send(Frame{tag, std::move(read)}); !sent.ok()) {
     read_tags_.erase(tag);
     --in_flight_;
     return sent;

@@ -56,8 +56,16 @@ class SideChannelClient {
   Result<uint64_t> RegisterMemfd(const MemfdBuffer& buffer);
   [[nodiscard]] Status ReleaseBuffer(uint64_t buffer_id);
 
+  // Opens `path` (relative to the mount root) with no fd and no FUSE request; the daemon checks
+  // this process's credentials against the mount's modes. Needs capability::kOpenPath in
+  // server_capabilities(). EACCES, ENOENT, ENOTDIR, EISDIR as open(2) would give.
+  Result<uint64_t> OpenPath(const std::string& path);
+
   // Pipelined READ: the tag its DONE will carry.
   Result<uint64_t> SubmitRead(const protocol::Read& read);
+  // Pipelined READ_PATH (open by path, read, close: one request per small file); its DONE comes
+  // through NextCompletion like a READ's. Needs capability::kOpenPath.
+  Result<uint64_t> SubmitReadPath(const protocol::ReadPath& read);
   // The next DONE of a submitted READ (blocks until one arrives).
   Result<Completion> NextCompletion();
   // READs submitted whose DONE NextCompletion has not returned yet.
@@ -69,6 +77,7 @@ class SideChannelClient {
  private:
   explicit SideChannelClient(UniqueFd socket) : socket_(std::move(socket)) {}
 
+  Result<uint64_t> SubmitReadFrame(protocol::Message read);
   // Sends one frame (and `fd` in SCM_RIGHTS when >= 0), reading answers while the socket is full.
   [[nodiscard]] Status Send(const protocol::Frame& frame, int fd = -1);
   // Reads what the socket has (blocking when `wait`) and decodes every whole frame into

@@ -47,19 +47,31 @@ Status CheckValues(const RegisterBuffer& m) {
                  fmt::format("unknown buffer kind {}", static_cast<unsigned>(m.kind)));
 }
 
-Status CheckValues(const Read& m) {
-  if (m.length == 0) return Invalid(MessageType::kRead, "length is 0");
-  if (m.length > kMaxReadLength) {
-    return Invalid(MessageType::kRead,
-                   fmt::format("length {} is above the cap of {}", m.length, kMaxReadLength));
+// READ's range rules, shared with READ_PATH.
+Status CheckRange(MessageType type, uint64_t offset, uint64_t length, uint64_t buffer_offset) {
+  if (length == 0) return Invalid(type, "length is 0");
+  if (length > kMaxReadLength) {
+    return Invalid(type, fmt::format("length {} is above the cap of {}", length, kMaxReadLength));
   }
-  if (AddOverflows(m.offset, m.length)) {
-    return Invalid(MessageType::kRead, "offset + length overflows u64");
-  }
-  if (AddOverflows(m.buffer_offset, m.length)) {
-    return Invalid(MessageType::kRead, "buffer_offset + length overflows u64");
+  if (AddOverflows(offset, length)) return Invalid(type, "offset + length overflows u64");
+  if (AddOverflows(buffer_offset, length)) {
+    return Invalid(type, "buffer_offset + length overflows u64");
   }
   return Status::Ok();
+}
+
+// OPEN_PATH's path rules, shared with READ_PATH.
+Status CheckPath(MessageType type, const std::string& path, size_t max) {
+  if (path.empty()) return Invalid(type, "empty path");
+  if (path.size() > max) {
+    return Invalid(type, fmt::format("path of {} bytes is above {}", path.size(), max));
+  }
+  if (path.find('\0') != std::string::npos) return Invalid(type, "NUL byte in the path");
+  return Status::Ok();
+}
+
+Status CheckValues(const Read& m) {
+  return CheckRange(MessageType::kRead, m.offset, m.length, m.buffer_offset);
 }
 
 Status CheckValues(const Done& m) {
@@ -79,6 +91,15 @@ Status CheckValues(const Error& m) {
                                                     m.message.size(), kMaxErrorMessage));
   }
   return Status::Ok();
+}
+
+Status CheckValues(const OpenPath& m) {
+  return CheckPath(MessageType::kOpenPath, m.path, kMaxOpenPath);
+}
+
+Status CheckValues(const ReadPath& m) {
+  REELFS_RETURN_IF_ERROR(CheckRange(MessageType::kReadPath, m.offset, m.length, m.buffer_offset));
+  return CheckPath(MessageType::kReadPath, m.path, kMaxReadPath);
 }
 
 // Body layouts (docs/protocols/side-channel.md section 5); all fields little-endian.
@@ -111,6 +132,18 @@ void AppendBody(const Error& m, std::vector<uint8_t>* out) {
   AppendLe(out, m.error);
   AppendLe(out, static_cast<uint16_t>(m.message.size()));
   out->insert(out->end(), m.message.begin(), m.message.end());
+}
+void AppendBody(const OpenPath& m, std::vector<uint8_t>* out) {
+  AppendLe(out, static_cast<uint16_t>(m.path.size()));
+  out->insert(out->end(), m.path.begin(), m.path.end());
+}
+void AppendBody(const ReadPath& m, std::vector<uint8_t>* out) {
+  AppendLe(out, m.offset);
+  AppendLe(out, m.length);
+  AppendLe(out, m.buffer_id);
+  AppendLe(out, m.buffer_offset);
+  AppendLe(out, static_cast<uint16_t>(m.path.size()));
+  out->insert(out->end(), m.path.begin(), m.path.end());
 }
 
 // Reads the fields of one message; the caller checks truncation and trailing bytes.
@@ -158,6 +191,22 @@ Message ReadBody(MessageType type, BodyReader& r) {
       m.error = r.Take<uint32_t>();
       auto text = r.TakeBytes(r.Take<uint16_t>());
       m.message.assign(text.begin(), text.end());
+      return m;
+    }
+    case MessageType::kOpenPath: {
+      OpenPath m;
+      auto path = r.TakeBytes(r.Take<uint16_t>());
+      m.path.assign(path.begin(), path.end());
+      return m;
+    }
+    case MessageType::kReadPath: {
+      ReadPath m;
+      m.offset = r.Take<uint64_t>();
+      m.length = r.Take<uint64_t>();
+      m.buffer_id = r.Take<uint64_t>();
+      m.buffer_offset = r.Take<uint64_t>();
+      auto path = r.TakeBytes(r.Take<uint16_t>());
+      m.path.assign(path.begin(), path.end());
       return m;
     }
   }

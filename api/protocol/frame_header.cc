@@ -24,13 +24,17 @@ std::string_view MessageTypeName(MessageType type) {
       return "DONE";
     case MessageType::kError:
       return "ERROR";
+    case MessageType::kOpenPath:
+      return "OPEN_PATH";
+    case MessageType::kReadPath:
+      return "READ_PATH";
   }
   return "UNKNOWN";
 }
 
 bool IsKnownMessageType(uint16_t type) {
   return type >= static_cast<uint16_t>(MessageType::kHello) &&
-         type <= static_cast<uint16_t>(MessageType::kError);
+         type <= static_cast<uint16_t>(MessageType::kReadPath);
 }
 
 std::array<uint8_t, kFrameHeaderSize> EncodeFrameHeader(const FrameHeader& header) {

@@ -40,6 +40,8 @@ enum class MessageType : uint16_t {
   kRead = 6,
   kDone = 7,
   kError = 8,
+  kOpenPath = 9,   // offered by the HELLO capability kOpenPath
+  kReadPath = 10,  // likewise
 };
 
 // For messages and logs: "HELLO", "READ", ...; "UNKNOWN" outside the enum.

@@ -25,6 +25,7 @@ namespace capability {
 inline constexpr uint32_t kRdma = 1u << 0;
 inline constexpr uint32_t kDmaBuf = 1u << 1;
 inline constexpr uint32_t kCudaIpc = 1u << 2;
+inline constexpr uint32_t kOpenPath = 1u << 3;  // the daemon answers OPEN_PATH and READ_PATH
 }  // namespace capability
 
 // Sent first by the client (what it speaks and can use) and answered with a HELLO of the same
@@ -105,9 +106,33 @@ struct Error {
 // checks the two agree.
 inline constexpr size_t kMaxErrorMessage = 4096 - 6;
 
+// Opens a file by its path below the mount root ("dir/file", no leading slash, no empty, "." or
+// ".." component), with no fd and no FUSE request: the daemon resolves it and checks the peer's
+// credentials against the mount's modes as the kernel's default_permissions would (section 3).
+// The answer is a DONE whose result is the new file_id. The codec refuses an empty path, one
+// above kMaxOpenPath bytes, and any NUL byte.
+struct OpenPath {
+  std::string path;
+  bool operator==(const OpenPath&) const = default;
+};
+// The body's limit (kMaxBodyLength, 4 KiB) less the length field.
+inline constexpr size_t kMaxOpenPath = 4096 - 2;
+
+// OPEN_PATH, READ and CLOSE_FILE in one request, for small files: the answer is the READ's DONE.
+// The codec applies READ's rules to the range and OPEN_PATH's to the path.
+struct ReadPath {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  uint64_t buffer_id = 0;
+  uint64_t buffer_offset = 0;
+  std::string path;
+  bool operator==(const ReadPath&) const = default;
+};
+inline constexpr size_t kMaxReadPath = 4096 - 34;
+
 // The alternatives are in MessageType order (index + 1 == the wire type).
-using Message =
-    std::variant<Hello, OpenFile, CloseFile, RegisterBuffer, ReleaseBuffer, Read, Done, Error>;
+using Message = std::variant<Hello, OpenFile, CloseFile, RegisterBuffer, ReleaseBuffer, Read, Done,
+                             Error, OpenPath, ReadPath>;
 
 // One message with its header's tag (flags are always 0 in version 1, so they are not kept).
 struct Frame {

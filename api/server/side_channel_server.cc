@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <span>
 #include <thread>
 #include <unordered_map>
@@ -23,6 +24,7 @@
 
 #include "api/protocol/codec.h"
 #include "api/server/buffer_check.h"
+#include "api/server/path_access.h"
 #include "common/cancel.h"
 #include "common/log.h"
 #include "common/mutex.h"
@@ -101,7 +103,10 @@ struct Client {
   std::deque<UniqueFd> fds;    // event loop only: received, not yet taken by a frame
   bool hello = false;          // event loop only
   std::string peer;            // for the log
-  uint64_t next_id = 1;        // event loop only
+  // SO_PEERCRED and SO_PEERGROUPS at connect; absent when they could not be read (OPEN_PATH is
+  // then refused: it is decided on these).
+  std::optional<PeerCredentials> cred;
+  uint64_t next_id = 1;  // event loop only
 
   // Shared with FileSystem callbacks.
   Mutex mu;
@@ -125,8 +130,25 @@ struct SideChannelServer::Impl {
   std::unordered_map<int, std::shared_ptr<Client>> clients;  // event loop only
 
   std::atomic<uint64_t> clients_accepted{0}, clients_connected{0}, requests{0}, reads{0},
-      read_errors{0}, bytes_read{0}, direct_reads{0}, direct_bytes{0}, files_refused{0},
-      protocol_errors{0};
+      read_errors{0}, bytes_read{0}, direct_reads{0}, direct_bytes{0}, path_opens{0},
+      files_refused{0}, protocol_errors{0};
+
+  // Directories OPEN_PATH walked through, by path below the root, each holding one lookup
+  // reference (as the kernel's dentry cache holds one for a path it resolved): the inode and its
+  // cached listing stay between opens instead of being forgotten and listed again per file.
+  // Attributes are kept for the permission check (the mount's modes are fixed). Bounded; given
+  // back when the server stops.
+  struct CachedDir {
+    fuse::InodeId ino = 0;
+    fuse::Attributes attr;
+  };
+  static constexpr size_t kMaxCachedDirs = 4096;
+  Mutex dir_mu;
+  std::unordered_map<std::string, CachedDir> dir_cache GUARDED_BY(dir_mu);
+
+  // The mounting user: without allow_other only it may use the mount (OPEN_PATH mirrors that).
+  const uid_t owner_uid = geteuid();
+  const gid_t owner_gid = getegid();
 
   Impl(fuse::FileSystem& f, ServerOptions o) : fs(f), options(std::move(o)) {}
 
@@ -160,9 +182,18 @@ struct SideChannelServer::Impl {
   void FailConnection(Client& c, uint64_t tag, int err, const std::string& text);
 
   void OpenFile(const std::shared_ptr<Client>& c, uint64_t tag);
+  // OPEN_PATH; with `read`, READ_PATH (the READ's DONE answers it).
+  void OpenPath(const std::shared_ptr<Client>& c, uint64_t tag, const std::string& path,
+                std::optional<protocol::ReadPath> read = std::nullopt);
+  // Registers an opened FileSystem handle as the client's file `id` and answers the request.
+  void AddFile(const std::shared_ptr<Client>& c, uint64_t tag, uint64_t id, UniqueFd fd,
+               fuse::InodeId ino, uint64_t fh);
   void RegisterBuffer(const std::shared_ptr<Client>& c, uint64_t tag,
                       const protocol::RegisterBuffer& reg);
   void StartRead(const std::shared_ptr<Client>& c, uint64_t tag, const protocol::Read& read);
+  // A READ of `file` (the client's, or READ_PATH's own) into one of the client's buffers.
+  void ReadInto(const std::shared_ptr<Client>& c, uint64_t tag, std::shared_ptr<OpenedFile> file,
+                uint64_t offset, uint64_t length, uint64_t buffer_id, uint64_t buffer_offset);
 };
 
 // One READ: its chunks go through the FileSystem a few at a time; each copies its bytes into
@@ -341,6 +372,11 @@ SideChannelServer::~SideChannelServer() {
   // Every client was disconnected by the loop; wait for the reads still owed by the FileSystem
   // (they hold the client and file states) so nothing calls back into a server that is gone.
   impl_->live.WaitZero();
+  {
+    MutexLock lock(impl_->dir_mu);
+    for (const auto& [path, dir] : impl_->dir_cache) impl_->fs.Forget(dir.ino, 1);
+    impl_->dir_cache.clear();
+  }
   unlink(impl_->options.socket_path.c_str());
 }
 
@@ -358,6 +394,7 @@ ServerCounters SideChannelServer::counters() const {
   c.bytes_read = get(i.bytes_read);
   c.direct_reads = get(i.direct_reads);
   c.direct_bytes = get(i.direct_bytes);
+  c.path_opens = get(i.path_opens);
   c.files_refused = get(i.files_refused);
   c.protocol_errors = get(i.protocol_errors);
   return c;
@@ -374,6 +411,7 @@ Json SideChannelServer::CountersJson() const {
               {"bytes_read", c.bytes_read},
               {"direct_reads", c.direct_reads},
               {"direct_bytes", c.direct_bytes},
+              {"path_opens", c.path_opens},
               {"files_refused", c.files_refused},
               {"protocol_errors", c.protocol_errors}};
 }
@@ -435,17 +473,21 @@ void SideChannelServer::Impl::Accept() {
   for (;;) {
     UniqueFd fd(accept4(listen.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!fd.valid()) return;  // EAGAIN, or a client that went away meanwhile
-    ucred cred{};
-    socklen_t len = sizeof cred;
+    auto cred = ReadPeerCredentials(fd.get());
     std::string peer = "unknown peer";
-    if (getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-      peer = fmt::format("pid {} uid {} gid {}", cred.pid, cred.uid, cred.gid);
+    if (cred.ok()) {
+      peer = fmt::format("pid {} uid {} gid {}", cred->pid, cred->uid, cred->gid);
+    } else {
+      REELFS_LOG_WARN(kSubject, "side channel: peer credentials: {}; OPEN_PATH refused for it",
+                      cred.status().ToString());
     }
-    // Logged, never trusted: access is decided per file by the fd the client passes.
+    // OPEN_FILE is decided by the fd the client passes (the kernel checked its open); OPEN_PATH
+    // by these credentials against the mount's modes, as default_permissions would.
     REELFS_LOG_INFO(kSubject, "side channel: client connected: {}", peer);
     const int raw = fd.get();
     auto c = std::make_shared<Client>(live, std::move(fd));
     c->peer = std::move(peer);
+    if (cred.ok()) c->cred = std::move(*cred);
     clients.emplace(raw, std::move(c));
     clients_accepted.fetch_add(1, std::memory_order_relaxed);
     clients_connected.fetch_add(1, std::memory_order_relaxed);
@@ -585,11 +627,16 @@ bool SideChannelServer::Impl::Dispatch(const std::shared_ptr<Client>& c,
     }
     c->hello = true;
     (void)hello;
-    Answer(*c, Frame{tag, protocol::Hello{protocol::kProtocolVersion, options.capabilities}});
+    Answer(*c, Frame{tag, protocol::Hello{protocol::kProtocolVersion,
+                                          options.capabilities | protocol::capability::kOpenPath}});
     return true;
   }
   if (std::holds_alternative<protocol::OpenFile>(m)) {
     OpenFile(c, tag);
+  } else if (const auto* open_path = std::get_if<protocol::OpenPath>(&m)) {
+    OpenPath(c, tag, open_path->path);
+  } else if (const auto* read_path = std::get_if<protocol::ReadPath>(&m)) {
+    OpenPath(c, tag, read_path->path, *read_path);
   } else if (const auto* close = std::get_if<protocol::CloseFile>(&m)) {
     std::shared_ptr<OpenedFile> released;  // let go outside the lock: it may call Release
     {
@@ -648,15 +695,139 @@ void SideChannelServer::Impl::OpenFile(const std::shared_ptr<Client>& c, uint64_
               files_refused.fetch_add(1, std::memory_order_relaxed);
               return Done(*c, tag, -EPERM);
             }
-            auto state =
-                std::make_shared<OpenedFile>(fs, live, std::move(*shared_fd), ino, opened->fh);
-            {
-              MutexLock lock(c->mu);
-              if (c->gone) return;  // `state` goes here and releases the handle
-              c->files.emplace(id, std::move(state));
-            }
-            Done(*c, tag, static_cast<int64_t>(id));
+            AddFile(c, tag, id, std::move(*shared_fd), ino, opened->fh);
           });
+}
+
+void SideChannelServer::Impl::AddFile(const std::shared_ptr<Client>& c, uint64_t tag, uint64_t id,
+                                      UniqueFd fd, fuse::InodeId ino, uint64_t fh) {
+  auto state = std::make_shared<OpenedFile>(fs, live, std::move(fd), ino, fh);
+  {
+    MutexLock lock(c->mu);
+    if (c->gone) return;  // `state` goes here and releases the handle
+    c->files.emplace(id, std::move(state));
+  }
+  Done(*c, tag, static_cast<int64_t>(id));
+}
+
+// OPEN_PATH: the path resolved one Lookup at a time from the root, each directory searchable
+// and the file readable by the peer, then one Open. Every Lookup counts a reference, which is
+// given back (Forget) once the open is done: the handle pins the file's inode itself.
+struct PathOpen : std::enable_shared_from_this<PathOpen> {
+  SideChannelServer::Impl* server = nullptr;
+  std::shared_ptr<Client> client;
+  uint64_t tag = 0;
+  uint64_t id = 0;
+  std::vector<std::string> parts;
+  size_t next = 0;
+  fuse::InodeId at = fuse::kRootInode;
+  std::vector<fuse::InodeId> looked_up;
+  // READ_PATH: the READ to run once open; the file is closed when it is done.
+  std::optional<protocol::ReadPath> read;
+
+  void Fail(int err) {
+    Forget();
+    server->files_refused.fetch_add(err == EACCES ? 1 : 0, std::memory_order_relaxed);
+    server->Done(*client, tag, -static_cast<int64_t>(err));
+  }
+  void Forget() {
+    for (fuse::InodeId ino : looked_up) server->fs.Forget(ino, 1);
+    looked_up.clear();
+  }
+  // The path of the first `n` components, the dir_cache key.
+  std::string Prefix(size_t n) const {
+    std::string p;
+    for (size_t i = 0; i < n; ++i) {
+      if (i > 0) p += '/';
+      p += parts[i];
+    }
+    return p;
+  }
+  // `dir` is the directory `at`: the peer must be able to search it before the next name.
+  void Step(const fuse::Attributes& dir) {
+    if (!dir.is_dir) return Fail(ENOTDIR);
+    if (!MayAccess(*client->cred, dir, X_OK)) return Fail(EACCES);
+    if (next + 1 < parts.size()) {
+      // A directory component already resolved by an earlier OPEN_PATH: no Lookup.
+      std::optional<SideChannelServer::Impl::CachedDir> cached;
+      {
+        MutexLock lock(server->dir_mu);
+        auto it = server->dir_cache.find(Prefix(next + 1));
+        if (it != server->dir_cache.end()) cached = it->second;
+      }
+      if (cached) {
+        at = cached->ino;
+        ++next;
+        return Step(cached->attr);
+      }
+    }
+    auto self = shared_from_this();
+    server->fs.Lookup(at, parts[next], [self](Result<fuse::Entry> e) {
+      if (!e.ok()) return self->Fail(ErrnoOf(e.status()));
+      const bool is_last = self->next + 1 == self->parts.size();
+      bool cached = false;
+      if (!is_last && e->attr.is_dir) {
+        // The cache takes this lookup's reference, unless it is full or holds the path already.
+        MutexLock lock(self->server->dir_mu);
+        if (self->server->dir_cache.size() < SideChannelServer::Impl::kMaxCachedDirs) {
+          cached = self->server->dir_cache
+                       .emplace(self->Prefix(self->next + 1),
+                                SideChannelServer::Impl::CachedDir{e->attr.ino, e->attr})
+                       .second;
+        }
+      }
+      if (!cached) self->looked_up.push_back(e->attr.ino);
+      self->at = e->attr.ino;
+      if (++self->next < self->parts.size()) return self->Step(e->attr);
+      self->OpenLeaf(e->attr);
+    });
+  }
+  void OpenLeaf(const fuse::Attributes& file) {
+    if (file.is_dir) return Fail(EISDIR);
+    if (!MayAccess(*client->cred, file, R_OK)) return Fail(EACCES);
+    auto self = shared_from_this();
+    server->fs.Open(file.ino, O_RDONLY, [self, ino = file.ino](Result<fuse::OpenedFile> opened) {
+      if (!opened.ok()) return self->Fail(ErrnoOf(opened.status()));
+      self->Forget();
+      self->server->path_opens.fetch_add(1, std::memory_order_relaxed);
+      if (!self->read) {
+        return self->server->AddFile(self->client, self->tag, self->id, UniqueFd(), ino,
+                                     opened->fh);
+      }
+      // Held by the READ alone: the handle is released when the READ is done.
+      auto state = std::make_shared<OpenedFile>(self->server->fs, self->server->live, UniqueFd(),
+                                                ino, opened->fh);
+      const protocol::ReadPath& r = *self->read;
+      self->server->ReadInto(self->client, self->tag, std::move(state), r.offset, r.length,
+                             r.buffer_id, r.buffer_offset);
+    });
+  }
+};
+
+void SideChannelServer::Impl::OpenPath(const std::shared_ptr<Client>& c, uint64_t tag,
+                                       const std::string& path,
+                                       std::optional<protocol::ReadPath> read) {
+  if (!c->cred || !MayUseMount(*c->cred, options.allow_other, owner_uid, owner_gid)) {
+    files_refused.fetch_add(1, std::memory_order_relaxed);
+    return Done(*c, tag, -EACCES);
+  }
+  auto parts = SplitMountPath(path);
+  if (!parts.ok()) {
+    REELFS_LOG_DEBUG(kSubject, "side channel: {}: OPEN_PATH: {}", c->peer,
+                     parts.status().ToString());
+    return Done(*c, tag, -EINVAL);
+  }
+  auto op = std::make_shared<PathOpen>();
+  op->server = this;
+  op->client = c;
+  op->tag = tag;
+  op->id = c->next_id++;
+  op->parts = std::move(*parts);
+  op->read = std::move(read);
+  fs.GetAttr(fuse::kRootInode, [op](Result<fuse::Attributes> root) {
+    if (!root.ok()) return op->Fail(ErrnoOf(root.status()));
+    op->Step(*root);
+  });
 }
 
 void SideChannelServer::Impl::RegisterBuffer(const std::shared_ptr<Client>& c, uint64_t tag,
@@ -690,33 +861,49 @@ void SideChannelServer::Impl::RegisterBuffer(const std::shared_ptr<Client>& c, u
 
 void SideChannelServer::Impl::StartRead(const std::shared_ptr<Client>& c, uint64_t tag,
                                         const protocol::Read& read) {
-  auto op = std::make_shared<ReadOp>();
+  std::shared_ptr<OpenedFile> file;
   {
     MutexLock lock(c->mu);
     auto f = c->files.find(read.file_id);
-    auto b = c->buffers.find(read.buffer_id);
-    if (f == c->files.end() || b == c->buffers.end()) {
+    if (f != c->files.end()) file = f->second;
+  }
+  if (file == nullptr) {
+    read_errors.fetch_add(1, std::memory_order_relaxed);
+    return Done(*c, tag, -EBADF);
+  }
+  ReadInto(c, tag, std::move(file), read.offset, read.length, read.buffer_id, read.buffer_offset);
+}
+
+void SideChannelServer::Impl::ReadInto(const std::shared_ptr<Client>& c, uint64_t tag,
+                                       std::shared_ptr<OpenedFile> file, uint64_t offset,
+                                       uint64_t length, uint64_t buffer_id,
+                                       uint64_t buffer_offset) {
+  auto op = std::make_shared<ReadOp>();
+  {
+    MutexLock lock(c->mu);
+    auto b = c->buffers.find(buffer_id);
+    if (b == c->buffers.end()) {
       lock.unlock();
       read_errors.fetch_add(1, std::memory_order_relaxed);
       return Done(*c, tag, -EBADF);
     }
     const uint64_t size = b->second->bytes().size();
     // No overflow: the codec refused buffer_offset + length overflowing u64.
-    if (read.buffer_offset > size || read.length > size - read.buffer_offset) {
+    if (buffer_offset > size || length > size - buffer_offset) {
       lock.unlock();
       read_errors.fetch_add(1, std::memory_order_relaxed);
       return Done(*c, tag, -EINVAL);
     }
-    op->file = f->second;
     op->buffer = b->second;
   }
+  op->file = std::move(file);
   op->server = this;
   op->client = c;
   op->tag = tag;
-  op->offset = read.offset;
-  op->length = read.length;
-  op->buffer_offset = read.buffer_offset;
-  if (options.direct_read_min != 0 && read.length >= options.direct_read_min) {
+  op->offset = offset;
+  op->length = length;
+  op->buffer_offset = buffer_offset;
+  if (options.direct_read_min != 0 && length >= options.direct_read_min) {
     op->Direct();
   } else {
     op->Pump();

@@ -1,6 +1,8 @@
 // SideChannelServer: the daemon's end of the side channel (docs/protocols/side-channel.md). It
 // listens on one Unix stream socket per mount; each client proves access to a file by passing an
-// fd opened through the mount (the fd check, fd_check.h), registers its own buffers (a sealed
+// fd opened through the mount (the fd check, buffer_check.h) or names it by path (OPEN_PATH,
+// READ_PATH: its credentials checked as default_permissions would, path_access.h), registers its
+// own buffers (a sealed
 // memfd today, buffer_check.h) and pipelines READs that run through the mount's FileSystem, so
 // they follow the mount's semantics exactly (--offline modes, ESTALE on a changed ETag, the one
 // errno table). A READ of at least `direct_read_min` bytes is one FileSystem::ReadTo: a ranged GET
@@ -62,7 +64,8 @@ struct ServerCounters {
   uint64_t bytes_read = 0;         // bytes written into client buffers
   uint64_t direct_reads = 0;       // READs answered through FileSystem::ReadTo
   uint64_t direct_bytes = 0;       // their bytes (part of bytes_read)
-  uint64_t files_refused = 0;      // OPEN_FILE answered -EPERM
+  uint64_t path_opens = 0;         // files opened by OPEN_PATH or READ_PATH
+  uint64_t files_refused = 0;      // OPEN_FILE answered -EPERM, OPEN_PATH/READ_PATH -EACCES
   uint64_t protocol_errors = 0;    // connections closed with ERROR
 };
 

@@ -6,10 +6,11 @@
 //       flight. With --checksum the bytes' crc32 is folded in file order and printed, so the
 //       script compares it with the source's; without, nothing is computed (curl -o /dev/null
 //       computes nothing either), which is the timed run.
-//   reelfs-api-bench small MOUNT MANIFEST [--threads 2] [--depth 4] [--seed 1]
-//       every file of bench.py's manifest ("key size crc32" lines) in a seeded random order:
-//       open(2) through the mount, OPEN_FILE, one READ of the whole file, CLOSE_FILE, close(2);
-//       --threads connections with --depth READs in flight each; size and crc32 checked.
+//   reelfs-api-bench small MOUNT MANIFEST [--threads 2] [--depth 4] [--seed 1] [--by-fd]
+//       every file of bench.py's manifest ("key size crc32" lines) in a seeded random order, one
+//       READ_PATH each (open by path, read, close in one request: no FUSE round trip); with
+//       --by-fd open(2) through the mount, OPEN_FILE, one READ, CLOSE_FILE, close(2) instead;
+//       --threads connections with --depth requests in flight each; size and crc32 checked.
 //
 // The socket is the mount's (its root's user.reelfs.mount "side_channel"). Exit status 1 when a
 // byte is wrong or a request fails (the first error is in the JSON), 2 on bad arguments.
@@ -176,14 +177,24 @@ struct Item {
 };
 
 int RunSmall(const std::string& mount, const std::string& manifest, size_t threads, size_t depth,
-             uint32_t seed) {
+             uint32_t seed, bool by_fd) {
   std::vector<Item> items;
   std::ifstream in(manifest);
   for (Item it; in >> it.key >> it.size >> it.crc;) items.push_back(it);
   if (items.empty()) return Fail("manifest", Status::InvalidArgument(manifest + ": no entries"));
   std::shuffle(items.begin(), items.end(), std::mt19937(seed));
-  auto socket = SocketOf(RootOf(mount));
+  const std::string root = RootOf(mount);
+  auto socket = SocketOf(root);
   if (!socket.ok()) return Fail("socket", socket.status());
+  // READ_PATH names files relative to the mount root.
+  std::string below_root;
+  {
+    char resolved[PATH_MAX];
+    if (realpath(mount.c_str(), resolved) != nullptr &&
+        std::string(resolved).size() > root.size()) {
+      below_root = std::string(resolved).substr(root.size() + 1) + "/";
+    }
+  }
   uint64_t max_size = 0;
   for (const Item& it : items) max_size = std::max(max_size, it.size);
 
@@ -229,7 +240,9 @@ int RunSmall(const std::string& mount, const std::string& manifest, size_t threa
         ok.fetch_add(1);
         bytes.fetch_add(static_cast<uint64_t>(result));
       }
-      if (Status c = (*client)->CloseFile(slot.file_id); !c.ok()) note_error(c.ToString());
+      if (by_fd) {
+        if (Status c = (*client)->CloseFile(slot.file_id); !c.ok()) note_error(c.ToString());
+      }
       slot.fd.Reset();
       free_slots.push_back(s);
     };
@@ -241,6 +254,15 @@ int RunSmall(const std::string& mount, const std::string& manifest, size_t threa
           free_slots.pop_back();
           Slot& slot = slots[s];
           slot.item = &items[i];
+          if (!by_fd) {
+            // One request: open by path, read, close; no FUSE request at all.
+            auto tag = (*client)->SubmitReadPath(protocol::ReadPath{
+                0, slot_size, *buffer_id, s * slot_size, below_root + items[i].key});
+            if (!tag.ok()) return note_error(tag.status().ToString());
+            if (tag_slot.size() <= *tag) tag_slot.resize(*tag + 1);
+            tag_slot[*tag] = s;
+            continue;
+          }
           auto fd = UniqueFd::Open(mount + "/" + items[i].key, O_RDONLY);
           if (!fd.ok()) {
             note_error(fd.status().ToString());
@@ -310,11 +332,15 @@ int main(int argc, char** argv) {
   small->add_option("--threads", threads, "connections")->check(CLI::Range(1, 64));
   small->add_option("--depth", depth, "READs in flight per connection")->check(CLI::Range(1, 256));
   small->add_option("--seed", seed, "shuffle seed");
+  bool by_fd = false;
+  small->add_flag("--by-fd", by_fd,
+                  "per file open(2) through the mount + OPEN_FILE + READ + CLOSE_FILE instead of "
+                  "one READ_PATH");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (large->parsed()) return reelfs::api::RunLarge(file, read_mib, depth, checksum);
-  return reelfs::api::RunSmall(mount, manifest, threads, depth, seed);
+  return reelfs::api::RunSmall(mount, manifest, threads, depth, seed, by_fd);
 }

@@ -113,7 +113,7 @@ check_output() {
     large/api) printf '%s' "$out" | "$PYTHON" -c 'import json, sys
 j = json.loads(sys.stdin.read()); sys.exit(0 if j["ok"] else 1)' ;;
     large/*) return 0 ;;  # dd and curl: size below; content is not what they measure
-    small/api) printf '%s' "$out" | "$PYTHON" -c 'import json, sys
+    small/api|small/api-fd) printf '%s' "$out" | "$PYTHON" -c 'import json, sys
 j = json.loads(sys.stdin.read()); sys.exit(0 if j["ok"] and j["verified"] == j["files"] else 1)' ;;
     small/*) printf '%s' "$out" | "$PYTHON" -c 'import json, sys
 j = json.loads(sys.stdin.read()); sys.exit(0 if j["errors"] == 0 and j["ok"] == j["files"] else 1)' ;;
@@ -147,6 +147,7 @@ for r in $(seq "$ROUNDS"); do
         ;;
       small)
         mount_reelfs && { measure small api "$api" small "$work/mnt" "$manifest" --threads "$API_THREADS" --depth "$API_DEPTH"; unmount "$work/mnt"; }
+        mount_reelfs && { measure small api-fd "$api" small "$work/mnt" "$manifest" --threads "$API_THREADS" --depth "$API_DEPTH" --by-fd; unmount "$work/mnt"; }
         mount_reelfs && { measure small mount "$PYTHON" bench/fuse/bench.py smallfiles "$work/mnt" "$manifest" --threads 8; unmount "$work/mnt"; }
         if [ "$have_s3fs" = 1 ]; then
           mount_s3fs && { measure small s3fs "$PYTHON" bench/fuse/bench.py smallfiles "$work/mnt-s3fs" "$manifest" --threads 8; unmount "$work/mnt-s3fs"; }
@@ -170,11 +171,12 @@ for line in open(raw):
 def med(case, tool, i):
     v = runs.get((case, tool))
     return statistics.median(r[i] for r in v) if v else None
-names = {"api": "side channel -> memfd", "curl": "curl (raw HTTP)", "mount": "FUSE mount, buffered",
+names = {"api": "side channel -> memfd", "api-fd": "side channel, open(2) + OPEN_FILE per file",
+         "curl": "curl (raw HTTP)", "mount": "FUSE mount, buffered",
          "odirect": "FUSE mount, O_DIRECT", "s3fs": "s3fs"}
 print(f"Dataset: {large_mib} MiB object; {files} x {kib} KiB objects. Medians of {rounds} rounds.\n")
 for case, unit in (("large", "MiB/s"), ("small", "files/s")):
-    tools = [t for t in ("api", "curl", "mount", "odirect", "s3fs") if (case, t) in runs or (case, t) in failed]
+    tools = [t for t in ("api", "api-fd", "curl", "mount", "odirect", "s3fs") if (case, t) in runs or (case, t) in failed]
     if not tools: continue
     per = "GiB" if case == "large" else "file"
     print(f"| {case} | {unit} | daemon CPU s/{per} | gateway CPU s/{per} | reader CPU s/{per} |")
@@ -200,6 +202,7 @@ print(f"| large: side channel / mount buffered | {ratio('large', 'api', 'mount')
 print(f"| large: side channel / mount O_DIRECT | {ratio('large', 'api', 'odirect')} | above 1 |")
 print(f"| small: side channel / s3fs | {ratio('small', 'api', 's3fs')} | >= 5 |")
 print(f"| small: side channel / mount | {ratio('small', 'api', 'mount')} | >= 1.5 |")
+print(f"| small: side channel by fd / mount | {ratio('small', 'api-fd', 'mount')} | (READ_PATH's gain) |")
 PY
 cat "$RESULT_FILE"
 log "written to $RESULT_FILE"

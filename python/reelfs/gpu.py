@@ -60,8 +60,9 @@ _local = threading.local()
 class _Channel:
     """One thread's connection to one mount's side channel and its staging memory."""
 
-    def __init__(self, client):
+    def __init__(self, client, root=None):
         self.client = client
+        self.root = root  # the mount root, for READ_PATH's relative paths
         self.staging = None
         self.pinned = None  # [(Buffer, host tensor)] * 2, for CUDA targets
 
@@ -108,8 +109,18 @@ def _channel_for(path):
         return None
     ch = st.channels.get(sock)
     if ch is None:
-        ch = st.channels[sock] = _Channel(sc.Client.connect(sock, max_in_flight=WINDOW))
+        root, _ = sc.mount_info(d)
+        ch = st.channels[sock] = _Channel(sc.Client.connect(sock, max_in_flight=WINDOW), root)
     return ch
+
+
+def _below_root(ch, path):
+    """``path`` relative to the channel's mount root when the daemon answers READ_PATH, else
+    None (then the file is opened through the mount and passed by fd)."""
+    if ch.root is None or not ch.client.server_capabilities & sc.CAP_OPEN_PATH:
+        return None
+    rel = os.path.relpath(os.path.realpath(os.fsdecode(path)), ch.root)
+    return None if rel == "." or rel.startswith("..") else rel
 
 
 def _drop_channel(ch):
@@ -373,10 +384,11 @@ def read_many(requests, window=WINDOW):
     """Reads a batch of ``(path, out)`` or ``(path, out, offset)``; returns ``[(nbytes, tier)]`` in
     the order given.
 
-    Host targets on a mount with a side channel are pipelined on this thread's connection: the
-    OPEN_FILEs of ``window`` files at a time sent together, then their READs into slices of one
-    staging memfd, up to ``window`` READs in flight, each copied out and its file closed as it
-    completes while the next ones are sent. Other requests (CUDA tensors, targets over 64 MiB,
+    Host targets on a mount with a side channel are pipelined on this thread's connection: one
+    READ_PATH per file (open by path, read, close in one request, no FUSE request; where the
+    daemon offers it), else the OPEN_FILEs of ``window`` files at a time sent together, then
+    their READs; either way into slices of one staging memfd, up to ``window`` requests in
+    flight, each copied out (and its file closed) as it completes while the next ones are sent. Other requests (CUDA tensors, targets over 64 MiB,
     mounts without a side channel) go through :func:`read_into` one by one. A failed file does
     not stop the others; once all have been read, the error of the first failed request (in the
     order given) is raised as ``OSError`` naming its path. A broken connection raises at once.
@@ -418,7 +430,7 @@ def read_many(requests, window=WINDOW):
         if ch is not run_ch:
             flush()
             run_ch = ch
-        run.append((i, os.fsdecode(path), dst, offset))
+        run.append((i, os.fsdecode(path), dst, offset, _below_root(ch, path)))
     flush()
     if errors:
         raise min(errors, key=lambda e: e[0])[1]
@@ -471,26 +483,49 @@ def _pipelined(ch, items, results, window, errors):
     staging = ch.staging_of(max(1, min(STAGING_MAX, max(longest, min(wanted, RING_TARGET)))))
     view = memoryview(staging)
     ring = _Ring(len(staging))
-    inflight = {}  # tag -> (i, name, dst, at, fid)
+    inflight = {}  # tag -> (i, name, dst, at, fid); fid None for READ_PATH (nothing to close)
 
     def complete_one():
         tag, result, _ = client.wait()
         i, name, dst, at, fid = inflight.pop(tag)
         ring.free(at)
-        client.close_file(fid, wait=False)
+        if fid is not None:
+            client.close_file(fid, wait=False)
         if result < 0:
             errors.append((i, OSError(-result, os.strerror(-result), name)))
         else:
             dst[:result] = view[at:at + result]
             results[i] = (result, "host")
 
+    def slot(want):
+        while True:
+            at = ring.alloc(want) if len(inflight) < window else None
+            if at is not None:
+                return at
+            if not inflight:
+                raise RuntimeError("reelfs.gpu: staging ring cannot hold one request")
+            complete_one()
+
+    by_path = [item for item in items if item[4] is not None]
+    items = [item for item in items if item[4] is None]
+    try:
+        for i, name, dst, offset, rel in by_path:
+            if len(dst) == 0:
+                results[i] = (0, "host")
+                continue
+            at = slot(len(dst))
+            inflight[client.submit_read_path(rel, offset, len(dst), staging, at)] = (
+                i, name, dst, at, None)
+    finally:
+        while inflight:
+            complete_one()
     try:
         for g in range(0, len(items), window):
             group = items[g:g + window]
             fds, wants, ok = [], [], []
             try:
                 for item in group:
-                    _, name, dst, offset = item
+                    _, name, dst, offset, _ = item
                     try:
                         fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
                     except OSError as err:  # ENOENT, EACCES, ...: that file only
@@ -504,7 +539,7 @@ def _pipelined(ch, items, results, window, errors):
             finally:
                 for fd in fds:
                     os.close(fd)
-            for (i, name, dst, offset), want, fid in zip(ok, wants, opened):
+            for (i, name, dst, offset, _), want, fid in zip(ok, wants, opened):
                 if isinstance(fid, OSError):
                     errors.append((i, fid))
                     continue
@@ -512,13 +547,7 @@ def _pipelined(ch, items, results, window, errors):
                     results[i] = (0, "host")
                     client.close_file(fid, wait=False)
                     continue
-                while True:
-                    at = ring.alloc(want) if len(inflight) < window else None
-                    if at is not None:
-                        break
-                    if not inflight:
-                        raise RuntimeError("reelfs.gpu: staging ring cannot hold one request")
-                    complete_one()
+                at = slot(want)
                 inflight[client.submit_read(fid, offset, want, staging, at)] = (
                     i, name, dst, at, fid)
     finally:

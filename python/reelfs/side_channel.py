@@ -54,12 +54,15 @@ MAX_BODY_LENGTH = 4096
 MAX_READ_LENGTH = 64 << 20
 CUDA_IPC_HANDLE_SIZE = 64
 MAX_ERROR_MESSAGE = MAX_BODY_LENGTH - 6
+MAX_OPEN_PATH = MAX_BODY_LENGTH - 2
+MAX_READ_PATH = MAX_BODY_LENGTH - 34
 KNOWN_FLAGS = 0
 _U64 = (1 << 64) - 1
 
 CAP_RDMA = 1 << 0
 CAP_DMABUF = 1 << 1
 CAP_CUDA_IPC = 1 << 2
+CAP_OPEN_PATH = 1 << 3  # the daemon answers OPEN_PATH and READ_PATH
 
 KIND_MEMFD = 1
 KIND_DMABUF = 2
@@ -153,10 +156,35 @@ class Error:
             object.__setattr__(self, "message", self.message.encode("utf-8"))
 
 
-_MESSAGES = (Hello, OpenFile, CloseFile, RegisterBuffer, ReleaseBuffer, Read, Done, Error)
+def _path_bytes(self):
+    if isinstance(self.path, str):
+        object.__setattr__(self, "path", os.fsencode(self.path))
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenPath:
+    path: bytes = b""  # below the mount root, no leading "/"; str is taken with os.fsencode
+    TYPE = 9
+    __post_init__ = _path_bytes
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadPath:
+    offset: int = 0
+    length: int = 0
+    buffer_id: int = 0
+    buffer_offset: int = 0
+    path: bytes = b""
+    TYPE = 10
+    __post_init__ = _path_bytes
+
+
+_MESSAGES = (Hello, OpenFile, CloseFile, RegisterBuffer, ReleaseBuffer, Read, Done, Error,
+             OpenPath, ReadPath)
 _BY_TYPE = {m.TYPE: m for m in _MESSAGES}
 _NAMES = {1: "HELLO", 2: "OPEN_FILE", 3: "CLOSE_FILE", 4: "REGISTER_BUFFER",
-          5: "RELEASE_BUFFER", 6: "READ", 7: "DONE", 8: "ERROR"}
+          5: "RELEASE_BUFFER", 6: "READ", 7: "DONE", 8: "ERROR", 9: "OPEN_PATH",
+          10: "READ_PATH"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,6 +220,15 @@ def _check_uint(type_, name, value, bits):
         raise _invalid(type_, f"{name} {value!r} is not a u{bits}")
 
 
+def _check_path(type_, path, limit):
+    if not path:
+        raise _invalid(type_, "empty path")
+    if len(path) > limit:
+        raise _invalid(type_, f"path of {len(path)} bytes is above {limit}")
+    if b"\0" in path:
+        raise _invalid(type_, "NUL byte in the path")
+
+
 # The rules a message's values obey, shared by encoder and decoder (codec.cc CheckValues).
 def _check_values(m):
     t = m.TYPE
@@ -201,7 +238,7 @@ def _check_values(m):
                 raise _invalid(t, "a handle is only for cuda_ipc")
         elif m.kind != KIND_CUDA_IPC:
             raise _invalid(t, f"unknown buffer kind {m.kind}")
-    elif isinstance(m, Read):
+    elif isinstance(m, (Read, ReadPath)):
         if m.length == 0:
             raise _invalid(t, "length is 0")
         if m.length > MAX_READ_LENGTH:
@@ -210,6 +247,10 @@ def _check_values(m):
             raise _invalid(t, "offset + length overflows u64")
         if m.buffer_offset > _U64 - m.length:
             raise _invalid(t, "buffer_offset + length overflows u64")
+        if isinstance(m, ReadPath):
+            _check_path(t, m.path, MAX_READ_PATH)
+    elif isinstance(m, OpenPath):
+        _check_path(t, m.path, MAX_OPEN_PATH)
     elif isinstance(m, Done):
         if m.path not in PATH_NAMES:
             raise _invalid(t, f"unknown path {m.path}")
@@ -253,6 +294,16 @@ def _body(m):
         _check_uint(t, "errno", m.error, 32)
         _check_values(m)  # the length must fit its u16 before it is packed
         return struct.pack("<IH", m.error, len(m.message)) + bytes(m.message)
+    if isinstance(m, OpenPath):
+        _check_values(m)  # the length must fit its u16 before it is packed
+        return struct.pack("<H", len(m.path)) + bytes(m.path)
+    if isinstance(m, ReadPath):
+        fields = ("offset", "length", "buffer_id", "buffer_offset")
+        for name in fields:
+            _check_uint(t, name, getattr(m, name), 64)
+        _check_values(m)
+        return (struct.pack("<4QH", *(getattr(m, name) for name in fields), len(m.path)) +
+                bytes(m.path))
     raise TypeError(f"not a side channel message: {m!r}")
 
 
@@ -314,6 +365,18 @@ def _decode_body(header, body):
     elif t == Done.TYPE:
         fixed(9)
         m = Done(*struct.unpack("<qB", body))
+    elif t == OpenPath.TYPE:
+        if n < 2:
+            raise _invalid(t, f"body of {n} bytes is truncated")
+        (path_length,) = struct.unpack_from("<H", body)
+        fixed(2 + path_length)
+        m = OpenPath(bytes(body[2:]))
+    elif t == ReadPath.TYPE:
+        if n < 34:
+            raise _invalid(t, f"body of {n} bytes is truncated")
+        offset, length, buffer_id, buffer_offset, path_length = struct.unpack_from("<4QH", body)
+        fixed(34 + path_length)
+        m = ReadPath(offset, length, buffer_id, buffer_offset, bytes(body[34:]))
     else:  # ERROR
         if n < 6:
             raise _invalid(t, f"body of {n} bytes is truncated")
@@ -626,6 +689,27 @@ class Client:
         tag = self._tag()
         self._send(Frame(tag, Read(file_id, offset, length, buffer_id, buffer_offset)))
         self._read_tags[tag] = file_id
+        return tag
+
+    def open_path(self, path):
+        """Opens ``path`` (below the mount root) with no fd and no FUSE request: the daemon checks
+        this process's credentials against the mount's modes; returns the file id. Needs
+        CAP_OPEN_PATH in :attr:`server_capabilities`."""
+        result = self._request(OpenPath(path))
+        self._check(result, os.fsdecode(path))
+        self._files[result] = os.fsdecode(path)
+        return result
+
+    def submit_read_path(self, path, offset, length, buffer, buffer_offset=0):
+        """Queues READ_PATH (open by path, read, close: one request for a small file) into
+        ``buffer`` at ``buffer_offset``; returns its tag. Its completion comes from :meth:`wait`
+        like a READ's."""
+        buffer_id = buffer if isinstance(buffer, int) else buffer.buffer_id
+        while len(self._read_tags) >= self.max_in_flight:
+            self._pump()
+        tag = self._tag()
+        self._send(Frame(tag, ReadPath(offset, length, buffer_id, buffer_offset, path)))
+        self._read_tags[tag] = os.fsdecode(path)
         return tag
 
     def wait(self):

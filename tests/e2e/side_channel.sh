@@ -2,8 +2,9 @@
 # e2e: the side channel (docs/protocols/side-channel.md) from Python (reelfs.side_channel,
 # reelfs.gpu, reelfs.torch) on a real mount; side_channel_check.py does the checking against the
 # source tree. Proves: read_into a registered memfd (and a bytearray) is byte-exact at 1 000
-# random ranges of a 96 MiB object; 10 000 small files in one pipelined read_many batch, every
-# byte checked; an fd opened outside the mount is refused with EPERM; numpy and CPU torch targets;
+# random ranges of a 96 MiB object (1 MiB and larger READs as direct GETs); 10 000 small files in
+# one pipelined read_many batch (one READ_PATH each), every byte checked; OPEN_PATH and READ_PATH
+# by hand with the errno of each bad path; an fd opened outside the mount is refused with EPERM; numpy and CPU torch targets;
 # GpuFileDataset / GpuFileIterable in DataLoaders; a client SIGKILLed mid-batch while another
 # keeps reading byte-exact, and nothing written into the dead client's memfd once the daemon's
 # user.reelfs.metrics shows it disconnected. Skips (77) when the mount announces no side channel
@@ -47,6 +48,9 @@ step "1 000 random ranges of big.bin with read_into"
 
 step "10 000 small files in one read_many batch"
 "$PY" "$CHECK" small "$ROOT/sidech/small" "$MNT/small" || fail "read_many"
+
+step "OPEN_PATH and READ_PATH: files by path, and bad paths refused"
+"$PY" "$CHECK" paths "$ROOT/sidech/small" "$MNT/small" || fail "paths"
 
 step "a file opened outside the mount is refused"
 "$PY" "$CHECK" eperm "$MNT" "$WORK/outside.txt" || fail "EPERM"

@@ -104,15 +104,68 @@ def ranges(src, mnt_file):
     return 0
 
 
+def side_channel_counters(path):
+    root, _ = sc.mount_info(path)
+    return json.loads(os.getxattr(root, "user.reelfs.metrics"))["side_channel"]
+
+
 def small(src_dir, mnt_dir):
     paths = files_under(mnt_dir)
     outs = [bytearray(4096) for _ in paths]
+    before = side_channel_counters(mnt_dir)["path_opens"]
     results = gpu.read_many(list(zip(paths, outs)))
     for p, out, (n, tier) in zip(paths, outs, results):
         want = expect(src_dir, mnt_dir, p)
         if tier != "host" or bytes(out[:n]) != want:
             sys.exit(f"{p}: tier {tier}, {n} bytes, want {len(want)}")
-    print(f"  {len(paths)} files in one read_many batch, every byte checked")
+    opened = side_channel_counters(mnt_dir)["path_opens"] - before
+    if opened < len(paths):
+        sys.exit(f"read_many opened {opened} of {len(paths)} files by READ_PATH")
+    print(f"  {len(paths)} files in one read_many batch (READ_PATH each), every byte checked")
+    return 0
+
+
+def paths(src_dir, mnt_dir):
+    """OPEN_PATH and READ_PATH by hand: bytes, and the errno of each bad path."""
+    root, _ = sc.mount_info(mnt_dir)
+    files = files_under(mnt_dir)[:50]
+    with sc.Client.for_path(mnt_dir) as c:
+        if not c.server_capabilities & sc.CAP_OPEN_PATH:
+            sys.exit(f"the daemon does not offer OPEN_PATH: {c.server_capabilities:#x}")
+        buf = c.register_memfd(1 << 20)
+        for p in files:
+            rel = os.path.relpath(p, root)
+            fid = c.open_path(rel)
+            n, _ = c.read(fid, 0, 8192, buf)
+            c.close_file(fid)
+            if bytes(buf[:n]) != expect(src_dir, mnt_dir, p):
+                sys.exit(f"OPEN_PATH {rel}: bytes differ")
+        # READ_PATH at an offset, pipelined.
+        tags = {c.submit_read_path(os.path.relpath(p, root), 100, 4096, buf, i * 4096): p
+                for i, p in enumerate(files[:16])}
+        for tag, result, _ in c.completions():
+            p = tags[tag]
+            i = list(tags).index(tag)
+            if bytes(buf[i * 4096:i * 4096 + result]) != expect(src_dir, mnt_dir, p)[100:4196]:
+                sys.exit(f"READ_PATH {p} at offset 100: bytes differ")
+        some_dir = os.path.relpath(os.path.dirname(files[0]), root)
+        some_file = os.path.relpath(files[0], root)
+        for bad, want in ((some_dir, errno.EISDIR), (some_dir + "/no-such-file", errno.ENOENT),
+                          (some_file + "/x", errno.ENOTDIR), (some_dir + "/../x", errno.EINVAL),
+                          ("/" + some_file, errno.EINVAL), (some_dir + "//x", errno.EINVAL)):
+            try:
+                c.open_path(bad)
+            except OSError as err:
+                if err.errno != want:
+                    sys.exit(f"OPEN_PATH {bad!r}: {err}, want {errno.errorcode[want]}")
+            else:
+                sys.exit(f"OPEN_PATH {bad!r} succeeded, want {errno.errorcode[want]}")
+            tag = c.submit_read_path(bad, 0, 10, buf)
+            result, _ = c.wait_for(tag)
+            if result != -want:
+                sys.exit(f"READ_PATH {bad!r}: {result}, want -{errno.errorcode[want]}")
+    print(f"  OPEN_PATH and READ_PATH: {len(files)} files byte-exact; EISDIR, ENOENT, ENOTDIR "
+          "and EINVAL for bad paths")
     return 0
 
 
@@ -281,7 +334,8 @@ def kill(src_dir, mnt_dir):
 
 
 def main(argv):
-    cmds = {"probe": probe, "ranges": ranges, "small": small, "eperm": eperm, "arrays": arrays,
+    cmds = {"probe": probe, "ranges": ranges, "small": small, "paths": paths, "eperm": eperm,
+            "arrays": arrays,
             "dataset": dataset, "kill": kill, "victim": victim}
     if len(argv) < 2 or argv[1] not in cmds:
         sys.exit(__doc__)

@@ -14,7 +14,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from reelfs import side_channel as sc  # noqa: E402
 from reelfs.side_channel import (  # noqa: E402
-    CloseFile, Done, Error, Frame, Hello, OpenFile, Read, RegisterBuffer, ReleaseBuffer)
+    CloseFile, Done, Error, Frame, Hello, OpenFile, OpenPath, Read, ReadPath, RegisterBuffer,
+    ReleaseBuffer)
 
 U64 = (1 << 64) - 1
 HANDLE = bytes(0xa0 + i for i in range(64))
@@ -40,6 +41,10 @@ def every_message():
         Frame(15, Error(71, "frame longer than 4 KiB")),
         Frame(0, Error(22, "")),
         Frame(U64, Error(90, "x" * sc.MAX_ERROR_MESSAGE)),
+        Frame(16, OpenPath("small/000123.bin")),
+        Frame(17, OpenPath("p" * sc.MAX_OPEN_PATH)),
+        Frame(18, ReadPath(0x0102030405060708, sc.MAX_READ_LENGTH, 3, 0x1000, "a/b.bin")),
+        Frame(19, ReadPath(0, 1, 1, 0, "q" * sc.MAX_READ_PATH)),
     ]
 
 
@@ -77,6 +82,11 @@ def golden(f):
                                            m.buffer_offset))
     elif isinstance(m, Done):
         body = le(m.result, 8) + le(m.path, 1)
+    elif isinstance(m, OpenPath):
+        body = le(len(m.path), 2) + m.path
+    elif isinstance(m, ReadPath):
+        body = (b"".join(le(v, 8) for v in (m.offset, m.length, m.buffer_id, m.buffer_offset)) +
+                le(len(m.path), 2) + m.path)
     else:
         body = le(m.error, 4) + le(len(m.message), 2) + m.message
     return frame16(len(body), m.TYPE, 0, f.tag, body)
@@ -90,6 +100,8 @@ class RoundTrip(unittest.TestCase):
                 b = sc.encode_frame(f)
                 m = f.message
                 want = (6 + len(m.message) if isinstance(m, Error) else
+                        2 + len(m.path) if isinstance(m, OpenPath) else
+                        34 + len(m.path) if isinstance(m, ReadPath) else
                         73 if isinstance(m, RegisterBuffer) and m.kind == 3 else sizes[m.TYPE])
                 self.assertEqual(len(b), 16 + want)
                 self.assertEqual(b, golden(f))
@@ -108,6 +120,12 @@ class RoundTrip(unittest.TestCase):
                          frame16(8, 1, 0, 1, le(1, 4) + le(6, 4)))
         self.assertEqual(sc.encode_frame(Frame(0, Error(71, "hi"))),
                          frame16(8, 8, 0, 0, le(71, 4) + le(2, 2) + b"hi"))
+        self.assertEqual(sc.encode_frame(Frame(9, OpenPath("a/b"))),
+                         frame16(5, 9, 0, 9, le(3, 2) + b"a/b"))
+        self.assertEqual(
+            sc.encode_frame(Frame(10, ReadPath(0x0a0b, 0x1000, 2, 0x20, "a/b"))),
+            frame16(37, 10, 0, 10, le(0x0a0b, 8) + le(0x1000, 8) + le(2, 8) + le(0x20, 8) +
+                    le(3, 2) + b"a/b"))
         # Spelled out once in hex, so a shared mistake in le() and frame16() cannot hide.
         self.assertEqual(sc.encode_frame(Frame(0x0102, CloseFile(0x0a))).hex(),
                          "08000000" "0300" "0000" "0201000000000000" "0a00000000000000")
@@ -128,7 +146,7 @@ class Refusals(unittest.TestCase):
         step = sc.decode_next(frame16(sc.MAX_BODY_LENGTH, 8, 0, 1, bytes(sc.MAX_BODY_LENGTH)))
         self.assertEqual(step.frame_size, 16 + sc.MAX_BODY_LENGTH)
         self.assertIsNotNone(step.error)  # frames, then fails as an ERROR of the wrong length
-        for t in (0, 9, 0x100, 0xffff):
+        for t in (0, 11, 0x100, 0xffff):
             with self.subTest(type=t), self.assertRaisesRegex(sc.FramingError,
                                                               "unknown message type"):
                 sc.decode_next(frame16(0, t, 0, 1, b""))
@@ -184,6 +202,30 @@ class Refusals(unittest.TestCase):
                 self.assertRegex(str(step.error), needle)
                 with self.assertRaisesRegex(sc.InvalidFrame, needle):
                     sc.decode_frame(frame)
+
+    def test_path_rules(self):
+        # protocol_test.cc "OPEN_PATH: empty, over-long or NUL-carrying paths" and "READ_PATH".
+        for body, rule in ((le(0, 2), "empty path"), (le(3, 2) + b"a\0b", "NUL byte"),
+                           (le(10, 2) + b"ab", "truncated"), (le(1, 2) + b"ab", "trailing")):
+            with self.subTest(rule=rule), self.assertRaisesRegex(sc.InvalidFrame, rule):
+                sc.decode_frame(with_body(9, body))
+        for bad in (b"", b"a\0b", b"p" * (sc.MAX_OPEN_PATH + 1)):
+            with self.assertRaises(sc.InvalidFrame):
+                sc.encode_frame(Frame(1, OpenPath(bad)))
+
+        def rp(offset, length, buffer_offset, path):
+            return with_body(10, le(offset, 8) + le(length, 8) + le(1, 8) + le(buffer_offset, 8) +
+                             le(len(path), 2) + path)
+        self.assertIsNotNone(sc.decode_frame(rp(0, 10, 0, b"f")))
+        for frame, rule in ((rp(0, 0, 0, b"f"), "length is 0"),
+                            (rp(0, sc.MAX_READ_LENGTH + 1, 0, b"f"), "above the cap"),
+                            (rp(U64, 2, 0, b"f"), "offset \\+ length overflows"),
+                            (rp(0, 2, U64, b"f"), "buffer_offset \\+ length overflows"),
+                            (rp(0, 2, 0, b""), "empty path"), (rp(0, 2, 0, b"a\0"), "NUL byte")):
+            with self.subTest(rule=rule), self.assertRaisesRegex(sc.InvalidFrame, rule):
+                sc.decode_frame(frame)
+        with self.assertRaises(sc.InvalidFrame):
+            sc.encode_frame(Frame(1, ReadPath(0, 1, 1, 0, b"x" * (sc.MAX_READ_PATH + 1))))
 
     def test_a_truncated_frame_or_bytes_after_it(self):
         b = sc.encode_frame(Frame(3, CloseFile(9)))

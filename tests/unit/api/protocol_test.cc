@@ -48,6 +48,18 @@ std::vector<Frame> EveryMessage() {
       {.tag = 0, .message = Error{.error = 22, .message = ""}},
       {.tag = UINT64_MAX,
        .message = Error{.error = 90, .message = std::string(kMaxErrorMessage, 'x')}},
+      {.tag = 16, .message = OpenPath{.path = "small/000123.bin"}},
+      {.tag = 17, .message = OpenPath{.path = std::string(kMaxOpenPath, 'p')}},
+      {.tag = 18,
+       .message = ReadPath{.offset = 0x0102030405060708ull,
+                           .length = kMaxReadLength,
+                           .buffer_id = 3,
+                           .buffer_offset = 0x1000,
+                           .path = "a/b.bin"}},
+      {.tag = 19,
+       .message =
+           ReadPath{
+               .offset = 0, .length = 1, .buffer_id = 1, .path = std::string(kMaxReadPath, 'q')}},
   };
 }
 
@@ -99,7 +111,9 @@ TEST_CASE("every message round-trips, and its body has the documented size") {
     Bytes bytes = Encode(f);
     size_t index = f.message.index();
     size_t expected_body =
-        index == 7 ? 6 + std::get<Error>(f.message).message.size()
+        index == 7   ? 6 + std::get<Error>(f.message).message.size()
+        : index == 8 ? 2 + std::get<OpenPath>(f.message).path.size()
+        : index == 9 ? 34 + std::get<ReadPath>(f.message).path.size()
         : index == 3 && std::get<RegisterBuffer>(f.message).kind == BufferKind::kCudaIpc
             ? 9 + kCudaIpcHandleSize
             : kBodySize[index];
@@ -139,6 +153,77 @@ TEST_CASE("the wire bytes are the documented little-endian layout") {
   error_body.push_back('i');
   CHECK(Encode({.tag = 0, .message = Error{.error = 71, .message = "hi"}}) ==
         Frame16(8, 8, 0, 0, error_body));
+
+  Bytes open_path_body;
+  Le(&open_path_body, 3, 2);
+  for (char c : std::string("a/b")) open_path_body.push_back(static_cast<uint8_t>(c));
+  CHECK(Encode({.tag = 9, .message = OpenPath{.path = "a/b"}}) ==
+        Frame16(5, 9, 0, 9, open_path_body));
+
+  Bytes read_path_body;
+  Le(&read_path_body, 0x0a0b, 8);
+  Le(&read_path_body, 0x1000, 8);
+  Le(&read_path_body, 2, 8);
+  Le(&read_path_body, 0x20, 8);
+  Le(&read_path_body, 3, 2);
+  for (char c : std::string("a/b")) read_path_body.push_back(static_cast<uint8_t>(c));
+  CHECK(Encode({.tag = 10,
+                .message = ReadPath{.offset = 0x0a0b,
+                                    .length = 0x1000,
+                                    .buffer_id = 2,
+                                    .buffer_offset = 0x20,
+                                    .path = "a/b"}}) == Frame16(37, 10, 0, 10, read_path_body));
+}
+
+TEST_CASE("READ_PATH: READ's range rules and OPEN_PATH's path rules") {
+  auto body = [](uint64_t offset, uint64_t length, uint64_t buffer_offset, std::string path) {
+    Bytes b;
+    Le(&b, offset, 8);
+    Le(&b, length, 8);
+    Le(&b, 1, 8);
+    Le(&b, buffer_offset, 8);
+    Le(&b, path.size(), 2);
+    for (char c : path) b.push_back(static_cast<uint8_t>(c));
+    return WithBody(MessageType::kReadPath, b);
+  };
+  CHECK(DecodeFrame(body(0, 10, 0, "f")).ok());
+  CheckInvalid(DecodeFrame(body(0, 0, 0, "f")), "length is 0");
+  CheckInvalid(DecodeFrame(body(0, kMaxReadLength + 1, 0, "f")), "above the cap");
+  CheckInvalid(DecodeFrame(body(UINT64_MAX, 2, 0, "f")), "offset + length overflows");
+  CheckInvalid(DecodeFrame(body(0, 2, UINT64_MAX, "f")), "buffer_offset + length overflows");
+  CheckInvalid(DecodeFrame(body(0, 2, 0, "")), "empty path");
+  CheckInvalid(DecodeFrame(body(0, 2, 0, std::string("a\0", 2))), "NUL byte");
+  CHECK_FALSE(
+      EncodeFrame(
+          {.tag = 1, .message = ReadPath{.length = 1, .path = std::string(kMaxReadPath + 1, 'x')}})
+          .ok());
+}
+
+TEST_CASE("OPEN_PATH: empty, over-long or NUL-carrying paths are refused both ways") {
+  Bytes empty;
+  Le(&empty, 0, 2);
+  CheckInvalid(DecodeFrame(WithBody(MessageType::kOpenPath, empty)), "empty path");
+  Bytes nul;
+  Le(&nul, 3, 2);
+  nul.push_back('a');
+  nul.push_back(0);
+  nul.push_back('b');
+  CheckInvalid(DecodeFrame(WithBody(MessageType::kOpenPath, nul)), "NUL byte");
+  Bytes lying;  // says 10 bytes, carries 2
+  Le(&lying, 10, 2);
+  lying.push_back('a');
+  lying.push_back('b');
+  CheckInvalid(DecodeFrame(WithBody(MessageType::kOpenPath, lying)), "truncated");
+  Bytes trailing;
+  Le(&trailing, 1, 2);
+  trailing.push_back('a');
+  trailing.push_back('b');
+  CheckInvalid(DecodeFrame(WithBody(MessageType::kOpenPath, trailing)), "trailing");
+  for (const std::string& bad :
+       {std::string(), std::string("a\0b", 3), std::string(kMaxOpenPath + 1, 'p')}) {
+    auto r = EncodeFrame({.tag = 1, .message = OpenPath{.path = bad}});
+    CHECK_FALSE(r.ok());
+  }
 }
 
 TEST_CASE("framing errors: body length above 4 KiB, unknown type") {
@@ -157,7 +242,7 @@ TEST_CASE("framing errors: body length above 4 KiB, unknown type") {
     CHECK(step->frame_size == kFrameHeaderSize + kMaxBodyLength);
     CHECK_FALSE(step->body_status.ok());
   }
-  for (uint16_t type : {uint16_t{0}, uint16_t{9}, uint16_t{0x100}, uint16_t{0xffff}}) {
+  for (uint16_t type : {uint16_t{0}, uint16_t{11}, uint16_t{0x100}, uint16_t{0xffff}}) {
     CAPTURE(type);
     auto step = DecodeNext(Frame16(0, type, 0, 1, {}));
     REQUIRE_FALSE(step.ok());

@@ -5,12 +5,18 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <doctest/doctest.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "api/server/buffer_check.h"
+#include "api/server/path_access.h"
 #include "common/unique_fd.h"
 
 namespace reelfs::api {
@@ -51,6 +57,80 @@ TEST_CASE("memfd check: sealed, large enough, page-multiple; else EINVAL") {
   UniqueFd plain(mkstemp(templ));
   CHECK(MapSealedMemfd(plain.get(), page).status().code() == StatusCode::kInvalidArgument);
   unlink(templ);
+}
+
+}  // namespace
+}  // namespace reelfs::api
+
+namespace reelfs::api {
+namespace {
+
+fuse::Attributes Attr(bool dir, uint32_t perm, uid_t uid, gid_t gid) {
+  fuse::Attributes a;
+  a.is_dir = dir;
+  a.mode = (dir ? S_IFDIR : S_IFREG) | perm;
+  a.uid = uid;
+  a.gid = gid;
+  return a;
+}
+
+TEST_CASE("OPEN_PATH paths: relative components, no '.', '..' or empty ones") {
+  auto ok = SplitMountPath("a/b c/f.bin");
+  REQUIRE(ok.ok());
+  CHECK(*ok == std::vector<std::string>{"a", "b c", "f.bin"});
+  CHECK(SplitMountPath("f").value() == std::vector<std::string>{"f"});
+  CHECK(SplitMountPath(std::string(255, 'n')).ok());
+  for (const std::string& bad :
+       {std::string(), std::string("/a"), std::string("a/"), std::string("a//b"),
+        std::string("./a"), std::string("a/../b"), std::string(".."), std::string(256, 'n'),
+        std::string("a\0b", 3)}) {
+    CAPTURE(bad);
+    CHECK(SplitMountPath(bad).status().code() == StatusCode::kInvalidArgument);
+  }
+}
+
+TEST_CASE("OPEN_PATH permissions: as default_permissions, and the mount's owner gate") {
+  const PeerCredentials owner{.pid = 1, .uid = 1000, .gid = 1000, .groups = {}};
+  const PeerCredentials grouped{.pid = 2, .uid = 2000, .gid = 2000, .groups = {50, 1000}};
+  const PeerCredentials other{.pid = 3, .uid = 3000, .gid = 3000, .groups = {}};
+  const PeerCredentials root{.pid = 4, .uid = 0, .gid = 0, .groups = {}};
+  const auto file0440 = Attr(false, 0440, 1000, 1000);
+  CHECK(MayAccess(owner, file0440, R_OK));
+  CHECK(MayAccess(grouped, file0440, R_OK));  // by a supplementary group
+  CHECK_FALSE(MayAccess(other, file0440, R_OK));
+  CHECK(MayAccess(root, file0440, R_OK));
+  CHECK_FALSE(MayAccess(owner, file0440, X_OK));
+  CHECK_FALSE(MayAccess(root, file0440, X_OK));  // root executes only what some x bit allows
+  // The owner's bits apply to the owner even when the others' are wider.
+  CHECK_FALSE(MayAccess(owner, Attr(false, 0044, 1000, 1000), R_OK));
+  CHECK(MayAccess(other, Attr(false, 0444, 1000, 1000), R_OK));
+  const auto dir0750 = Attr(true, 0750, 1000, 1000);
+  CHECK(MayAccess(owner, dir0750, X_OK));
+  CHECK(MayAccess(grouped, dir0750, X_OK));
+  CHECK_FALSE(MayAccess(other, dir0750, X_OK));
+  CHECK(MayAccess(root, Attr(true, 0, 1000, 1000), X_OK));
+  // Without allow_other FUSE admits the mounting user only, root included.
+  CHECK(MayUseMount(owner, false, 1000, 1000));
+  CHECK_FALSE(MayUseMount(other, false, 1000, 1000));
+  CHECK_FALSE(MayUseMount(root, false, 1000, 1000));
+  CHECK(MayUseMount(other, true, 1000, 1000));
+}
+
+TEST_CASE("peer credentials of a socketpair are this process's") {
+  int sv[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+  UniqueFd a(sv[0]), b(sv[1]);
+  auto cred = ReadPeerCredentials(a.get());
+  REQUIRE(cred.ok());
+  CHECK(cred->pid == getpid());
+  CHECK(cred->uid == geteuid());
+  CHECK(cred->gid == getegid());
+  std::vector<gid_t> groups(static_cast<size_t>(getgroups(0, nullptr)));
+  REQUIRE(getgroups(static_cast<int>(groups.size()), groups.data()) >= 0);
+  std::sort(groups.begin(), groups.end());
+  std::vector<gid_t> got = cred->groups;
+  std::sort(got.begin(), got.end());
+  CHECK(got == groups);
 }
 
 }  // namespace
