@@ -9,6 +9,7 @@
 #    eagain: read -> EAGAIN at once, and a recall is queued; once restored the same read succeeds;
 #    wait:   read -> the source's bytes (sha256);
 #    O_NONBLOCK open+read -> EAGAIN in all three mounts;
+#    the side channel (read_into by fd, read_many by path) answers as the mount does in each mode;
 #    50 concurrent readers (25 O_DIRECT, 25 buffered) of one offline object in a wait mount ->
 #      exactly one RestoreObject and one recall at the gateway, 50 correct reads.
 #  B (library x2000, every GET delayed 1.5 s before it runs): the releaser race. The test
@@ -77,6 +78,9 @@ for P in ${TAPE_MODES_PERSONALITIES:-versitygw aws}; do
   expect "eacces read" "$(probe_read "$M-eacces/d/00002.bin")" EACCES
   expect "eacces O_NONBLOCK" "$(probe_read "$M-eacces/d/00003.bin" nonblock)" EAGAIN
   expect "eacces stat size" "$(stat -c %s "$M-eacces/d/00002.bin")" $SIZE
+  # The side channel obeys the mount's mode too: by fd (OPEN_FILE) and by path (READ_PATH).
+  expect "eacces side channel (fd)" "$(sc_read "$M-eacces/d/00009.bin" fd)" EACCES
+  expect "eacces side channel (path)" "$(sc_read "$M-eacces/d/00009.bin" path)" EACCES
   sleep 1  # a restore queued in the background would reach the gateway within milliseconds
   expect "eacces: RestoreObject requests" "$(restore_requests)" "$r0"
   expect "eacces: recalls" "$(metric archive.recalls_submitted)" "$s0"
@@ -86,6 +90,9 @@ for P in ${TAPE_MODES_PERSONALITIES:-versitygw aws}; do
   wait_catalog data d/00001.bin staging premigrated  # the EAGAIN queued a restore
   [[ $(metric archive.recalls_submitted) -gt $s0 ]] || fail "eagain: no recall submitted"
   expect "eagain O_NONBLOCK" "$(probe_read "$M-eagain/d/00004.bin" nonblock)" EAGAIN
+  expect "eagain side channel (fd)" "$(sc_read "$M-eagain/d/00010.bin" fd)" EAGAIN
+  expect "eagain side channel (path)" "$(sc_read "$M-eagain/d/00011.bin" path)" EAGAIN
+  wait_catalog data d/00010.bin staging premigrated  # the side channel's EAGAIN queued it too
   wait_catalog data d/00001.bin premigrated
   got=""
   for _ in $(seq 150); do  # the mount notices the restore within its state TTL
@@ -97,6 +104,8 @@ for P in ${TAPE_MODES_PERSONALITIES:-versitygw aws}; do
 
   expect "wait read" "$(probe_read "$M-wait/d/00000.bin")" "$(ok_sum d/00000.bin)"
   expect "wait O_NONBLOCK" "$(probe_read "$M-wait/d/00005.bin" nonblock)" EAGAIN
+  expect "wait side channel (fd)" "$(sc_read "$M-wait/d/00012.bin" fd)" "$(ok_sum d/00012.bin)"
+  expect "wait side channel (path)" "$(sc_read "$M-wait/d/00013.bin" path)" "$(ok_sum d/00013.bin)"
   # The O_NONBLOCK opens of the wait and eagain mounts may have queued restores: let any land
   # (milliseconds at x2000) before counting for the 50 readers.
   sleep 1

@@ -64,6 +64,36 @@ mount_tape() {
 # read is a FUSE request of its own; the page cache is bypassed). A reader still blocked after
 # PROBE_LIMIT seconds (default 60) is SIGKILLed (a buffered read waiting on a page lock can only
 # be killed) and HUNG is printed.
+# sc_read FILE [fd|path]: reads FILE whole through the mount's side channel (reelfs.gpu.read_into
+# with an fd: OPEN_FILE; or read_many: READ_PATH) and prints "OK <sha256>" or the errno's name, as
+# probe_read does; "NOSC" when the mount has no side channel.
+sc_read() {
+  local out rc=0
+  out=$(PYTHONPATH="$TAPE_MORE_DIR/../../python${PYTHONPATH:+:$PYTHONPATH}" \
+    timeout -s KILL "${PROBE_LIMIT:-60}" "$PY" - "$1" "${2:-fd}" <<'PY'
+import errno, hashlib, os, sys
+from reelfs import gpu, side_channel
+path, how = sys.argv[1], sys.argv[2]
+try:
+    side_channel.socket_path_for(path)
+except side_channel.SideChannelUnavailable:
+    print("NOSC")
+    sys.exit(0)
+out = bytearray(os.stat(path).st_size)
+try:
+    if how == "path":
+        (n, tier), = gpu.read_many([(path, out)])
+    else:
+        n, tier = gpu.read_into(path, out)
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))
+    sys.exit(0)
+print("OK", hashlib.sha256(out[:n]).hexdigest())
+PY
+  ) || rc=$?
+  if [[ $rc -ne 0 || -z $out ]]; then echo "HUNG"; else echo "$out"; fi
+}
+
 probe_read() {
   local out rc=0
   out=$(PYTHONPATH="$TAPE_MORE_DIR${PYTHONPATH:+:$PYTHONPATH}" \
