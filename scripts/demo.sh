@@ -142,6 +142,18 @@ n, tier = gpu.read_into(path, out)
 with open(path, "rb") as f:
     same = hashlib.sha256(f.read(n)).digest() == hashlib.sha256(out[:n]).digest()
 print(f"reelfs.gpu.read_into: {n} bytes via tier {tier}, identical to read(2): {same}")
+# Small files by path: one READ_PATH each, no FUSE request (docs/protocols/side-channel.md).
+import json, os
+d = os.path.dirname(os.path.dirname(path))
+files = [os.path.join(r, f) for r, _, fs in os.walk(d) for f in fs
+         if "models" not in r][:200]  # the samples; the checkpoints stay cold for the timing below
+outs = [bytearray(os.path.getsize(f)) for f in files]
+results = gpu.read_many(list(zip(files, outs)))
+ok = all(open(f, "rb").read() == bytes(o[:n]) for f, o, (n, _) in zip(files, outs, results))
+sc = json.loads(os.getxattr(d, "user.reelfs.metrics"))["side_channel"]
+print(f"reelfs.gpu.read_many: {len(files)} files, every byte as read(2): {ok}; daemon counters: "
+      f"{sc['path_opens']} opened by path, {sc['direct_reads']} direct READs, "
+      f"{sc['bytes_read']} bytes")
 PY
 
   # Timed before anything else reads it, so it is a cold read through FUSE, not the page cache.
