@@ -168,8 +168,9 @@ Status MountStack::Mount(const fuse::DaemonOptions& options) {
   server.data_path =
       rdma_.channel != nullptr ? api::protocol::DonePath::kRdma : api::protocol::DonePath::kHttp;
   server.capabilities = rdma_.channel != nullptr ? api::protocol::capability::kRdma : 0;
-  // Over RDMA the bytes land in the daemon's registered buffers: every READ takes the prefetcher.
-  if (rdma_.channel != nullptr) server.direct_read_min = 0;
+  // With --rdma each client memfd is registered with the channel, and large READs are fetched
+  // straight into it (the gateway writes them; nothing is copied by the daemon).
+  if (rdma_.channel != nullptr) server.registrar = &rdma_.channel->registrar();
   REELFS_ASSIGN_OR_RETURN(side_channel_, api::SideChannelServer::Start(*fs_, std::move(server)));
   REELFS_LOG_INFO(kSubject, "side channel: listening on {}", side_channel_->socket_path());
   return Status::Ok();

@@ -92,6 +92,15 @@ struct OpenedFile {
   uint64_t fh;
 };
 
+// A registered buffer: the daemon's mapping of the client's memfd and, on a mount with --rdma,
+// its registration with the data channel. Members in teardown order: the region is deregistered
+// before the mapping goes.
+struct ClientBuffer {
+  std::unique_ptr<MappedBuffer> mapped;
+  std::shared_ptr<rdmaio::RegisteredRegion> region;  // null without a registrar
+  std::span<std::byte> bytes() const { return mapped->bytes(); }
+};
+
 struct Client {
   Client(LiveCount& live, UniqueFd socket) : live(live), socket(std::move(socket)) { live.Add(); }
   ~Client() { live.Drop(); }
@@ -116,7 +125,7 @@ struct Client {
   // By id. A READ holds its file and buffer, so CLOSE_FILE and RELEASE_BUFFER (and a disconnect)
   // release them only once the READs into them are done.
   std::unordered_map<uint64_t, std::shared_ptr<OpenedFile>> files;
-  std::unordered_map<uint64_t, std::shared_ptr<MappedBuffer>> buffers;
+  std::unordered_map<uint64_t, std::shared_ptr<ClientBuffer>> buffers;
 };
 
 struct SideChannelServer::Impl {
@@ -130,8 +139,8 @@ struct SideChannelServer::Impl {
   std::unordered_map<int, std::shared_ptr<Client>> clients;  // event loop only
 
   std::atomic<uint64_t> clients_accepted{0}, clients_connected{0}, requests{0}, reads{0},
-      read_errors{0}, bytes_read{0}, direct_reads{0}, direct_bytes{0}, path_opens{0},
-      files_refused{0}, protocol_errors{0};
+      read_errors{0}, bytes_read{0}, direct_reads{0}, direct_bytes{0}, rdma_bytes{0},
+      bytes_copied{0}, path_opens{0}, files_refused{0}, protocol_errors{0};
 
   // Directories OPEN_PATH walked through, by path below the root, each holding one lookup
   // reference (as the kernel's dentry cache holds one for a path it resolved): the inode and its
@@ -202,7 +211,7 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
   SideChannelServer::Impl* server = nullptr;
   std::shared_ptr<Client> client;
   std::shared_ptr<OpenedFile> file;
-  std::shared_ptr<MappedBuffer> buffer;
+  std::shared_ptr<ClientBuffer> buffer;
   uint64_t tag = 0;
   uint64_t offset = 0;
   uint64_t length = 0;
@@ -266,51 +275,62 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
       bytes += n;
       if (err == 0 && n < size) eof = true;
     }
+    server->bytes_copied.fetch_add(n, std::memory_order_relaxed);
     Pump();
   }
 
-  // The whole READ as one FileSystem::ReadTo: the GET's body goes into the client's buffer as
-  // it arrives, each chunk under the client's lock, so nothing lands after a disconnect.
+  // The whole READ as one FileSystem::ReadTo. With a registered buffer (--rdma) the data channel
+  // fetches into the client's window (the gateway writes it; the channel fences it before the
+  // answer); otherwise the GET's body goes into the client's buffer as it arrives, each chunk
+  // under the client's lock, so nothing lands after a disconnect.
   void Direct() {
     auto self = shared_from_this();
-    server->fs.ReadTo(
-        file->ino, file->fh, offset, length,
-        [self](uint64_t at, std::span<const std::byte> chunk) -> Status {
-          MutexLock lock(self->client->mu);
-          if (self->client->gone) return Status::Cancelled("side-channel client disconnected");
-          // ReadTo never passes `length`; checked again because a wild write is the one thing
-          // this server must never do.
-          if (at > self->length || chunk.size() > self->length - at) {
-            return Status::Internal("ReadTo sink called past the READ's window");
-          }
-          std::memcpy(self->buffer->bytes().data() + self->buffer_offset + at, chunk.data(),
-                      chunk.size());
-          return Status::Ok();
-        },
-        client->interrupt,
-        [self](Result<uint64_t> got) {
-          bool gone = false;
-          {
-            MutexLock lock(self->client->mu);
-            gone = self->client->gone;
-          }
-          {
-            MutexLock lock(self->mu);
-            if (gone) {
-              self->error = ECONNRESET;
-            } else if (!got.ok()) {
-              self->error = ErrnoOf(got.status());
-            } else {
-              self->bytes = *got;
-            }
-            self->answered = true;
-          }
-          if (self->error == 0) {
-            self->server->direct_reads.fetch_add(1, std::memory_order_relaxed);
-            self->server->direct_bytes.fetch_add(self->bytes, std::memory_order_relaxed);
-          }
-          self->Finish(DonePath::kHttp);
-        });
+    fuse::FileSystem::ReadTarget target;
+    if (buffer->region != nullptr) {
+      target.window = rdmaio::RegisteredWindow{buffer->region, buffer_offset, length};
+    } else {
+      target.sink = [self](uint64_t at, std::span<const std::byte> chunk) -> Status {
+        MutexLock lock(self->client->mu);
+        if (self->client->gone) return Status::Cancelled("side-channel client disconnected");
+        // ReadTo never passes `length`; checked again because a wild write is the one thing
+        // this server must never do.
+        if (at > self->length || chunk.size() > self->length - at) {
+          return Status::Internal("ReadTo sink called past the READ's window");
+        }
+        std::memcpy(self->buffer->bytes().data() + self->buffer_offset + at, chunk.data(),
+                    chunk.size());
+        return Status::Ok();
+      };
+    }
+    server->fs.ReadTo(file->ino, file->fh, offset, length, std::move(target), client->interrupt,
+                      [self](Result<fuse::FileSystem::ReadToResult> got) {
+                        bool gone = false;
+                        {
+                          MutexLock lock(self->client->mu);
+                          gone = self->client->gone;
+                        }
+                        bool rdma = false;
+                        {
+                          MutexLock lock(self->mu);
+                          if (gone) {
+                            self->error = ECONNRESET;
+                          } else if (!got.ok()) {
+                            self->error = ErrnoOf(got.status());
+                          } else {
+                            self->bytes = got->bytes;
+                            rdma = got->via == rdmaio::DataPath::kRdma;
+                          }
+                          self->answered = true;
+                        }
+                        if (self->error == 0) {
+                          self->server->direct_reads.fetch_add(1, std::memory_order_relaxed);
+                          self->server->direct_bytes.fetch_add(self->bytes,
+                                                               std::memory_order_relaxed);
+                          (rdma ? self->server->rdma_bytes : self->server->bytes_copied)
+                              .fetch_add(self->bytes, std::memory_order_relaxed);
+                        }
+                        self->Finish(rdma ? DonePath::kRdma : DonePath::kHttp);
+                      });
   }
 
   void Finish(DonePath path) {
@@ -394,6 +414,8 @@ ServerCounters SideChannelServer::counters() const {
   c.bytes_read = get(i.bytes_read);
   c.direct_reads = get(i.direct_reads);
   c.direct_bytes = get(i.direct_bytes);
+  c.rdma_bytes = get(i.rdma_bytes);
+  c.bytes_copied = get(i.bytes_copied);
   c.path_opens = get(i.path_opens);
   c.files_refused = get(i.files_refused);
   c.protocol_errors = get(i.protocol_errors);
@@ -411,6 +433,8 @@ Json SideChannelServer::CountersJson() const {
               {"bytes_read", c.bytes_read},
               {"direct_reads", c.direct_reads},
               {"direct_bytes", c.direct_bytes},
+              {"rdma_bytes", c.rdma_bytes},
+              {"bytes_copied", c.bytes_copied},
               {"path_opens", c.path_opens},
               {"files_refused", c.files_refused},
               {"protocol_errors", c.protocol_errors}};
@@ -507,7 +531,7 @@ void SideChannelServer::Impl::Disconnect(int fd, const char* why) {
   }
   c->interrupt->Cancel();  // reads waiting for a restore end now
   std::unordered_map<uint64_t, std::shared_ptr<OpenedFile>> files;
-  std::unordered_map<uint64_t, std::shared_ptr<MappedBuffer>> buffers;
+  std::unordered_map<uint64_t, std::shared_ptr<ClientBuffer>> buffers;
   {
     MutexLock lock(c->mu);
     files.swap(c->files);  // released as their last READ finishes, outside the lock
@@ -651,7 +675,7 @@ bool SideChannelServer::Impl::Dispatch(const std::shared_ptr<Client>& c,
   } else if (const auto* reg = std::get_if<protocol::RegisterBuffer>(&m)) {
     RegisterBuffer(c, tag, *reg);
   } else if (const auto* rel = std::get_if<protocol::ReleaseBuffer>(&m)) {
-    std::shared_ptr<MappedBuffer> released;
+    std::shared_ptr<ClientBuffer> released;
     {
       MutexLock lock(c->mu);
       auto it = c->buffers.find(rel->buffer_id);
@@ -851,10 +875,24 @@ void SideChannelServer::Impl::RegisterBuffer(const std::shared_ptr<Client>& c, u
                     ? -EINVAL
                     : -static_cast<int64_t>(ErrnoOf(mapped.status())));
   }
+  auto buffer = std::make_shared<ClientBuffer>();
+  buffer->mapped = std::move(*mapped);
+  if (options.registrar != nullptr) {
+    // Registered once, here, so the gateway can write READs straight into it over RDMA.
+    auto region = options.registrar->Register(rdmaio::HostMemory{buffer->bytes()});
+    if (!region.ok()) {
+      REELFS_LOG_WARN(kSubject,
+                      "side channel: {}: registering a {}-byte memfd with the data channel: {}; "
+                      "its READs are copied by the daemon",
+                      c->peer, buffer->bytes().size(), region.status().ToString());
+    } else {
+      buffer->region = std::move(*region);
+    }
+  }
   const uint64_t id = c->next_id++;
   {
     MutexLock lock(c->mu);
-    c->buffers.emplace(id, std::shared_ptr<MappedBuffer>(std::move(*mapped)));
+    c->buffers.emplace(id, std::move(buffer));
   }
   Done(*c, tag, static_cast<int64_t>(id));
 }

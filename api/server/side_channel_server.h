@@ -29,6 +29,7 @@
 #include "common/json.h"
 #include "common/result.h"
 #include "fuse/core/filesystem.h"
+#include "rdmaio/registered_memory.h"
 
 namespace reelfs::api {
 
@@ -48,10 +49,14 @@ struct ServerOptions {
   protocol::DonePath data_path = protocol::DonePath::kHttp;
   // Offered in the HELLO answer (protocol::capability bits).
   uint32_t capabilities = 0;
-  // READs at least this long go straight from a ranged GET into the client's buffer
-  // (FileSystem::ReadTo, DONE path kHttp); 0: never (with --rdma, whose bytes land in the
-  // daemon's registered buffers, every READ goes through the prefetcher).
+  // READs at least this long go straight into the client's buffer (FileSystem::ReadTo): over the
+  // data channel into the buffer's registration when there is a `registrar`, else from a ranged
+  // GET's body; 0: never (every READ goes through the prefetcher and is copied).
   uint64_t direct_read_min = 1 << 20;
+  // The mount's data channel's registrar (--rdma), or null: memfd buffers are registered with it
+  // at REGISTER_BUFFER, so the gateway can write READs into them (docs/protocols/side-channel.md
+  // section 4). A buffer that cannot be registered is used as without one (logged).
+  rdmaio::MemoryRegistrar* registrar = nullptr;
 };
 
 // Totals since Start.
@@ -64,6 +69,9 @@ struct ServerCounters {
   uint64_t bytes_read = 0;         // bytes written into client buffers
   uint64_t direct_reads = 0;       // READs answered through FileSystem::ReadTo
   uint64_t direct_bytes = 0;       // their bytes (part of bytes_read)
+  uint64_t rdma_bytes = 0;         // written by the gateway over RDMA straight into client buffers
+  uint64_t bytes_copied = 0;       // copied into client buffers by the daemon (or its channel's
+                                   // HTTP fallback): bytes_read - rdma_bytes
   uint64_t path_opens = 0;         // files opened by OPEN_PATH or READ_PATH
   uint64_t files_refused = 0;      // OPEN_FILE answered -EPERM, OPEN_PATH/READ_PATH -EACCES
   uint64_t protocol_errors = 0;    // connections closed with ERROR

@@ -37,7 +37,7 @@ Status BadHandle(uint64_t fh) {
 
 // Answers a read with an error, whichever kind it is.
 void FailRead(const std::shared_ptr<ReadOp>& op, Status status) {
-  if (op->sink) {
+  if (op->to) {
     auto done = std::move(op->done_to);
     done(std::move(status));
   } else {
@@ -139,18 +139,29 @@ void FileHandles::Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
 }
 
 void FileHandles::ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
-                         std::function<Status(uint64_t, std::span<const std::byte>)> sink,
-                         std::shared_ptr<CancellationToken> interrupt, Callback<uint64_t> done) {
+                         FileSystem::ReadTarget target,
+                         std::shared_ptr<CancellationToken> interrupt,
+                         Callback<FileSystem::ReadToResult> done) {
   auto op = std::make_shared<ReadOp>();
   op->ino = ino;
   op->fh = fh;
   op->offset = offset;
   op->size = size;
   op->interrupt = std::move(interrupt);
-  op->sink = std::move(sink);
+  const bool to_window = target.window.region != nullptr;
+  const bool has_sink = static_cast<bool>(target.sink);
+  op->to = std::move(target);
   op->done_to = std::move(done);
-  if (!op->sink) {
-    FailRead(op, Status::InvalidArgument("ReadTo without a sink"));
+  if (to_window == has_sink) {
+    FailRead(op, Status::InvalidArgument("ReadTo needs exactly one of a sink and a window"));
+    return;
+  }
+  if (to_window && core_.data_path().channel == nullptr) {
+    FailRead(op, Status::FailedPrecondition("ReadTo into a window needs the mount's data channel"));
+    return;
+  }
+  if (to_window && op->to->window.length < size) {
+    FailRead(op, Status::InvalidArgument("ReadTo: the window is shorter than the read"));
     return;
   }
   StartRead(std::move(op));
@@ -164,7 +175,7 @@ void FileHandles::StartRead(std::shared_ptr<ReadOp> op) {
     auto it = handles_.find(op->fh);
     if (it != handles_.end() && it->second.ino == op->ino) {
       prefetcher = it->second.prefetcher;
-      if (op->sink) ref = it->second.ref;
+      if (op->to) ref = it->second.ref;
     }
   }
   // A state seen unreadable within state_ttl is trusted: no GET that would only fail again.
@@ -178,7 +189,7 @@ void FileHandles::StartRead(std::shared_ptr<ReadOp> op) {
     OnOffline(std::move(op), /*from_get=*/false);
     return;
   }
-  if (op->sink) {
+  if (op->to) {
     StartDirect(std::move(op), std::move(ref));
     return;
   }
@@ -199,10 +210,14 @@ void FileHandles::StartRead(std::shared_ptr<ReadOp> op) {
 void FileHandles::StartDirect(std::shared_ptr<ReadOp> op, ObjectRef ref) {
   if (op->offset >= ref.size || op->size == 0) {
     auto done = std::move(op->done_to);
-    done(uint64_t{0});
+    done(FileSystem::ReadToResult{});
     return;
   }
   const uint64_t length = std::min<uint64_t>(op->size, ref.size - op->offset);
+  if (op->to->window.region != nullptr) {
+    StartFetch(std::move(op), std::move(ref), length);
+    return;
+  }
   s3::GetObjectRequest req;
   req.bucket = ref.bucket;
   req.key = ref.key;
@@ -216,7 +231,7 @@ void FileHandles::StartDirect(std::shared_ptr<ReadOp> op, ObjectRef ref) {
     if (chunk.size() > length - *delivered) {
       return Status::DataLoss("GetObject returned more bytes than the range asked for");
     }
-    Status s = op->sink(*delivered, chunk);
+    Status s = op->to->sink(*delivered, chunk);
     if (!s.ok()) return s;
     *delivered += chunk.size();
     return Status::Ok();
@@ -246,8 +261,45 @@ void FileHandles::StartDirect(std::shared_ptr<ReadOp> op, ObjectRef ref) {
     Count(self->stats().bytes_read, *delivered);
     Count(self->stats().direct_reads);
     auto done = std::move(op->done_to);
-    done(*delivered);
+    done(FileSystem::ReadToResult{*delivered, rdmaio::DataPath::kHttp});
   });
+}
+
+void FileHandles::StartFetch(std::shared_ptr<ReadOp> op, ObjectRef ref, uint64_t length) {
+  rdmaio::RegisteredWindow window = op->to->window;
+  window.length = length;
+  rdmaio::FetchRequest req{.bucket = ref.bucket,
+                           .key = ref.key,
+                           .object_offset = op->offset,
+                           .window = std::move(window),
+                           .if_match = ref.etag,  // pinned at open, as the prefetcher's parts are
+                           .cancel = op->interrupt};
+  auto self = core_.shared_from_this();
+  self->data_path().channel->Fetch(
+      std::move(req), [self, op, ref, length](Result<rdmaio::FetchResult> r) mutable {
+        // The channel's fence has run: nothing writes into the window any more.
+        if (!r.ok() && r.status().reason() == StatusReason::kArchived) {
+          self->files().OnOffline(std::move(op), /*from_get=*/true);
+          return;
+        }
+        if (!r.ok()) {
+          FailRead(op, std::move(r).status());
+          return;
+        }
+        Status bad = CheckGetAnswer(ref, op->offset, length, r->etag, r->object_size, r->bytes);
+        if (bad.ok() && r->bytes < length) {
+          bad = Status::DataLoss(fmt::format("fetch of {} returned {} of {} bytes at offset {}",
+                                             PrintableKey(ref.key), r->bytes, length, op->offset));
+        }
+        if (!bad.ok()) {
+          FailRead(op, std::move(bad));
+          return;
+        }
+        Count(self->stats().bytes_read, r->bytes);
+        Count(self->stats().direct_reads);
+        auto done = std::move(op->done_to);
+        done(FileSystem::ReadToResult{r->bytes, r->via});
+      });
 }
 
 void FileHandles::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {

@@ -23,6 +23,7 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/thread_annotations.h"
+#include "fuse/core/filesystem.h"
 #include "fuse/core/prefetcher.h"
 #include "fuse/core/types.h"
 
@@ -38,7 +39,7 @@ struct FileHandle {
 };
 
 // One READ of a file handle, kept across the waits for a restore it may need. Either a Read
-// (`done`: the bytes as ReadData) or a ReadTo (`sink` set, `done_to`: the byte count).
+// (`done`: the bytes as ReadData) or a ReadTo (`to` set, `done_to`: the byte count and path).
 struct ReadOp {
   InodeId ino = 0;
   uint64_t fh = 0;
@@ -46,8 +47,8 @@ struct ReadOp {
   size_t size = 0;
   std::shared_ptr<CancellationToken> interrupt;
   Callback<ReadData> done;
-  std::function<Status(uint64_t, std::span<const std::byte>)> sink;
-  Callback<uint64_t> done_to;
+  std::optional<FileSystem::ReadTarget> to;
+  Callback<FileSystem::ReadToResult> done_to;
   std::optional<Clock::TimePoint> deadline;  // set by the first wait
   int waits = 0;
 };
@@ -60,9 +61,8 @@ class FileHandles {
   void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
             std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) EXCLUDES(mutex_);
   // FileSystem::ReadTo: one ranged GET into the sink (or the offline answer).
-  void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
-              std::function<Status(uint64_t, std::span<const std::byte>)> sink,
-              std::shared_ptr<CancellationToken> interrupt, Callback<uint64_t> done)
+  void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size, FileSystem::ReadTarget target,
+              std::shared_ptr<CancellationToken> interrupt, Callback<FileSystem::ReadToResult> done)
       EXCLUDES(mutex_);
   void Release(uint64_t fh) EXCLUDES(mutex_);
   // Closes every handle's prefetcher (the file system is going away).
@@ -74,6 +74,7 @@ class FileHandles {
                   Callback<OpenedFile> done) EXCLUDES(mutex_);
   void StartRead(std::shared_ptr<ReadOp> op) EXCLUDES(mutex_);
   void StartDirect(std::shared_ptr<ReadOp> op, ObjectRef ref);
+  void StartFetch(std::shared_ptr<ReadOp> op, ObjectRef ref, uint64_t length);
   void OnOffline(std::shared_ptr<ReadOp> op, bool from_get) EXCLUDES(mutex_);
   void WaitForRestore(std::shared_ptr<ReadOp> op, std::string key);
   void ReplacePrefetcher(uint64_t fh) EXCLUDES(mutex_);

@@ -155,9 +155,9 @@ class FileSystemImpl final : public FileSystem {
             std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) override {
     core_->files().Read(ino, fh, offset, size, std::move(interrupt), std::move(done));
   }
-  void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size, ReadSink sink,
-              std::shared_ptr<CancellationToken> interrupt, Callback<uint64_t> done) override {
-    core_->files().ReadTo(ino, fh, offset, size, std::move(sink), std::move(interrupt),
+  void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size, ReadTarget target,
+              std::shared_ptr<CancellationToken> interrupt, Callback<ReadToResult> done) override {
+    core_->files().ReadTo(ino, fh, offset, size, std::move(target), std::move(interrupt),
                           std::move(done));
   }
   void GetXattr(InodeId ino, std::string_view name, Callback<std::string> done) override {

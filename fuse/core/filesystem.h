@@ -62,7 +62,7 @@ struct FsCounters {
   uint64_t open_handles = 0;
   uint64_t inodes = 0;
   uint64_t bytes_read = 0;
-  uint64_t direct_reads = 0;     // ReadTo answered with bytes (one ranged GET into a sink each)
+  uint64_t direct_reads = 0;     // ReadTo answered with bytes (one GET or fetch each)
   uint64_t offline_reads = 0;    // reads that found their object offline (GET or cached state)
   uint64_t restore_waits = 0;    // waits for a restore (--offline=wait) started
   uint64_t xattr_refreshes = 0;  // HEADs sent to refresh a stale state for a user.hsm.* xattr
@@ -113,17 +113,31 @@ class FileSystem {
   // the read then answers kCancelled (EINTR) at once.
   virtual void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
                     std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) = 0;
-  // A read whose bytes go to `sink` rather than into a reply (the side channel, api/server): the
-  // same semantics as Read (offline modes, ESTALE, the answer checks), but one ranged GET through
-  // the ObjectStore streams the range straight into the sink, with no prefetch buffer and no copy
-  // in between: for callers that name large ranges themselves. `sink(at, bytes)` is called in
-  // order, `at` relative to `offset`, never past `size`; a non-OK Status from it aborts the GET
-  // and is the answer. `done` gets the byte count (short at the end of the object). On an error
-  // the sink may have been given bytes that are not the file's (a server that ignored If-Match):
-  // the caller treats what it received as undefined.
+  // A read whose bytes go to the caller's memory rather than into a reply (the side channel,
+  // api/server): the same semantics as Read (offline modes, ESTALE, the answer checks) but no
+  // prefetch buffer in between, for callers that name large ranges themselves. Exactly one target:
+  //  * `sink`: one ranged GET through the ObjectStore whose body is handed over as it arrives,
+  //    `sink(at, bytes)` in order, `at` relative to `offset`, never past `size` (one copy, as
+  //    curl makes); a non-OK Status from it aborts the GET and is the answer;
+  //  * `window`: one DataChannel::Fetch into a window of a region registered with the mount's
+  //    channel (DataPath::channel->registrar(); without a channel kFailedPrecondition): the server
+  //    writes it over RDMA, or the channel's HTTP fallback copies into it (`via` says which). The
+  //    channel's fencing rule holds: once `done` has run nothing writes into the window.
+  // `done` gets the byte count (short at the end of the object). On an error the target may
+  // have received bytes that are not the file's (a server that ignored If-Match): the caller
+  // treats them as undefined.
   using ReadSink = std::function<Status(uint64_t at, std::span<const std::byte> bytes)>;
-  virtual void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size, ReadSink sink,
-                      std::shared_ptr<CancellationToken> interrupt, Callback<uint64_t> done) = 0;
+  struct ReadTarget {
+    ReadSink sink;
+    rdmaio::RegisteredWindow window;  // used when window.region is set
+  };
+  struct ReadToResult {
+    uint64_t bytes = 0;
+    rdmaio::DataPath via = rdmaio::DataPath::kHttp;
+  };
+  virtual void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size, ReadTarget target,
+                      std::shared_ptr<CancellationToken> interrupt,
+                      Callback<ReadToResult> done) = 0;
   virtual void Release(uint64_t fh) = 0;
 
   // Extended attributes (docs/semantics.md "Extended attributes"). Only "user." names reach

@@ -6,7 +6,8 @@
 # took:
 #
 #   rdma        gateway --rdma, mount --rdma=DEV (--rdma-transport=auto): every byte over RDMA
-#               (RC), none over HTTP;
+#               (RC), none over HTTP; and a side-channel client's memfd written by the gateway
+#               over RDMA, with nothing copied by the daemon (side_channel_rdma);
 #   dc-on-rxe   the same with --rdma-transport=dc: Soft-RoCE cannot do DC, so the mount warns once
 #               with the reason (terminal and log) and every byte still comes over RDMA-RC;
 #   vgwrdma     gateway --rdma --rdma-emulate vgwrdma (data GETs declined with 500): correct,
@@ -66,6 +67,7 @@ run_case() {
   sums=$(cd "$mnt" && md5sum $files | md5sum | cut -c1-12)
   want=$(cd "$root/bkt" && md5sum $files | md5sum | cut -c1-12)
   [ "$sums" = "$want" ] || ok=0
+  [ "$name" = rdma ] && { side_channel_rdma || ok=0; }
   metrics=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" 2>&1)
   echo "in_vm_mount: $name: user.reelfs.metrics = $metrics"
   umount "$mnt" || fusermount3 -u "$mnt"
@@ -106,6 +108,38 @@ run_case() {
     tail -20 "$log"
     fail=1
   fi
+}
+
+# side_channel_rdma: on the rdma mount, a client of the side channel (reelfs.side_channel)
+# registers a sealed memfd, opens "big" by path and reads it whole in one READ: the daemon has
+# registered the memfd with the data channel, so the gateway RDMA-writes the bytes straight into
+# the client's memory. The DONE says rdma, the bytes equal the source, and the server's counters
+# say every byte came over RDMA and none was copied by the daemon.
+side_channel_rdma() {
+  repo=$(cd "$(dirname "$reelfs")/../.." && pwd)
+  if ! command -v python3 >/dev/null || [ ! -f "$repo/python/reelfs/side_channel.py" ]; then
+    echo "in_vm_mount: side channel: FAILED: no python3 or no $repo/python in the VM"
+    return 1
+  fi
+  PYTHONPATH="$repo/python" python3 - "$mnt" "$root/bkt/big" <<'PY'
+import json, os, sys
+from reelfs import side_channel as sc
+mnt, src = sys.argv[1], sys.argv[2]
+want = open(src, "rb").read()
+with sc.Client.for_path(mnt) as c:
+    buf = c.register_memfd(16 << 20)
+    fid = c.open_path("big")
+    n, path = c.read(fid, 0, len(want), buf)
+    c.close_file(fid)
+    got = bytes(buf[:n])
+counters = json.loads(os.getxattr(mnt, "user.reelfs.metrics"))["side_channel"]
+print(f"in_vm_mount: side channel: {n} bytes, path {sc.PATH_NAMES.get(path)}, counters {counters}")
+ok = (n == len(want) and got == want and sc.PATH_NAMES.get(path) == "rdma" and
+      counters["rdma_bytes"] >= len(want) and counters["bytes_copied"] == 0)
+print("in_vm_mount: side channel: " + ("OK: the gateway wrote the client's memfd over RDMA, "
+                                        "nothing copied by the daemon" if ok else "FAILED"))
+sys.exit(0 if ok else 1)
+PY
 }
 
 # dc_unavailable: the dc-on-rxe mount's log names why DC is unavailable, says RC is used, and

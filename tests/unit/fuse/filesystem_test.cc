@@ -603,9 +603,13 @@ TEST_CASE("ReadTo: one ranged GET straight into the sink, the same answers as Re
     got.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     return Status::Ok();
   };
-  auto read_to = [&](uint64_t off, size_t size, FileSystem::ReadSink s) {
-    return Await<uint64_t>(
-        [&](auto cb) { f.fs->ReadTo(e->attr.ino, h->fh, off, size, s, nullptr, cb); });
+  auto read_to = [&](uint64_t off, size_t size, FileSystem::ReadSink s) -> Result<uint64_t> {
+    auto r = Await<FileSystem::ReadToResult>([&](auto cb) {
+      f.fs->ReadTo(e->attr.ino, h->fh, off, size, FileSystem::ReadTarget{.sink = s}, nullptr, cb);
+    });
+    if (!r.ok()) return r.status();
+    CHECK(r->via == rdmaio::DataPath::kHttp);
+    return r->bytes;
   };
   const uint64_t gets = f.Calls(Operation::kGetObject);
   auto n = read_to(12'345, 2'000'000, sink);
@@ -645,6 +649,14 @@ TEST_CASE("ReadTo: one ranged GET straight into the sink, the same answers as Re
   f.fs->Release(h->fh);
   auto closed = read_to(0, 10, sink);
   CHECK_FALSE(closed.ok());
+  // A window without the mount's data channel, or no target at all: refused, not a crash.
+  auto h2 = f.Open(e->attr.ino);
+  REQUIRE(h2.ok());
+  auto none = Await<FileSystem::ReadToResult>([&](auto cb) {
+    f.fs->ReadTo(e->attr.ino, h2->fh, 0, 10, FileSystem::ReadTarget{}, nullptr, cb);
+  });
+  CHECK(none.status().code() == StatusCode::kInvalidArgument);
+  f.fs->Release(h2->fh);
 }
 
 TEST_CASE("open starts a small file's GET; the read joins it; a keep_cache re-open does not") {

@@ -3,6 +3,8 @@
 // the path each part took is counted, a channel error reaches the reader as the very Status the
 // HTTP path gives, and unregistered buffers (no registrar, or a refused registration) stay on
 // the ObjectStore.
+#include <fcntl.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -15,11 +17,14 @@
 #include <doctest/doctest.h>
 
 #include "fuse/core/buffer_pool.h"
+#include "fuse/core/filesystem.h"
 #include "fuse/core/memory_budget.h"
 #include "fuse/core/prefetcher.h"
 #include "rdmaio/data_channel.h"
 #include "rdmaio/registered_memory.h"
+#include "s3/await.h"
 #include "s3/fake/fake_object_store.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/fakes/host_region.h"
 #include "tests/unit/fuse/prefetch_reads.h"
 
@@ -371,6 +376,85 @@ TEST_CASE("registered pool: recycled buffers keep their registration, page-align
   Result<std::unique_ptr<Buffer>> b = plain->Allocate(kMiB);
   REQUIRE(b.ok());
   CHECK((*b)->registered_window().region == nullptr);
+}
+
+}  // namespace
+}  // namespace reelfs::fuse
+
+namespace reelfs::fuse {
+namespace {
+
+// FileSystem::ReadTo into a registered window (the side channel on an --rdma mount): one fetch
+// straight into the caller's region, the path reported, and the same answers as any read.
+TEST_CASE("ReadTo into a registered window: one fetch in place, via reported, errors as reads") {
+  auto store = std::make_shared<FakeObjectStore>();
+  store->CreateBucketForTest("b");
+  std::string data(3 * kMiB + 17, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 29) ^ (i >> 9));
+  store->PutObjectForTest("b", "obj", data);
+  store->PutObjectForTest("b", "cold", std::string(5000, 'c'), "GLACIER");
+  auto registrar = std::make_shared<FakeRegistrar>();
+  auto channel = std::make_shared<FakeChannel>(store, registrar, rdmaio::DataPath::kRdma);
+  MountOptions options;
+  options.bucket = "b";
+  testing::FakeClock clock;
+  auto fs = CreateFileSystem(store, options, CreateHeapBufferPool(),
+                             std::make_shared<MemoryBudget>(64 * kMiB), clock, nullptr,
+                             DataPath{.channel = channel});
+  auto lookup = [&](const char* name) {
+    return s3::Await<Entry>([&](auto cb) { fs->Lookup(kRootInode, name, cb); });
+  };
+  auto e = lookup("obj");
+  REQUIRE(e.ok());
+  auto h = s3::Await<OpenedFile>([&](auto cb) { fs->Open(e->attr.ino, O_RDONLY, cb); });
+  REQUIRE(h.ok());
+  // The caller's memory, registered once (a client's memfd in the real server).
+  std::vector<std::byte> storage(8 * kMiB + 4096);
+  auto* base = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(storage.data()) + 4095) &
+                                            ~uintptr_t{4095});
+  auto region = registrar->Register(rdmaio::HostMemory{std::span<std::byte>(base, 8 * kMiB)});
+  REQUIRE(region.ok());
+  auto read_to = [&](InodeId ino, uint64_t fh, uint64_t offset, size_t size, uint64_t at) {
+    FileSystem::ReadTarget target;
+    target.window = rdmaio::RegisteredWindow{*region, at, size};
+    return s3::Await<FileSystem::ReadToResult>(
+        [&](auto cb) { fs->ReadTo(ino, fh, offset, size, target, nullptr, cb); });
+  };
+  const int fetches = channel->fetches.load();
+  auto r = read_to(e->attr.ino, h->fh, 1000, 2 * kMiB, 4096);
+  REQUIRE(r.ok());
+  CHECK(r->bytes == 2 * kMiB);
+  CHECK(r->via == rdmaio::DataPath::kRdma);
+  CHECK(channel->fetches.load() == fetches + 1);
+  CHECK(std::memcmp(base + 4096, data.data() + 1000, 2 * kMiB) == 0);
+  // Short at the end of the object.
+  auto tail = read_to(e->attr.ino, h->fh, data.size() - 17, kMiB, 0);
+  REQUIRE(tail.ok());
+  CHECK(tail->bytes == 17);
+  CHECK(std::memcmp(base, data.data() + data.size() - 17, 17) == 0);
+  // A window shorter than the read is refused before anything is sent.
+  FileSystem::ReadTarget small;
+  small.window = rdmaio::RegisteredWindow{*region, 0, 100};
+  auto refused = s3::Await<FileSystem::ReadToResult>(
+      [&](auto cb) { fs->ReadTo(e->attr.ino, h->fh, 0, 200, small, nullptr, cb); });
+  CHECK(refused.status().code() == StatusCode::kInvalidArgument);
+  // The object replaced under the handle, the server ignoring If-Match: ESTALE-class.
+  channel->ignore_if_match = true;
+  store->PutObjectForTest("b", "obj", std::string(data.size(), 'z'));
+  auto stale = read_to(e->attr.ino, h->fh, 0, kMiB, 0);
+  REQUIRE_FALSE(stale.ok());
+  CHECK(stale.status().reason() == StatusReason::kObjectChanged);
+  channel->ignore_if_match = false;
+  fs->Release(h->fh);
+  // An archived object: no Restorer here, so the offline answer (EACCES-class), not the bytes.
+  auto cold = lookup("cold");
+  REQUIRE(cold.ok());
+  auto hc = s3::Await<OpenedFile>([&](auto cb) { fs->Open(cold->attr.ino, O_RDONLY, cb); });
+  REQUIRE(hc.ok());
+  auto offline = read_to(cold->attr.ino, hc->fh, 0, 4096, 0);
+  REQUIRE_FALSE(offline.ok());
+  CHECK(offline.status().reason() == StatusReason::kArchived);
+  fs->Release(hc->fh);
 }
 
 }  // namespace

@@ -388,16 +388,17 @@ TEST_SUITE("fuse") {
       Entry e = f.Lookup(kRootInode, "big");
       uint64_t fh = f.Open(e.attr.ino);
       auto got = std::make_shared<std::string>();
-      auto promise = std::make_shared<std::promise<Result<uint64_t>>>();
+      auto promise = std::make_shared<std::promise<Result<FileSystem::ReadToResult>>>();
       auto future = promise->get_future();
+      FileSystem::ReadTarget target;
+      target.sink = [got](uint64_t at, std::span<const std::byte> bytes) {
+        if (at != got->size()) return Status::Internal("out of order");
+        got->append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+        return Status::Ok();
+      };
       f.fs->ReadTo(
-          e.attr.ino, fh, 1000, 200'000,
-          [got](uint64_t at, std::span<const std::byte> bytes) {
-            if (at != got->size()) return Status::Internal("out of order");
-            got->append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-            return Status::Ok();
-          },
-          nullptr, [promise](Result<uint64_t> r) { promise->set_value(std::move(r)); });
+          e.attr.ino, fh, 1000, 200'000, std::move(target), nullptr,
+          [promise](Result<FileSystem::ReadToResult> r) { promise->set_value(std::move(r)); });
       if (mode != OfflineMode::kWait) {
         auto r = future.get();
         REQUIRE_FALSE(r.ok());
@@ -410,7 +411,7 @@ TEST_SUITE("fuse") {
         CHECK(f.restorer->Answer([&](const auto& w) { return f.Head(w.key); }) == 1);
         auto r = future.get();
         REQUIRE(r.ok());
-        CHECK(*r == 200'000);
+        CHECK(r->bytes == 200'000);
         CHECK(*got == data.substr(1000, 200'000));
       }
       f.fs->Release(fh);
