@@ -402,42 +402,46 @@ SideChannelServer::~SideChannelServer() {
 
 const std::string& SideChannelServer::socket_path() const { return impl_->options.socket_path; }
 
+namespace {
+
+// Each counter once: its name in user.reelfs.metrics, the server's atomic, the snapshot's field.
+struct CounterRow {
+  const char* name;
+  std::atomic<uint64_t> SideChannelServer::Impl::*live;
+  uint64_t ServerCounters::*snapshot;
+};
+using Impl = SideChannelServer::Impl;
+constexpr CounterRow kCounters[] = {
+    {"clients_accepted", &Impl::clients_accepted, &ServerCounters::clients_accepted},
+    {"clients_connected", &Impl::clients_connected, &ServerCounters::clients_connected},
+    {"requests", &Impl::requests, &ServerCounters::requests},
+    {"reads", &Impl::reads, &ServerCounters::reads},
+    {"read_errors", &Impl::read_errors, &ServerCounters::read_errors},
+    {"bytes_read", &Impl::bytes_read, &ServerCounters::bytes_read},
+    {"direct_reads", &Impl::direct_reads, &ServerCounters::direct_reads},
+    {"direct_bytes", &Impl::direct_bytes, &ServerCounters::direct_bytes},
+    {"rdma_bytes", &Impl::rdma_bytes, &ServerCounters::rdma_bytes},
+    {"bytes_copied", &Impl::bytes_copied, &ServerCounters::bytes_copied},
+    {"path_opens", &Impl::path_opens, &ServerCounters::path_opens},
+    {"files_refused", &Impl::files_refused, &ServerCounters::files_refused},
+    {"protocol_errors", &Impl::protocol_errors, &ServerCounters::protocol_errors},
+};
+
+}  // namespace
+
 ServerCounters SideChannelServer::counters() const {
-  const Impl& i = *impl_;
-  auto get = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
   ServerCounters c;
-  c.clients_accepted = get(i.clients_accepted);
-  c.clients_connected = get(i.clients_connected);
-  c.requests = get(i.requests);
-  c.reads = get(i.reads);
-  c.read_errors = get(i.read_errors);
-  c.bytes_read = get(i.bytes_read);
-  c.direct_reads = get(i.direct_reads);
-  c.direct_bytes = get(i.direct_bytes);
-  c.rdma_bytes = get(i.rdma_bytes);
-  c.bytes_copied = get(i.bytes_copied);
-  c.path_opens = get(i.path_opens);
-  c.files_refused = get(i.files_refused);
-  c.protocol_errors = get(i.protocol_errors);
+  for (const CounterRow& row : kCounters) {
+    c.*row.snapshot = ((*impl_).*row.live).load(std::memory_order_relaxed);
+  }
   return c;
 }
 
 Json SideChannelServer::CountersJson() const {
   const ServerCounters c = counters();
-  return Json{{"socket", impl_->options.socket_path},
-              {"clients_accepted", c.clients_accepted},
-              {"clients_connected", c.clients_connected},
-              {"requests", c.requests},
-              {"reads", c.reads},
-              {"read_errors", c.read_errors},
-              {"bytes_read", c.bytes_read},
-              {"direct_reads", c.direct_reads},
-              {"direct_bytes", c.direct_bytes},
-              {"rdma_bytes", c.rdma_bytes},
-              {"bytes_copied", c.bytes_copied},
-              {"path_opens", c.path_opens},
-              {"files_refused", c.files_refused},
-              {"protocol_errors", c.protocol_errors}};
+  Json out{{"socket", impl_->options.socket_path}};
+  for (const CounterRow& row : kCounters) out[row.name] = c.*row.snapshot;
+  return out;
 }
 
 void SideChannelServer::Impl::Run() {

@@ -237,32 +237,13 @@ void FileHandles::StartDirect(std::shared_ptr<ReadOp> op, ObjectRef ref) {
     return Status::Ok();
   };
   auto self = core_.shared_from_this();
-  self->store()->GetObject(req, [self, op, ref, length,
-                                 delivered](Result<s3::GetObjectResult> r) mutable {
-    if (!r.ok() && r.status().reason() == StatusReason::kArchived) {
-      self->files().OnOffline(std::move(op), /*from_get=*/true);
-      return;
-    }
-    if (!r.ok()) {
-      FailRead(op, std::move(r).status());
-      return;
-    }
-    Status bad = CheckGetAnswer(ref, op->offset, length, r->info.etag, r->object_size, *delivered);
-    if (bad.ok() && *delivered < length) {
-      // As for a prefetcher part: the size is the handle's and the ETag pins the object, so
-      // a short body is a broken answer, never a silent hole.
-      bad = Status::DataLoss(fmt::format("GetObject {} returned {} of {} bytes at offset {}",
-                                         PrintableKey(ref.key), *delivered, length, op->offset));
-    }
-    if (!bad.ok()) {
-      FailRead(op, std::move(bad));
-      return;
-    }
-    Count(self->stats().bytes_read, *delivered);
-    Count(self->stats().direct_reads);
-    auto done = std::move(op->done_to);
-    done(FileSystem::ReadToResult{*delivered, rdmaio::DataPath::kHttp});
-  });
+  self->store()->GetObject(
+      req, [self, op, ref, length, delivered](Result<s3::GetObjectResult> r) mutable {
+        if (!r.ok()) return self->files().FinishDirect(std::move(op), ref, length, r.status());
+        self->files().FinishDirect(
+            std::move(op), ref, length,
+            DirectAnswer{r->info.etag, r->object_size, *delivered, rdmaio::DataPath::kHttp});
+      });
 }
 
 void FileHandles::StartFetch(std::shared_ptr<ReadOp> op, ObjectRef ref, uint64_t length) {
@@ -278,28 +259,37 @@ void FileHandles::StartFetch(std::shared_ptr<ReadOp> op, ObjectRef ref, uint64_t
   self->data_path().channel->Fetch(
       std::move(req), [self, op, ref, length](Result<rdmaio::FetchResult> r) mutable {
         // The channel's fence has run: nothing writes into the window any more.
-        if (!r.ok() && r.status().reason() == StatusReason::kArchived) {
-          self->files().OnOffline(std::move(op), /*from_get=*/true);
-          return;
-        }
-        if (!r.ok()) {
-          FailRead(op, std::move(r).status());
-          return;
-        }
-        Status bad = CheckGetAnswer(ref, op->offset, length, r->etag, r->object_size, r->bytes);
-        if (bad.ok() && r->bytes < length) {
-          bad = Status::DataLoss(fmt::format("fetch of {} returned {} of {} bytes at offset {}",
-                                             PrintableKey(ref.key), r->bytes, length, op->offset));
-        }
-        if (!bad.ok()) {
-          FailRead(op, std::move(bad));
-          return;
-        }
-        Count(self->stats().bytes_read, r->bytes);
-        Count(self->stats().direct_reads);
-        auto done = std::move(op->done_to);
-        done(FileSystem::ReadToResult{r->bytes, r->via});
+        if (!r.ok()) return self->files().FinishDirect(std::move(op), ref, length, r.status());
+        self->files().FinishDirect(std::move(op), ref, length,
+                                   DirectAnswer{r->etag, r->object_size, r->bytes, r->via});
       });
+}
+
+void FileHandles::FinishDirect(std::shared_ptr<ReadOp> op, const ObjectRef& ref, uint64_t length,
+                               Result<DirectAnswer> r) {
+  if (!r.ok() && r.status().reason() == StatusReason::kArchived) {
+    OnOffline(std::move(op), /*from_get=*/true);
+    return;
+  }
+  if (!r.ok()) {
+    FailRead(op, std::move(r).status());
+    return;
+  }
+  Status bad = CheckGetAnswer(ref, op->offset, length, r->etag, r->object_size, r->bytes);
+  if (bad.ok() && r->bytes < length) {
+    // As for a prefetcher part: the size is the handle's and the ETag pins the object, so a
+    // short body is a broken answer, never a silent hole.
+    bad = Status::DataLoss(fmt::format("reading {}: {} of {} bytes at offset {}",
+                                       PrintableKey(ref.key), r->bytes, length, op->offset));
+  }
+  if (!bad.ok()) {
+    FailRead(op, std::move(bad));
+    return;
+  }
+  Count(core_.stats().bytes_read, r->bytes);
+  Count(core_.stats().direct_reads);
+  auto done = std::move(op->done_to);
+  done(FileSystem::ReadToResult{r->bytes, r->via});
 }
 
 void FileHandles::OnOffline(std::shared_ptr<ReadOp> op, bool from_get) {

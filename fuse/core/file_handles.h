@@ -75,6 +75,15 @@ class FileHandles {
   void StartRead(std::shared_ptr<ReadOp> op) EXCLUDES(mutex_);
   void StartDirect(std::shared_ptr<ReadOp> op, ObjectRef ref);
   void StartFetch(std::shared_ptr<ReadOp> op, ObjectRef ref, uint64_t length);
+  // What a direct GET or fetch answered, checked against the handle's pin (answer_check.h).
+  struct DirectAnswer {
+    std::string etag;
+    uint64_t object_size = 0;
+    uint64_t bytes = 0;
+    rdmaio::DataPath via = rdmaio::DataPath::kHttp;
+  };
+  void FinishDirect(std::shared_ptr<ReadOp> op, const ObjectRef& ref, uint64_t length,
+                    Result<DirectAnswer> r);
   void OnOffline(std::shared_ptr<ReadOp> op, bool from_get) EXCLUDES(mutex_);
   void WaitForRestore(std::shared_ptr<ReadOp> op, std::string key);
   void ReplacePrefetcher(uint64_t fh) EXCLUDES(mutex_);

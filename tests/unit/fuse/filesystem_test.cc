@@ -98,6 +98,20 @@ struct Fixture {
   std::unique_ptr<FileSystem> fs;
 };
 
+// A Fixture whose file system reads through a MisbehavingStore over its fake store.
+struct MisbehavingFixture {
+  MisbehavingFixture()
+      : fake(std::make_shared<FakeObjectStore>()),
+        bad(std::make_shared<MisbehavingStore>(fake)),
+        f("", bad) {
+    f.fake = fake;
+    fake->CreateBucketForTest(kBucket);
+  }
+  std::shared_ptr<FakeObjectStore> fake;
+  std::shared_ptr<MisbehavingStore> bad;
+  Fixture f;
+};
+
 TEST_CASE("implicit directories, marker objects and files resolve by lookup and listing") {
   Fixture f;
   f.Put("implicit/file.txt", "hello");
@@ -501,11 +515,10 @@ TEST_CASE("a listing whose continuation token repeats, cycles or is missing fail
 
 TEST_CASE("a server that ignores If-Match: another version's bytes never reach read()") {
   using Fault = MisbehavingStore::Fault;
-  auto fake = std::make_shared<FakeObjectStore>();
-  auto bad = std::make_shared<MisbehavingStore>(fake);
-  Fixture f("", bad);
-  f.fake = fake;
-  fake->CreateBucketForTest(kBucket);
+  MisbehavingFixture mf;
+  Fixture& f = mf.f;
+  auto& fake = mf.fake;
+  auto& bad = mf.bad;
   const std::string v1(20 << 20, 'a');  // larger than a part: read by ranged GETs
   fake->PutObjectForTest(kBucket, "big", v1);
   fake->PutObjectForTest(kBucket, "small", "version one");  // fetched whole at open
@@ -584,11 +597,10 @@ TEST_CASE("Read goes through the prefetcher and returns the object's bytes") {
 
 TEST_CASE("ReadTo: one ranged GET straight into the sink, the same answers as Read") {
   using Fault = MisbehavingStore::Fault;
-  auto fake = std::make_shared<FakeObjectStore>();
-  auto bad = std::make_shared<MisbehavingStore>(fake);
-  Fixture f("", bad);
-  f.fake = fake;
-  fake->CreateBucketForTest(kBucket);
+  MisbehavingFixture mf;
+  Fixture& f = mf.f;
+  auto& fake = mf.fake;
+  auto& bad = mf.bad;
   std::string data(3'000'000, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>((i * 131) >> 3);
   fake->PutObjectForTest(kBucket, "blob", data);
