@@ -128,12 +128,7 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
 
 void FileHandles::Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
                        std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) {
-  auto op = std::make_shared<ReadOp>();
-  op->ino = ino;
-  op->fh = fh;
-  op->offset = offset;
-  op->size = size;
-  op->interrupt = std::move(interrupt);
+  auto op = std::make_shared<ReadOp>(ino, fh, offset, size, std::move(interrupt));
   op->done = std::move(done);
   StartRead(std::move(op));
 }
@@ -142,12 +137,7 @@ void FileHandles::ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
                          FileSystem::ReadTarget target,
                          std::shared_ptr<CancellationToken> interrupt,
                          Callback<FileSystem::ReadToResult> done) {
-  auto op = std::make_shared<ReadOp>();
-  op->ino = ino;
-  op->fh = fh;
-  op->offset = offset;
-  op->size = size;
-  op->interrupt = std::move(interrupt);
+  auto op = std::make_shared<ReadOp>(ino, fh, offset, size, std::move(interrupt));
   const bool to_window = target.window.region != nullptr;
   const bool has_sink = static_cast<bool>(target.sink);
   op->to = std::move(target);

@@ -41,6 +41,8 @@ struct FileHandle {
 // One READ of a file handle, kept across the waits for a restore it may need. Either a Read
 // (`done`: the bytes as ReadData) or a ReadTo (`to` set, `done_to`: the byte count and path).
 struct ReadOp {
+  ReadOp(InodeId i, uint64_t h, uint64_t off, size_t n, std::shared_ptr<CancellationToken> cancel)
+      : ino(i), fh(h), offset(off), size(n), interrupt(std::move(cancel)) {}
   InodeId ino = 0;
   uint64_t fh = 0;
   uint64_t offset = 0;
