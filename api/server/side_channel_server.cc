@@ -755,7 +755,7 @@ struct PathOpen : std::enable_shared_from_this<PathOpen> {
 
   void Fail(int err) {
     Forget();
-    server->files_refused.fetch_add(err == EACCES ? 1 : 0, std::memory_order_relaxed);
+    if (err == EACCES) server->files_refused.fetch_add(1, std::memory_order_relaxed);
     server->Done(*client, tag, -static_cast<int64_t>(err));
   }
   void Forget() {
