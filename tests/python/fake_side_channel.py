@@ -6,7 +6,9 @@ thread, speaking docs/protocols/side-channel.md with reelfs.side_channel's codec
 an fd of a regular file under that directory (else EPERM, as the daemon's fd check would);
 REGISTER_BUFFER takes a memfd with F_SEAL_SHRINK and F_SEAL_GROW (else EINVAL); READ preads into
 the mapped memfd. Answers to the READs of one received chunk are sent in reverse order, so a
-client that assumes submission order fails. `fail_reads` maps a file name to an errno its READs
+client that assumes submission order fails; `hold_reads = N` holds READ answers across chunks
+until N are due (then sends them reversed and resets to 0), so the reordering does not depend on
+how the kernel splits the stream. `fail_reads` maps a file name to an errno its READs
 get. The root's user.reelfs.metrics carries side_channel.clients_connected.
 """
 
@@ -35,16 +37,17 @@ class FakeSideChannel:
             info["side_channel"] = self.sock_path
         os.setxattr(self.root, sc.MOUNT_XATTR, json.dumps(info).encode())
         self.fail_reads = {}
+        self.hold_reads = 0
         self.reads = 0
         self.clients = 0
         self.connected = 0
         self._lock = threading.Lock()
+        self._stop = False
         self._publish(0)
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(self.sock_path)
         self._listener.listen(16)
         self._threads = []
-        self._stop = False
         t = threading.Thread(target=self._accept, daemon=True)
         t.start()
         self._threads.append(t)
@@ -54,10 +57,13 @@ class FakeSideChannel:
         with self._lock:
             self.connected += delta
             doc = {"version": 1, "side_channel": {"clients_connected": self.connected}}
+            if self._stop:
+                return  # close() may have removed the root already
             os.setxattr(self.root, "user.reelfs.metrics", json.dumps(doc).encode())
 
     def close(self):
-        self._stop = True
+        with self._lock:
+            self._stop = True
         with socket.socket(socket.AF_UNIX) as wake:
             try:
                 wake.connect(self.sock_path)  # wakes accept()
@@ -92,6 +98,7 @@ class FakeSideChannel:
         files, buffers, next_id = {}, {}, [100]
         rx = bytearray()
         fds_in = []
+        reads = []
         hello = False
 
         def new_id():
@@ -106,7 +113,6 @@ class FakeSideChannel:
                     return
                 rx += msg
                 out = []
-                reads = []
                 while True:
                     try:
                         step = sc.decode_next(rx)
@@ -166,7 +172,11 @@ class FakeSideChannel:
                         out.append(sc.Frame(tag, sc.Done(-EINVAL, 0)))
                 # Non-READ answers in order, READs' reversed: completion order is not submission
                 # order.
-                data = b"".join(sc.encode_frame(f) for f in out + reads[::-1])
+                if len(reads) >= self.hold_reads:
+                    out += reads[::-1]
+                    reads = []
+                    self.hold_reads = 0
+                data = b"".join(sc.encode_frame(f) for f in out)
                 if data:
                     conn.sendall(data)
         except (ConnectionError, OSError):
