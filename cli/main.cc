@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   stat_cmd->add_option("url", stat_url, "s3://bucket/key")->required();
 
   reelfs::cli::MountFlags mount;
-  auto* mount_cmd = app.add_subcommand("mount", "mount BUCKET[/PREFIX] read-only at MOUNTPOINT");
+  auto* mount_cmd = app.add_subcommand("mount", "mount BUCKET[/PREFIX] at MOUNTPOINT");
   // The global options (--endpoint, --log-level, ...) may follow the subcommand's arguments.
   mount_cmd->fallthrough();
   mount_cmd->add_option("source", mount.source, "BUCKET[/PREFIX]")->required();
@@ -84,8 +84,13 @@ int main(int argc, char** argv) {
   mount_cmd->add_flag("--allow-other", mount.allow_other, "let other users access the mount");
   mount_cmd->add_option("--uid", mount.uid, "owner of every file (default: yours)");
   mount_cmd->add_option("--gid", mount.gid, "group of every file (default: yours)");
-  mount_cmd->add_option("--file-mode", mount.file_mode, "octal (default 0444)");
-  mount_cmd->add_option("--dir-mode", mount.dir_mode, "octal (default 0555)");
+  mount_cmd->add_option("--file-mode", mount.file_mode, "octal (default 0644; 0444 read-only)");
+  mount_cmd->add_option("--dir-mode", mount.dir_mode, "octal (default 0755; 0555 read-only)");
+  mount_cmd->add_flag("--read-only", mount.read_only, "refuse every write with EROFS");
+  mount_cmd->add_flag("--allow-delete", mount.allow_delete,
+                      "let unlink and rmdir delete objects (off: EPERM)");
+  mount_cmd->add_option("--write-part-size", mount.write_part_size,
+                        "first upload part size of a new file (default 8MiB; grows for big files)");
   mount_cmd->add_option("--metadata-ttl", mount.metadata_ttl, "entry/attr cache (default 1h)");
   mount_cmd->add_option("--negative-ttl", mount.negative_ttl, "'no such name' cache (default 60s)");
   mount_cmd->add_option("--max-memory", mount.max_memory, "prefetch budget (default 1GiB)");

@@ -12,6 +12,7 @@
 
 #include "cli/side_channel_path.h"
 #include "common/units.h"
+#include "fuse/core/upload.h"
 
 namespace reelfs::cli {
 namespace {
@@ -132,9 +133,11 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   } else {
     REELFS_ASSIGN_OR_RETURN(m.gid, ParseId("--gid", f.gid));
   }
-  auto file_mode = ParseMode(f.file_mode);
+  // Writable by default: the kernel checks these bits (default_permissions), so a writable
+  // mount shows writable modes.
+  auto file_mode = ParseMode(f.file_mode.empty() ? (f.read_only ? "0444" : "0644") : f.file_mode);
   if (!file_mode.ok()) return file_mode.status().WithContext("--file-mode");
-  auto dir_mode = ParseMode(f.dir_mode);
+  auto dir_mode = ParseMode(f.dir_mode.empty() ? (f.read_only ? "0555" : "0755") : f.dir_mode);
   if (!dir_mode.ok()) return dir_mode.status().WithContext("--dir-mode");
   m.file_mode = *file_mode;
   m.dir_mode = *dir_mode;
@@ -144,6 +147,12 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   REELFS_ASSIGN_OR_RETURN(m.prefetch.part_size, ParseSize("--part-size", f.part_size));
   if (m.prefetch.part_size > kMaxPartSize) {
     return Status::InvalidArgument("--part-size: at most 5GiB");
+  }
+  m.write.read_only = f.read_only;
+  m.write.allow_delete = f.allow_delete;
+  REELFS_ASSIGN_OR_RETURN(m.write.part_size, ParseSize("--write-part-size", f.write_part_size));
+  if (m.write.part_size < fuse::kMinPartSize || m.write.part_size > kMaxPartSize) {
+    return Status::InvalidArgument("--write-part-size: 5MiB..5GiB (S3's part size limits)");
   }
   if (!f.max_window.empty()) {
     REELFS_ASSIGN_OR_RETURN(m.prefetch.max_window, ParseSize("--max-window", f.max_window));

@@ -23,8 +23,8 @@ struct MountFlags {
   bool allow_other = false;
   std::string uid;  // empty: the mounting user's
   std::string gid;  // empty: the mounting user's
-  std::string file_mode = "0444";
-  std::string dir_mode = "0555";
+  std::string file_mode;  // empty: 0644, or 0444 with --read-only
+  std::string dir_mode;   // empty: 0755, or 0555 with --read-only
   std::string metadata_ttl = "1h";
   std::string negative_ttl = "60s";
   std::string max_memory = "1GiB";
@@ -36,6 +36,10 @@ struct MountFlags {
   bool clone_fd = false;
   std::string log_file;  // empty: stderr in the foreground, syslog in the background
   bool syslog = false;
+  // Writes (docs/semantics.md "Writes").
+  bool read_only = false;
+  bool allow_delete = false;
+  std::string write_part_size = "8MiB";
   // Tape (docs/semantics.md "Offline objects").
   std::string offline = "wait";  // wait | eagain | eacces
   std::string offline_timeout = "30m";

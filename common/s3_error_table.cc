@@ -61,6 +61,9 @@ constexpr std::array kCodeTable = {
             StatusReason::kRestoreInProgress},
     CodeRow{"BucketAlreadyExists", 409, StatusCode::kAlreadyExists},
     CodeRow{"BucketAlreadyOwnedByYou", 409, StatusCode::kAlreadyExists},
+    // The server's disk is full (reelfs-gateway; RFC 4918's 507, not an AWS code). Not retried:
+    // more room has to be made first.
+    CodeRow{"InsufficientStorage", 507, StatusCode::kFailedPrecondition, StatusReason::kNoSpace},
     // Not supported by this server.
     CodeRow{"NotImplemented", 501, StatusCode::kUnimplemented},
     // The request itself is wrong: sending it again will not help.

@@ -90,6 +90,14 @@ std::string_view StatusReasonName(StatusReason reason) {
       return "not supported";
     case StatusReason::kBufferTooSmall:
       return "buffer too small";
+    case StatusReason::kNotPermitted:
+      return "not permitted";
+    case StatusReason::kBusy:
+      return "busy";
+    case StatusReason::kFileTooLarge:
+      return "file too large";
+    case StatusReason::kNoSpace:
+      return "no space";
     case StatusReason::kSystemError:
       return "system error";
   }

@@ -73,6 +73,11 @@ enum class StatusReason : uint8_t {
   kBadHandle,        // a file or directory handle that is not open
   kNotSupported,     // an operation this mount does not offer (restores without a Restorer)
   kBufferTooSmall,   // the caller's buffer cannot hold the answer (the xattr size protocol)
+  // Writes through the mount (docs/semantics.md "Writes").
+  kNotPermitted,  // a write the mount refuses by policy (delete, overwrite, in-place change)
+  kBusy,          // the file is being written by an open handle of this mount
+  kFileTooLarge,  // past S3's object size or part count limit
+  kNoSpace,       // the server has no room for the object (InsufficientStorage, HTTP 507)
   // A system call failed; its errno is in detail().sys_errno (ErrnoToStatus).
   kSystemError,
 };

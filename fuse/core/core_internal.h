@@ -5,7 +5,10 @@
 // counters, the JSON snapshots, Shutdown). Three parts own the rest, each in its own files:
 //  - FileHandles (file_handles.h): open files, READ, reads of offline objects, RELEASE;
 //  - DirHandles (dir_handles.h): directory handles on listing snapshots, READDIR, RELEASEDIR;
-//  - TapeView (tape_view.h): the xattrs, user.hsm.summary, user.hsm.request=stage.
+//  - TapeView (tape_view.h): the xattrs, user.hsm.summary, user.hsm.request=stage;
+//  - WriteHandles (write_handles.h): files being written, CREATE, WRITE, FLUSH/FSYNC.
+// Writes' names (mkdir, unlink, rmdir, the names of files being written) are Core's: its
+// LocalEntries (local_entries.h), in core_local.cc.
 // A part reaches the inodes only through Core's public methods below, each of which takes Core's
 // lock for one step and answers with a copy; Core forwards each FileSystem operation to its part.
 //
@@ -15,7 +18,7 @@
 // exactly once).
 //
 // Thread-safety: every public method may be called concurrently from any thread.
-// Lock order: Core's `mutex_`, FileHandles', DirHandles' and TapeView's mutexes are all leaf
+// Lock order: Core's `mutex_`, FileHandles', DirHandles', TapeView's and WriteHandles' mutexes are all leaf
 // locks, never nested: no code holds two of them at once (a part calls Core, and Core calls a
 // part, only with its own lock released), and none is held while calling the store, a
 // Prefetcher, the Restorer or a callback (WarnOnce's lock is never taken under them either).
@@ -47,9 +50,11 @@
 #include "fuse/core/file_handles.h"
 #include "fuse/core/filesystem.h"
 #include "fuse/core/inode_table.h"
+#include "fuse/core/local_entries.h"
 #include "fuse/core/lookup_listing.h"
 #include "fuse/core/metadata_cache.h"
 #include "fuse/core/tape_view.h"
+#include "fuse/core/write_handles.h"
 #include "hsm/state.h"
 
 namespace reelfs::fuse::detail {
@@ -69,6 +74,10 @@ struct CoreCounters {
   std::atomic<uint64_t> offline_reads{0};
   std::atomic<uint64_t> restore_waits{0};
   std::atomic<uint64_t> xattr_refreshes{0};
+  std::atomic<uint64_t> bytes_written{0};
+  std::atomic<uint64_t> files_written{0};
+  std::atomic<uint64_t> uploads_failed{0};
+  std::atomic<uint64_t> deletes{0};
 };
 
 inline void Count(std::atomic<uint64_t>& counter, uint64_t n = 1) {
@@ -120,6 +129,7 @@ class Core : public std::enable_shared_from_this<Core> {
   FileHandles& files() { return files_; }
   DirHandles& dirs() { return dirs_; }
   TapeView& tape() { return tape_; }
+  WriteHandles& writes() { return writes_; }
 
   // What the parts share.
   const std::shared_ptr<s3::ObjectStore>& store() const { return store_; }
@@ -177,7 +187,45 @@ class Core : public std::enable_shared_from_this<Core> {
                                                std::vector<InodeId>* pinned) EXCLUDES(mutex_);
   void Unpin(const std::vector<InodeId>& inodes) EXCLUDES(mutex_);
 
+  // The local entries of writes (core_local.cc, local_entries.h).
+  // A new file `name` in `parent`, being written: its Entry (one lookup) with the inode pinned
+  // for the handle, and its key in `key`.
+  Result<Entry> CreateLocalFile(InodeId parent, std::string_view name, std::string* key)
+      EXCLUDES(mutex_);
+  void SetWritingSize(InodeId ino, uint64_t size) EXCLUDES(mutex_);
+  // The upload of `ino` completed: the file is the object `info` from now on.
+  void PublishFile(InodeId ino, const s3::ObjectInfo& info) EXCLUDES(mutex_);
+  // The upload of `ino` failed or was dropped: the name goes, nothing was stored.
+  void AbandonFile(InodeId ino) EXCLUDES(mutex_);
+  // Unpins the inode of a finished write handle.
+  void UnpinInode(InodeId ino) EXCLUDES(mutex_);
+  Result<Entry> MakeLocalDir(InodeId parent, std::string_view name) EXCLUDES(mutex_);
+  void Unlink(InodeId parent, std::string_view name, std::function<void(Status)> done)
+      EXCLUDES(mutex_);
+  void RmDir(InodeId parent, std::string_view name, std::function<void(Status)> done)
+      EXCLUDES(mutex_);
+  // SETATTR that is not a truncate of a file being written (WriteHandles answers those).
+  void SetAttr(InodeId ino, const FileSystem::SetAttrRequest& request, Callback<Attributes> done)
+      EXCLUDES(mutex_);
+  // The status every write meets on a read-only mount.
+  Status ReadOnly(std::string_view op) const;
+
  private:
+  // Local entries: the directory is pinned while it has any (local_entries.h).
+  void SetLocalLocked(InodeId dir, std::string_view name, LocalEntry entry) REQUIRES(mutex_);
+  void EraseLocalLocked(InodeId dir, std::string_view name) REQUIRES(mutex_);
+  // Names of `d`'s cached listing that this mount has not removed since (unlink, rmdir).
+  size_t ListedAndNotRemovedLocked(const InodeRecord& d) const REQUIRES(mutex_);
+  // A fresh listing of `dir` was installed: retires what it confirms.
+  void ReconcileLocked(InodeId dir, const DirListing& listing) REQUIRES(mutex_);
+  // What a name in `parent` is, for the write operations: from the local entries, a fresh
+  // listing or a fresh child. nullopt: not known without asking S3.
+  enum class NameIs { kAbsent, kFile, kDir, kWriting };
+  std::optional<NameIs> KnownNameLocked(const InodeRecord& parent, std::string_view name)
+      REQUIRES(mutex_);
+  // The lookup answer of a local entry.
+  Result<Entry> LocalLookupLocked(InodeId parent, std::string_view name, const LocalEntry& e)
+      REQUIRES(mutex_);
   InodeRecord MakeRoot() const;
   Attributes DirAttr(InodeId ino) const;
   Attributes FileAttr(InodeId ino, const s3::ObjectInfo& info, bool readable) const;
@@ -244,11 +292,13 @@ class Core : public std::enable_shared_from_this<Core> {
   NegativeCache negative_ GUARDED_BY(mutex_);
   InodeTable inodes_ GUARDED_BY(mutex_);
   LookupListings lookup_listings_ GUARDED_BY(mutex_);
+  LocalEntries local_ GUARDED_BY(mutex_);
 
   // The parts; each has its own leaf lock. They refer back to this Core.
   FileHandles files_;
   DirHandles dirs_;
   TapeView tape_;
+  WriteHandles writes_;
 };
 
 }  // namespace reelfs::fuse::detail

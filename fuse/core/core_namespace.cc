@@ -130,7 +130,7 @@ Result<Entry> Core::AddEntryLocked(InodeId parent, std::string_view name, bool i
   if (is_dir) {
     child->attrs.attr = DirAttr(child->id.ino);
     child->attrs.expiry = Expiry();
-  } else {
+  } else if (!child->local.writing) {  // a file being written has its handle's attributes
     RecordObjectLocked(child, *info, observed);
   }
   if (count) ++child->id.lookups;
@@ -154,6 +154,13 @@ void Core::Lookup(InodeId parent, std::string_view name, Callback<Entry> done) {
     InodeRecord* p = FindOrFail(lock, parent, Want::kDir, "lookup in", done);
     if (p == nullptr) return;
     key = p->id.key + std::string(name);
+    // What this mount wrote, made or removed comes before any listing (local_entries.h).
+    if (const LocalEntry* local = local_.Find(parent, name); local != nullptr) {
+      Result<Entry> r = LocalLookupLocked(parent, name, *local);
+      lock.unlock();
+      done(std::move(r));
+      return;
+    }
     if (p->dir.listing != nullptr && clock_.Now() < p->dir.expiry) {
       // A fresh listing is authoritative, negative answers included.
       const ListedEntry* e = p->dir.listing->Find(name);
@@ -239,6 +246,7 @@ void Core::FinishLookupListing(InodeId dir, Result<std::shared_ptr<const DirList
       if (rec != nullptr) {
         rec->dir.listing = l;
         rec->dir.expiry = Expiry();
+        ReconcileLocked(dir, *l);
       }
       answers.reserve(waiters.size());
       for (ListingWaiter& w : waiters) {
@@ -370,8 +378,9 @@ void Core::GetAttr(InodeId ino, Callback<Attributes> done) {
     MutexLock lock(mutex_);
     InodeRecord* rec = FindOrFail(lock, ino, Want::kAny, "getattr of", done);
     if (rec == nullptr) return;
-    // Directories have nothing to revalidate: their attributes are synthetic.
-    if (rec->id.is_dir || clock_.Now() < rec->attrs.expiry) {
+    // Directories have nothing to revalidate: their attributes are synthetic; a file being
+    // written has no object yet: its size is what the handle wrote.
+    if (rec->id.is_dir || rec->local.writing || clock_.Now() < rec->attrs.expiry) {
       Attributes a = rec->attrs.attr;
       lock.unlock();
       done(std::move(a));
@@ -410,6 +419,11 @@ Result<InodeFacts> Core::Facts(InodeId ino, Want want, std::string_view what) {
 Result<FileForOpen> Core::FileToOpen(InodeId ino) {
   MutexLock lock(mutex_);
   REELFS_ASSIGN_OR_RETURN(InodeRecord * rec, FindLocked(ino, Want::kFile, "open of"));
+  if (rec->local.writing) {
+    return Status(StatusCode::kFailedPrecondition, StatusReason::kBusy,
+                  fmt::format("open '{}': it is being written; it can be read once closed",
+                              PrintableKey(rec->id.key)));
+  }
   FileForOpen f;
   f.key = rec->id.key;
   if (clock_.Now() < rec->attrs.expiry) {
@@ -462,7 +476,7 @@ Result<Core::DirToOpen> Core::DirectoryToOpen(InodeId ino) {
   out.parent = rec->id.parent;
   if (rec->dir.listing != nullptr && clock_.Now() < rec->dir.expiry) {
     out.pinned = true;
-    out.listing = rec->dir.listing;
+    out.listing = local_.Merge(ino, rec->dir.listing);
     out.listed_at = rec->dir.expiry - options_.metadata_ttl;
     ++rec->id.pins;
     return out;
@@ -479,10 +493,11 @@ Result<Core::DirToOpen> Core::InstallListing(InodeId ino,
   rec->dir.listing = listing;
   rec->dir.expiry = Expiry();
   ++rec->id.pins;
+  ReconcileLocked(ino, *listing);
   DirToOpen out;
   out.pinned = true;
   out.parent = rec->id.parent;
-  out.listing = std::move(listing);
+  out.listing = local_.Merge(ino, std::move(listing));
   out.listed_at = clock_.Now();
   return out;
 }

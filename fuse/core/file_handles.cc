@@ -54,9 +54,16 @@ bool WantsWrite(int flags) {
 
 void FileHandles::Open(InodeId ino, int flags, Callback<OpenedFile> done) {
   if (WantsWrite(flags)) {
-    done(Status(StatusCode::kFailedPrecondition, StatusReason::kReadOnly,
-                fmt::format("open of inode {} for writing", ino)));
-    return;
+    if (core_.options().write.read_only) return done(core_.ReadOnly("open for writing"));
+    // A file being written is EBUSY; any other object is never changed in place
+    // (docs/semantics.md "Writes"): new files come through CREATE.
+    Result<FileForOpen> file = core_.FileToOpen(ino);
+    if (!file.ok()) return done(file.status());
+    return done(Status(
+        StatusCode::kPermissionDenied, StatusReason::kNotPermitted,
+        fmt::format("open '{}' for writing: objects are not modified, appended to or "
+                    "overwritten through the mount; write a new file instead",
+                    PrintableKey(file->key))));
   }
   const bool nonblock = (flags & O_NONBLOCK) != 0;
   Result<FileForOpen> file = core_.FileToOpen(ino);

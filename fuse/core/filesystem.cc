@@ -50,7 +50,8 @@ Core::Core(std::shared_ptr<s3::ObjectStore> store, MountOptions options,
       inodes_(MakeRoot()),
       files_(*this),
       dirs_(*this),
-      tape_(*this) {}
+      tape_(*this),
+      writes_(*this) {}
 
 InodeRecord Core::MakeRoot() const {
   InodeRecord root;
@@ -81,7 +82,12 @@ std::string Core::MetricsJson() const {
                    {"direct_reads", c.direct_reads},
                    {"offline_reads", c.offline_reads},
                    {"restore_waits", c.restore_waits},
-                   {"xattr_refreshes", c.xattr_refreshes}};
+                   {"xattr_refreshes", c.xattr_refreshes},
+                   {"write_handles", c.write_handles},
+                   {"bytes_written", c.bytes_written},
+                   {"files_written", c.files_written},
+                   {"uploads_failed", c.uploads_failed},
+                   {"deletes", c.deletes}};
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
   const Json side_channel = data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
   return DumpJson(
@@ -108,6 +114,11 @@ FsCounters Core::counters() const {
   c.offline_reads = stats_.offline_reads.load(std::memory_order_relaxed);
   c.restore_waits = stats_.restore_waits.load(std::memory_order_relaxed);
   c.xattr_refreshes = stats_.xattr_refreshes.load(std::memory_order_relaxed);
+  c.bytes_written = stats_.bytes_written.load(std::memory_order_relaxed);
+  c.files_written = stats_.files_written.load(std::memory_order_relaxed);
+  c.uploads_failed = stats_.uploads_failed.load(std::memory_order_relaxed);
+  c.deletes = stats_.deletes.load(std::memory_order_relaxed);
+  c.write_handles = writes_.size();  // its own lock, not nested with mutex_
   c.open_handles = files_.size();  // its own lock, not nested with mutex_
   MutexLock lock(mutex_);
   c.inodes = inodes_.size();
@@ -115,6 +126,7 @@ FsCounters Core::counters() const {
 }
 
 void Core::Shutdown() {
+  writes_.AbortAll();  // nothing half-written becomes visible
   files_.CloseAll();
   dirs_.Clear();
 }
@@ -170,7 +182,40 @@ class FileSystemImpl final : public FileSystem {
                 std::function<void(Status)> done) override {
     core_->tape().SetXattr(ino, name, value, std::move(done));
   }
-  void Release(uint64_t fh) override { core_->files().Release(fh); }
+  void Release(uint64_t fh) override {
+    if (core_->writes().Owns(fh)) return core_->writes().Release(fh);
+    core_->files().Release(fh);
+  }
+  void Create(InodeId parent, std::string_view name, int flags, uint32_t pid,
+              Callback<CreatedFile> done) override {
+    core_->writes().Create(parent, name, flags, pid, std::move(done));
+  }
+  void Write(InodeId /*ino*/, uint64_t fh, uint64_t offset, std::span<const std::byte> data,
+             Callback<size_t> done) override {
+    core_->writes().Write(fh, offset, data, std::move(done));
+  }
+  void Flush(InodeId /*ino*/, uint64_t fh, bool fsync, uint32_t pid,
+             std::function<void(Status)> done) override {
+    core_->writes().Complete(fh, /*even_empty=*/fsync, fsync ? 0 : pid, std::move(done));
+  }
+  void MkDir(InodeId parent, std::string_view name, Callback<Entry> done) override {
+    done(core_->MakeLocalDir(parent, name));
+  }
+  void Unlink(InodeId parent, std::string_view name, std::function<void(Status)> done) override {
+    core_->Unlink(parent, name, std::move(done));
+  }
+  void RmDir(InodeId parent, std::string_view name, std::function<void(Status)> done) override {
+    core_->RmDir(parent, name, std::move(done));
+  }
+  void SetAttr(InodeId ino, const SetAttrRequest& request, Callback<Attributes> done) override {
+    if (request.size.has_value() && !core_->options().write.read_only) {
+      if (std::optional<Status> s = core_->writes().Truncate(ino, *request.size); s.has_value()) {
+        if (!s->ok()) return done(std::move(*s));
+        return core_->GetAttr(ino, std::move(done));
+      }
+    }
+    core_->SetAttr(ino, request, std::move(done));
+  }
   FsStats StatFs() override { return core_->StatFs(); }
   FsCounters counters() const override { return core_->counters(); }
   const MountOptions& options() const override { return core_->options(); }

@@ -1,4 +1,4 @@
-// FileSystem: the read-only view of BUCKET/PREFIX as a directory tree, with the semantics of every
+// FileSystem: BUCKET/PREFIX as a directory tree that reads and writes, with the semantics of every
 // FUSE operation and no libfuse type (fuse/lowlevel translates).
 //
 // Names and directories come from ListObjectsV2 with delimiter '/': a common prefix "a/" is a
@@ -37,6 +37,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,6 +67,11 @@ struct FsCounters {
   uint64_t offline_reads = 0;    // reads that found their object offline (GET or cached state)
   uint64_t restore_waits = 0;    // waits for a restore (--offline=wait) started
   uint64_t xattr_refreshes = 0;  // HEADs sent to refresh a stale state for a user.hsm.* xattr
+  uint64_t write_handles = 0;    // files being written now
+  uint64_t bytes_written = 0;    // bytes accepted by WRITE
+  uint64_t files_written = 0;    // uploads completed (the object is in S3)
+  uint64_t uploads_failed = 0;   // uploads that failed or were aborted (nothing became visible)
+  uint64_t deletes = 0;          // objects deleted by unlink / rmdir
 };
 
 // How file bytes travel besides the ObjectStore. Empty: every read is a GET through the store.
@@ -106,8 +112,10 @@ class FileSystem {
   virtual void AcceptDirEntries(const std::vector<DirEntry>& accepted) = 0;
   virtual void ReleaseDir(uint64_t dh) = 0;
 
-  // Opens for reading; any write access is EROFS-class (the mount is read-only). Opening an
-  // offline object always succeeds; O_NONBLOCK is remembered for its reads.
+  // Opens for reading. Write access to an existing object is EPERM-class (objects are never
+  // changed in place; docs/semantics.md "Writes"), EROFS-class on a read-only mount; a file this
+  // mount is writing is EBUSY-class. Opening an offline object always succeeds; O_NONBLOCK is
+  // remembered for its reads.
   virtual void Open(InodeId ino, int flags, Callback<OpenedFile> done) = 0;
   // An offline object: see tape.offline. `interrupt` (may be null) cancels a wait for a restore:
   // the read then answers kCancelled (EINTR) at once.
@@ -138,7 +146,52 @@ class FileSystem {
   virtual void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size, ReadTarget target,
                       std::shared_ptr<CancellationToken> interrupt,
                       Callback<ReadToResult> done) = 0;
+  // RELEASE of a handle from Open or Create. A file being written that no Flush completed is
+  // completed now (errors are only logged: release has no answer).
   virtual void Release(uint64_t fh) = 0;
+
+  // Writes (docs/semantics.md "Writes"); every one is EROFS-class with write.read_only.
+  // A new file `name` in `parent`: its inode and a handle writing it. The object appears in S3
+  // when the handle is flushed (close), fsynced or released; until then only this mount shows the
+  // name (size so far), and opening it again is EBUSY-class. A name S3 already has: EPERM-class
+  // (no overwrite), a directory: EISDIR-class. `pid` is the calling thread (0: unknown): the
+  // process it belongs to is the file's writer (see Flush).
+  struct CreatedFile {
+    Entry entry;
+    OpenedFile file;
+  };
+  virtual void Create(InodeId parent, std::string_view name, int flags, uint32_t pid,
+                      Callback<CreatedFile> done) = 0;
+  // Appends `data` (copied before Write returns) at `offset`, which must be the bytes written so
+  // far (EINVAL-class otherwise, logged with both offsets). `done` gets the byte count, possibly
+  // later: a write that fills a part waits while too many parts are in flight (upload.h).
+  virtual void Write(InodeId ino, uint64_t fh, uint64_t offset, std::span<const std::byte> data,
+                     Callback<size_t> done) = 0;
+  // FLUSH (each close) and FSYNC: a handle writing a file completes its upload and answers how it
+  // went (ENOSPC, EACCES, EIO, ...); afterwards the file is an ordinary object and further writes
+  // to the handle are EBADF-class. Other handles: OK at once.
+  // A FLUSH of a file with nothing written yet is answered OK and completes nothing (dd and shell
+  // redirections open, dup and close before they write; mountpoint-s3 defers the same way): the
+  // next flush, an fsync or the release completes it. `fsync` completes even an empty file.
+  // A FLUSH from another process than the writer (`pid`, the calling thread, in another thread
+  // group: a child closing its inherited copy at exec or exit) is answered OK and completes
+  // nothing; the writer's close or the release does (mountpoint-s3 does the same).
+  virtual void Flush(InodeId ino, uint64_t fh, bool fsync, uint32_t pid,
+                     std::function<void(Status)> done) = 0;
+  // A directory of this mount only, until a file is written below it (S3 has no directories).
+  virtual void MkDir(InodeId parent, std::string_view name, Callback<Entry> done) = 0;
+  // DeleteObject of file `name` (EPERM-class without write.allow_delete).
+  virtual void Unlink(InodeId parent, std::string_view name, std::function<void(Status)> done) = 0;
+  // An empty directory: one made here goes at once; one S3 has needs write.allow_delete and goes
+  // with its marker object. ENOTEMPTY-class when anything is below it.
+  virtual void RmDir(InodeId parent, std::string_view name, std::function<void(Status)> done) = 0;
+  // SETATTR. Mode, owner and times are accepted and ignored (every file shows the mount's fixed
+  // ones; S3 keeps no such metadata). A size: the file's own size is a no-op; 0 on a file being
+  // written before any part was sent drops what was written; anything else EPERM-class.
+  struct SetAttrRequest {
+    std::optional<uint64_t> size;
+  };
+  virtual void SetAttr(InodeId ino, const SetAttrRequest& request, Callback<Attributes> done) = 0;
 
   // Extended attributes (docs/semantics.md "Extended attributes"). Only "user." names reach
   // here. A missing attribute is ENODATA-class; the caller handles size probes and ERANGE.

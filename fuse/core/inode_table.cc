@@ -41,6 +41,11 @@ InodeRecord* InodeTable::FindOrCreateChild(InodeId parent, std::string_view name
   return raw;
 }
 
+void InodeTable::RemoveName(InodeId parent, std::string_view name, InodeId ino) {
+  auto it = by_name_.find(std::make_pair(parent, std::string(name)));
+  if (it != by_name_.end() && it->second == ino) by_name_.erase(it);
+}
+
 bool InodeTable::Forget(InodeId ino, uint64_t n) {
   InodeRecord* record = Find(ino);
   if (record == nullptr) return false;

@@ -71,6 +71,14 @@ struct OpenHistory {
   std::string last_open_etag;
 };
 
+// What this mount made that S3 does not have yet (local_entries.h): a file being written (its
+// attributes are the handle's, never a HEAD's) or a directory made by mkdir that holds nothing
+// uploaded yet.
+struct LocalState {
+  bool writing = false;  // files: an open handle is uploading it
+  bool dir = false;      // directories: made here; pinned by itself while local
+};
+
 // One inode: each concept in its own member, so code that uses one does not touch the others.
 struct InodeRecord {
   InodeIdentity id;
@@ -78,6 +86,7 @@ struct InodeRecord {
   TapeState tape;
   ListingCache dir;
   OpenHistory opens;
+  LocalState local;
 };
 
 class InodeTable {
@@ -93,6 +102,10 @@ class InodeTable {
   // lookups = pins = 0) that becomes the name's inode. `key` is the child's key (see above).
   InodeRecord* FindOrCreateChild(InodeId parent, std::string_view name, bool is_dir,
                                  std::string key);
+
+  // Forgets the name (parent, name) if it still maps to `ino`: the record lives on, unnamed, until
+  // the kernel forgets it (unlink, rmdir, an upload that failed).
+  void RemoveName(InodeId parent, std::string_view name, InodeId ino);
 
   // Subtracts `n` lookups (clamped at zero) and drops the record if unused. False when `ino` is
   // unknown.

@@ -49,6 +49,19 @@ struct TapeOptions {
   std::chrono::seconds summary_ttl{10};
 };
 
+// Writes through the mount (docs/semantics.md "Writes").
+struct WriteOptions {
+  // Refuse every write with EROFS (statfs then reports ST_RDONLY).
+  bool read_only = false;
+  // unlink and rmdir of what S3 holds: a delete in an archive is final, so it is asked for.
+  bool allow_delete = false;
+  // Base part size of a new file's multipart upload (Upload::Options::part_size); parts grow so
+  // that 5 TiB fits in 10 000 (upload.h). 8 MiB, as mountpoint-s3.
+  uint64_t part_size = 8ull << 20;
+  // Upload parts in flight per file. 4 parts of 8 MiB keep a loopback gateway busy (bench/fuse).
+  uint32_t max_parts_in_flight = 4;
+};
+
 struct MountOptions {
   std::string bucket;
   std::string prefix;  // "" or ending in '/': the mount's root is this prefix
@@ -75,6 +88,7 @@ struct MountOptions {
   uint64_t max_memory = 1ull << 30;
   PrefetchOptions prefetch;
   TapeOptions tape;
+  WriteOptions write;
   // Published to `reelfs stage/status/wait` through the root's user.reelfs.mount xattr.
   std::string endpoint;     // the S3 endpoint URL as configured
   std::string ledger_path;  // the restore ledger file (hsm/ledger.h), ":memory:" if none

@@ -266,9 +266,13 @@ void TapeView::Summary(InodeId ino, std::string prefix, Callback<std::string> do
 void TapeView::SetXattr(InodeId ino, std::string_view name, std::string_view value,
                         std::function<void(Status)> done) {
   if (name != kXattrRequest) {
-    done(Status(StatusCode::kFailedPrecondition, StatusReason::kReadOnly,
-                fmt::format("setxattr {} on inode {}: read-only", name, ino)));
-    return;
+    // S3 keeps no such attributes: EROFS on a read-only mount, EOPNOTSUPP on a writable one.
+    if (core_.options().write.read_only) {
+      return done(core_.ReadOnly(fmt::format("setxattr {} on inode {}", name, ino)));
+    }
+    return done(Status(StatusCode::kUnimplemented, StatusReason::kNotSupported,
+                       fmt::format("setxattr {} on inode {}: only user.hsm.request can be set",
+                                   name, ino)));
   }
   // setfattr sends the bare value; tolerate a trailing NUL or newline from other writers.
   while (!value.empty() && (value.back() == '\0' || value.back() == '\n')) value.remove_suffix(1);

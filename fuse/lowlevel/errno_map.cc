@@ -72,6 +72,16 @@ std::optional<int> ReasonErrno(const Status& status) {
       return EOPNOTSUPP;
     case StatusReason::kBufferTooSmall:
       return ERANGE;  // the getxattr / listxattr size protocol
+    case StatusReason::kNotPermitted:
+      // --allow-delete / --allow-overwrite not given, or an in-place change of an existing
+      // object: EPERM, as mountpoint-s3 answers (the log line names the flag).
+      return EPERM;
+    case StatusReason::kBusy:
+      return EBUSY;  // another handle of this mount is writing the file
+    case StatusReason::kFileTooLarge:
+      return EFBIG;
+    case StatusReason::kNoSpace:
+      return ENOSPC;  // the gateway's disk is full (507): the object was not stored
     case StatusReason::kSystemError: {
       // A system call the daemon made failed (ErrnoToStatus): its errno is the most precise
       // answer (ENOSPC, EMFILE, ...), except for the network: a socket errno of a gateway that

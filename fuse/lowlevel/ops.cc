@@ -122,7 +122,8 @@ void Init(void* userdata, fuse_conn_info* conn) noexcept {
   // Always plus, not "auto": the attributes come with the listing for free, and auto makes the
   // kernel fall back to READDIR + LOOKUP storms when it guesses wrong.
   conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
-  // No NFS export (inode numbers are per mount) and no write-back cache (read-only).
+  // No NFS export (inode numbers are per mount) and no write-back cache: writes must reach the
+  // upload in order, as the application made them (docs/semantics.md "Writes").
   conn->want &= ~(FUSE_CAP_EXPORT_SUPPORT | FUSE_CAP_WRITEBACK_CACHE);
   REELFS_LOG_INFO(kSubject,
                   "init: protocol {}.{}, max_read={} max_write={} max_readahead={} "
@@ -188,9 +189,11 @@ void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
 }
 
 void Access(fuse_req_t req, fuse_ino_t ino, int mask) noexcept {
-  Guard(req, {.op = "access", .ino = ino}, [&](OpsContext&, ReplyPtr reply) {
+  Guard(req, {.op = "access", .ino = ino}, [&](OpsContext& ctx, ReplyPtr reply) {
     // Mode bits are checked by the kernel (default_permissions); only writing is ours to refuse.
-    if (mask & W_OK) return reply->Refuse(ReadOnlyMount("access(W_OK)"));
+    if ((mask & W_OK) && ctx.fs.options().write.read_only) {
+      return reply->Refuse(ReadOnlyMount("access(W_OK)"));
+    }
     reply->Ok();
   });
 }
@@ -327,16 +330,6 @@ void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   });
 }
 
-void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
-  Guard(req, {.op = "flush", .ino = ino, .fh = fi->fh},
-        [&](OpsContext&, ReplyPtr reply) { reply->Ok(); });  // nothing buffered to flush
-}
-
-void Fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) noexcept {
-  Guard(req, {.op = "fsync", .ino = ino, .fh = fi->fh},
-        [&](OpsContext&, ReplyPtr reply) { reply->Ok(); });  // nothing written, nothing to sync
-}
-
 void StatFs(fuse_req_t req, fuse_ino_t ino) noexcept {
   Guard(req, {.op = "statfs", .ino = ino}, [&](OpsContext& ctx, ReplyPtr reply) {
     const FsStats s = ctx.fs.StatFs();
@@ -346,8 +339,16 @@ void StatFs(fuse_req_t req, fuse_ino_t ino) noexcept {
     st.f_blocks = s.blocks;
     st.f_files = s.files;
     st.f_namemax = s.max_name;
-    st.f_flag = ST_RDONLY;
-    reply->StatFs(st);  // free and available stay 0: nothing can be written
+    if (ctx.fs.options().write.read_only) {
+      st.f_flag = ST_RDONLY;  // free and available stay 0: nothing can be written
+    } else {
+      // S3 has no capacity to report: as much free as the total, so cp and rsync go ahead.
+      st.f_bfree = s.blocks;
+      st.f_bavail = s.blocks;
+      st.f_ffree = s.blocks;
+      st.f_favail = s.blocks;
+    }
+    reply->StatFs(st);
   });
 }
 
@@ -405,7 +406,10 @@ void ListXattr(fuse_req_t req, fuse_ino_t ino, size_t size) noexcept {
 void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size,
               int) noexcept {
   Guard(req, {.op = "setxattr", .ino = ino, .size = size}, [&](OpsContext& ctx, ReplyPtr reply) {
-    if (!IsUserXattr(name)) return reply->Refuse(ReadOnlyMount("setxattr"));
+    if (!IsUserXattr(name)) {
+      return reply->Refuse(ctx.fs.options().write.read_only ? ReadOnlyMount("setxattr")
+                                                             : ForeignXattrNamespace(name));
+    }
     ctx.fs.SetXattr(ino, name, std::string_view(value, size), [reply](Status s) noexcept {
       try {
         if (!s.ok()) return reply->Error(s);
@@ -417,53 +421,137 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
   });
 }
 
-// ---- everything that writes: EROFS ----
+// ---- writes (docs/semantics.md "Writes"); FileSystem refuses them on a read-only mount ----
 
-void ReadOnly(fuse_req_t req, const char* op, fuse_ino_t ino) noexcept {
-  Guard(req, {.op = op, .ino = ino},
-        [&](OpsContext&, ReplyPtr reply) { reply->Refuse(ReadOnlyMount(op)); });
+// A completion that answers a Status: Ok() or the error.
+std::function<void(Status)> StatusCompletion(ReplyPtr reply) {
+  return [reply = std::move(reply)](Status s) noexcept {
+    try {
+      if (!s.ok()) return reply->Error(s);
+      reply->Ok();
+    } catch (...) {
+      if (!reply->answered()) reply->Error(Status::Internal("exception"));
+    }
+  };
 }
 
-void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat*, int, fuse_file_info*) noexcept {
-  ReadOnly(req, "setattr", ino);
+void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+            fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "create", .ino = parent}, [&](OpsContext& ctx, ReplyPtr reply) {
+    if (!S_ISREG(mode)) {
+      return reply->Refuse(Status(StatusCode::kPermissionDenied, StatusReason::kNotPermitted,
+                                  "create: only regular files can be objects"));
+    }
+    fuse_file_info out = *fi;
+    ctx.fs.Create(parent, name, fi->flags, fuse_req_ctx(req)->pid,
+                  Completion<FileSystem::CreatedFile>(
+                      reply, [out](Reply& answer, Result<FileSystem::CreatedFile> r) mutable {
+                        if (!r.ok()) return answer.Error(r.status());
+                        out.fh = r->file.fh;
+                        out.keep_cache = 0;
+                        out.noflush = r->file.noflush;  // close() completes the upload
+                        out.direct_io = 0;
+                        answer.Create(r->entry, out);
+                      }));
+  });
 }
+
+void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off,
+           fuse_file_info* fi) noexcept {
+  Guard(
+      req,
+      {.op = "write", .ino = ino, .fh = fi->fh, .offset = static_cast<uint64_t>(off), .size = size},
+      [&](OpsContext& ctx, ReplyPtr reply) {
+        // `buf` is libfuse's request buffer: FileSystem::Write copies it before returning.
+        ctx.fs.Write(ino, fi->fh, static_cast<uint64_t>(off),
+                     std::span(reinterpret_cast<const std::byte*>(buf), size),
+                     Completion<size_t>(reply, [](Reply& answer, Result<size_t> r) {
+                       if (!r.ok()) return answer.Error(r.status());
+                       answer.Written(*r);
+                     }));
+      });
+}
+
+void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "flush", .ino = ino, .fh = fi->fh}, [&](OpsContext& ctx, ReplyPtr reply) {
+    // A written file completes its upload.
+    ctx.fs.Flush(ino, fi->fh, /*fsync=*/false, fuse_req_ctx(req)->pid, StatusCompletion(reply));
+  });
+}
+
+void Fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "fsync", .ino = ino, .fh = fi->fh}, [&](OpsContext& ctx, ReplyPtr reply) {
+    ctx.fs.Flush(ino, fi->fh, /*fsync=*/true, fuse_req_ctx(req)->pid, StatusCompletion(reply));  // then it is durable
+  });
+}
+
+void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
+             fuse_file_info* fi) noexcept {
+  Guard(req, {.op = "setattr", .ino = ino, .fh = fi ? fi->fh : 0},
+        [&](OpsContext& ctx, ReplyPtr reply) {
+          FileSystem::SetAttrRequest request;
+          if (to_set & FUSE_SET_ATTR_SIZE) request.size = static_cast<uint64_t>(attr->st_size);
+          ctx.fs.SetAttr(ino, request,
+                         Completion<Attributes>(reply, [](Reply& answer, Result<Attributes> r) {
+                           if (!r.ok()) return answer.Error(r.status());
+                           answer.Attr(*r, r->cache_ttl);
+                         }));
+        });
+}
+
+void MkDir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) noexcept {
+  Guard(req, {.op = "mkdir", .ino = parent}, [&](OpsContext& ctx, ReplyPtr reply) {
+    ctx.fs.MkDir(parent, name, Completion<Entry>(reply, [](Reply& answer, Result<Entry> r) {
+                   if (!r.ok()) return answer.Error(r.status());
+                   answer.EntryParam(*r);
+                 }));
+  });
+}
+
+void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
+  Guard(req, {.op = "unlink", .ino = parent}, [&](OpsContext& ctx, ReplyPtr reply) {
+    ctx.fs.Unlink(parent, name, StatusCompletion(reply));
+  });
+}
+
+void RmDir(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
+  Guard(req, {.op = "rmdir", .ino = parent}, [&](OpsContext& ctx, ReplyPtr reply) {
+    ctx.fs.RmDir(parent, name, StatusCompletion(reply));
+  });
+}
+
+// ---- what S3 cannot hold: EROFS on a read-only mount, EPERM otherwise ----
+
+void Unsupported(fuse_req_t req, const char* op, fuse_ino_t ino) noexcept {
+  Guard(req, {.op = op, .ino = ino}, [&](OpsContext& ctx, ReplyPtr reply) {
+    if (ctx.fs.options().write.read_only) return reply->Refuse(ReadOnlyMount(op));
+    reply->Refuse(Status(StatusCode::kPermissionDenied, StatusReason::kNotPermitted,
+                         std::string(op) + ": objects cannot represent this"));
+  });
+}
+
 void MkNod(fuse_req_t req, fuse_ino_t parent, const char*, mode_t, dev_t) noexcept {
-  ReadOnly(req, "mknod", parent);
-}
-void MkDir(fuse_req_t req, fuse_ino_t parent, const char*, mode_t) noexcept {
-  ReadOnly(req, "mkdir", parent);
-}
-void Unlink(fuse_req_t req, fuse_ino_t parent, const char*) noexcept {
-  ReadOnly(req, "unlink", parent);
-}
-void RmDir(fuse_req_t req, fuse_ino_t parent, const char*) noexcept {
-  ReadOnly(req, "rmdir", parent);
+  Unsupported(req, "mknod", parent);
 }
 void SymLink(fuse_req_t req, const char*, fuse_ino_t parent, const char*) noexcept {
-  ReadOnly(req, "symlink", parent);
+  Unsupported(req, "symlink", parent);
 }
 void Rename(fuse_req_t req, fuse_ino_t parent, const char*, fuse_ino_t, const char*,
             unsigned) noexcept {
-  ReadOnly(req, "rename", parent);
+  Unsupported(req, "rename", parent);
 }
 void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t, const char*) noexcept {
-  ReadOnly(req, "link", ino);
-}
-void Write(fuse_req_t req, fuse_ino_t ino, const char*, size_t, off_t, fuse_file_info*) noexcept {
-  ReadOnly(req, "write", ino);
-}
-void Create(fuse_req_t req, fuse_ino_t parent, const char*, mode_t, fuse_file_info*) noexcept {
-  ReadOnly(req, "create", parent);
+  Unsupported(req, "link", ino);
 }
 void Fallocate(fuse_req_t req, fuse_ino_t ino, int, off_t, off_t, fuse_file_info*) noexcept {
-  ReadOnly(req, "fallocate", ino);
+  Unsupported(req, "fallocate", ino);
 }
 void RemoveXattr(fuse_req_t req, fuse_ino_t ino, const char*) noexcept {
-  ReadOnly(req, "removexattr", ino);
+  Unsupported(req, "removexattr", ino);
 }
 void CopyFileRange(fuse_req_t req, fuse_ino_t, off_t, fuse_file_info*, fuse_ino_t ino_out, off_t,
                    fuse_file_info*, size_t, int) noexcept {
-  ReadOnly(req, "copy_file_range", ino_out);
+  Unsupported(req, "copy_file_range", ino_out);
 }
 
 fuse_lowlevel_ops MakeOps() {

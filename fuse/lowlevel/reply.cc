@@ -200,6 +200,18 @@ void Reply::Attr(const Attributes& attr, std::chrono::duration<double> timeout) 
 
 void Reply::Open(const fuse_file_info& fi) { Send(fuse_reply_open, Take(), &fi); }
 
+void Reply::Create(const Entry& entry, const fuse_file_info& fi) {
+  fuse_entry_param e{};
+  e.ino = entry.attr.ino;
+  e.generation = entry.generation;
+  e.attr = ToStat(entry.attr);
+  e.attr_timeout = entry.attr_timeout.count();
+  e.entry_timeout = entry.entry_timeout.count();
+  Send(fuse_reply_create, Take(), &e, &fi);
+}
+
+void Reply::Written(size_t count) { Send(fuse_reply_write, Take(), count); }
+
 void Reply::Buf(const char* data, size_t size) { Send(fuse_reply_buf, Take(), data, size); }
 
 void Reply::Data(const ReadData& data) {

@@ -95,6 +95,8 @@ class Reply : public std::enable_shared_from_this<Reply> {
   void EntryParam(const Entry& entry);
   void Attr(const Attributes& attr, std::chrono::duration<double> timeout);
   void Open(const fuse_file_info& fi);
+  void Create(const Entry& entry, const fuse_file_info& fi);
+  void Written(size_t count);
   void Buf(const char* data, size_t size);
   void Data(const ReadData& data);
   void StatFs(const struct statvfs& st);

@@ -45,7 +45,7 @@ PY
 
 step "ls -l: 10 000 lines, sizes and modes match the source"
 ls -l "$MNT/many" >"$WORK/ls-l" || fail "ls -l failed"
-[[ "$(grep -c '^-r--r--r--' "$WORK/ls-l")" == 10000 ]] || fail "ls -l: not 10000 -r--r--r-- lines"
+[[ "$(grep -c '^-rw-r--r--' "$WORK/ls-l")" == 10000 ]] || fail "ls -l: not 10000 -rw-r--r-- lines"
 diff <(awk 'NR > 1 { print $5, $NF }' "$WORK/ls-l") \
      <(cd "$SRC" && find . -type f -printf '%s %P\n' | sort -k2) >/dev/null ||
   fail "ls -l sizes/names differ from the source"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # e2e: errors a user meets. Proves: (1) a mount with a wrong secret key comes up (with a warning)
 # and every access fails with EACCES ("Permission denied"), as does one with an unknown access
-# key; (2) the mount is read-only: every kind of write (create, truncate, append, mkdir, rmdir,
+# key; (2) a --read-only mount shows modes 0444/0555 and every kind of write (create, truncate, append, mkdir, rmdir,
 # unlink, rename, symlink, link, chmod, chown, utimes, mkfifo) fails with EROFS ("Read-only file
 # system") and the source is unchanged.
 source "$(dirname "$0")/lib.sh"
@@ -37,10 +37,12 @@ out=$(cat "$MNTU/file.txt" 2>&1) && fail "cat with an unknown key succeeded: $ou
 [[ $out == *"Permission denied"* ]] || fail "cat with an unknown access key: '$out'"
 unmount_and_wait "$MNTU" "$UNKNOWN_PID"
 
-step "read-only: every write fails with Read-only file system"
-mount_bucket err
+step "--read-only: modes 0444/0555, every write fails with Read-only file system"
+mount_bucket err --read-only
 MAIN_PID=$MOUNT_PID
 [[ "$(cat "$MNT/file.txt")" == "original content" ]] || fail "good mount cannot read"
+modes=$(stat -c %a "$MNT" "$MNT/dir" "$MNT/file.txt" | paste -sd' ')
+[[ $modes == "555 555 444" ]] || fail "read-only modes: $modes"
 expect_erofs() {  # expect_erofs DESCRIPTION COMMAND...
   local what=$1 out; shift
   out=$("$@" 2>&1) && fail "$what succeeded on a read-only mount"

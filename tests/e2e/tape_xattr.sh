@@ -9,7 +9,7 @@
 #  - st_blocks: 1 for an offline file (st_size unchanged), ceil(size/512) online;
 #  - setfattr -n user.hsm.request -v stage on one file -> staging, then restored (aws) or online
 #    (versitygw shows restored files as STANDARD); st_blocks full,
-#    bytes verified by sha256; bad value -> EINVAL, another name -> EROFS;
+#    bytes verified by sha256; bad value -> EINVAL, another name -> EOPNOTSUPP;
 #  - setfattr on the directory d/ -> every other object staged (catalog), then each one restored
 #    (restored or online) per user.hsm.state, st_blocks full and bytes verified.
 source "$(dirname "$0")/lib.sh"
@@ -115,7 +115,7 @@ assert m["ledger"] == ":memory:", m' "$mnt" "$ENDPOINT" || fail "user.reelfs.mou
   out=$(setfattr -n user.hsm.request -v recall "$OFF" 2>&1) && fail "bad value accepted"
   [[ $out == *"Invalid argument"* ]] || fail "bad value: '$out'"
   out=$(setfattr -n user.hsm.state -v online "$OFF" 2>&1) && fail "user.hsm.state written"
-  [[ $out == *"Read-only file system"* ]] || fail "other name: '$out'"
+  [[ $out == *"Operation not supported"* ]] || fail "other name: '$out'"
   setfattr -n user.hsm.request -v stage "$OFF" || fail "setfattr stage on a file"
   st=$(xattr user.hsm.state "$OFF")
   [[ $st == staging || $st == restored ]] || fail "state after stage: '$st'"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # e2e: ordinary tools over a mounted tree with nested directories, compared with the source tree.
 # Proves: readdir(plus) lists exactly the keys (implicit directories from prefixes, sizes from the
-# listing), default modes 0444/0555, stat/ENOENT, whole-file reads of sizes around page and part
+# listing), default modes 0644/0755 (writable mount), stat/ENOENT, whole-file reads of sizes around page and part
 # boundaries (0 B .. 9 MiB, more than one 8 MiB part), cp -r/tar/md5sum see identical bytes, and a
 # BUCKET/PREFIX mount with --uid/--gid/--file-mode/--dir-mode.
 source "$(dirname "$0")/lib.sh"
@@ -41,7 +41,7 @@ awk 'NR > 1 { print $NF }' "$WORK/ls-la" | sort >"$WORK/ls-names"
 { echo .; echo ..; ls -A "$SRC"; } | sort >"$WORK/src-names"
 diff "$WORK/src-names" "$WORK/ls-names" || fail "ls -la names differ from the source"
 ls -la "$MNT/dir-02/sub-1" >/dev/null || fail "ls -la of a nested directory"
-[[ "$(ls -l "$MNT/top-09.bin" | awk '{ print $1, $5 }')" == "-r--r--r-- $((9 * 1048576 + 17))" ]] ||
+[[ "$(ls -l "$MNT/top-09.bin" | awk '{ print $1, $5 }')" == "-rw-r--r-- $((9 * 1048576 + 17))" ]] ||
   fail "ls -l of a file: $(ls -l "$MNT/top-09.bin")"
 
 step "find: every path, type and file size equals the source"
@@ -50,15 +50,15 @@ step "find: every path, type and file size equals the source"
   fail "find failed"
 diff "$WORK/src-find" "$WORK/mnt-find" || fail "find output differs from the source"
 
-step "default modes: files 0444, directories 0555 (the mount point too)"
-bad=$(find "$MNT" \( \( -type f ! -perm 0444 \) -o \( -type d ! -perm 0555 \) \) -printf '%m %p\n')
+step "default modes: files 0644, directories 0755 (the mount point too)"
+bad=$(find "$MNT" \( \( -type f ! -perm 0644 \) -o \( -type d ! -perm 0755 \) \) -printf '%m %p\n')
 [[ -z "$bad" ]] || fail "unexpected modes: $bad"
-[[ "$(stat -c %a "$MNT")" == 555 ]] || fail "mount point mode $(stat -c %a "$MNT")"
+[[ "$(stat -c %a "$MNT")" == 755 ]] || fail "mount point mode $(stat -c %a "$MNT")"
 
 step "stat: size, mode, type; ENOENT for a missing name (twice: negative cache)"
-[[ "$(stat -c '%s %a %F' "$MNT/dir-01/index.json")" == "300 444 regular file" ]] ||
+[[ "$(stat -c '%s %a %F' "$MNT/dir-01/index.json")" == "300 644 regular file" ]] ||
   fail "stat file: $(stat -c '%s %a %F' "$MNT/dir-01/index.json")"
-[[ "$(stat -c '%a %F' "$MNT/dir-01/sub-2/deeper")" == "555 directory" ]] ||
+[[ "$(stat -c '%a %F' "$MNT/dir-01/sub-2/deeper")" == "755 directory" ]] ||
   fail "stat implicit directory: $(stat -c '%a %F' "$MNT/dir-01/sub-2/deeper")"
 [[ "$(stat -c %s "$MNT/top-00.bin")" == 0 ]] || fail "empty file size"
 for _ in 1 2; do

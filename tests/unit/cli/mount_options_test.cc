@@ -23,8 +23,11 @@ TEST_SUITE("cli") {
     CHECK(c->mount.prefix == "");
     CHECK(c->mount.uid == getuid());
     CHECK(c->mount.gid == getgid());
-    CHECK(c->mount.file_mode == 0444);
-    CHECK(c->mount.dir_mode == 0555);
+    CHECK(c->mount.file_mode == 0644);  // writable by default
+    CHECK(c->mount.dir_mode == 0755);
+    CHECK_FALSE(c->mount.write.read_only);
+    CHECK_FALSE(c->mount.write.allow_delete);
+    CHECK(c->mount.write.part_size == (8ull << 20));
     CHECK(c->mount.metadata_ttl == std::chrono::hours(1));
     CHECK(c->mount.negative_ttl == std::chrono::seconds(60));
     CHECK(c->mount.max_memory == (1ull << 30));
@@ -38,6 +41,29 @@ TEST_SUITE("cli") {
     CHECK_FALSE(c->daemon.clone_fd);
     CHECK_FALSE(c->foreground);
     CHECK_FALSE(c->rdma.enabled);
+  }
+
+  TEST_CASE("mount: --read-only, --allow-delete, --write-part-size") {
+    MountFlags f = Flags();
+    f.read_only = true;
+    auto c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->mount.write.read_only);
+    CHECK(c->mount.file_mode == 0444);  // read-only modes unless given
+    CHECK(c->mount.dir_mode == 0555);
+    f.file_mode = "0600";
+    CHECK(ParseMountFlags(f)->mount.file_mode == 0600);
+    MountFlags g = Flags();
+    g.allow_delete = true;
+    g.write_part_size = "16MiB";
+    c = ParseMountFlags(g);
+    REQUIRE(c.ok());
+    CHECK(c->mount.write.allow_delete);
+    CHECK(c->mount.write.part_size == (16ull << 20));
+    g.write_part_size = "4MiB";  // below S3's 5 MiB minimum part
+    CHECK(ParseMountFlags(g).status().code() == StatusCode::kInvalidArgument);
+    g.write_part_size = "6GiB";  // above the 5 GiB maximum
+    CHECK(ParseMountFlags(g).status().code() == StatusCode::kInvalidArgument);
   }
 
   TEST_CASE("mount: --rdma, --rdma=DEV, --rdma-sessions") {

@@ -106,6 +106,12 @@ std::vector<Row> Table() {
        EOPNOTSUPP},
       {"xattr buffer too small", Reason(StatusCode::kOutOfRange, StatusReason::kBufferTooSmall),
        ERANGE},
+      // Writes (docs/semantics.md "Writes").
+      {"delete without --allow-delete",
+       Reason(StatusCode::kPermissionDenied, StatusReason::kNotPermitted), EPERM},
+      {"file being written", Reason(StatusCode::kFailedPrecondition, StatusReason::kBusy), EBUSY},
+      {"past 10 000 parts", Reason(StatusCode::kOutOfRange, StatusReason::kFileTooLarge), EFBIG},
+      {"gateway disk full", S3Answer(507, "InsufficientStorage"), ENOSPC},
       // Reads of offline objects (docs/semantics.md "Offline objects").
       {"offline, --offline=eagain or O_NONBLOCK",
        Reason(StatusCode::kFailedPrecondition, StatusReason::kArchivedNoWait), EAGAIN},
@@ -174,6 +180,14 @@ std::string Identifier(StatusReason reason) {
       return "kNotSupported";
     case StatusReason::kBufferTooSmall:
       return "kBufferTooSmall";
+    case StatusReason::kNotPermitted:
+      return "kNotPermitted";
+    case StatusReason::kBusy:
+      return "kBusy";
+    case StatusReason::kFileTooLarge:
+      return "kFileTooLarge";
+    case StatusReason::kNoSpace:
+      return "kNoSpace";
     case StatusReason::kSystemError:
       return "kSystemError";
   }
@@ -227,6 +241,12 @@ std::string ErrnoName(int err) {
       return "EOPNOTSUPP";
     case ERANGE:
       return "ERANGE";
+    case EPERM:
+      return "EPERM";
+    case EBUSY:
+      return "EBUSY";
+    case EFBIG:
+      return "EFBIG";
     case ENOSPC:
       return "ENOSPC";
     case EINVAL:

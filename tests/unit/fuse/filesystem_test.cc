@@ -399,7 +399,7 @@ TEST_CASE("a file that vanished is NotFound on GetAttr after the TTL") {
   CHECK(f.GetAttr(e->attr.ino).status().code() == StatusCode::kNotFound);
 }
 
-TEST_CASE("opens are read-only; directories are EISDIR; keep_cache follows the ETag") {
+TEST_CASE("existing objects are never opened for writing; directories are EISDIR; keep_cache") {
   Fixture f;
   f.Put("file", "v1");
   f.Put("dir/x");
@@ -407,7 +407,8 @@ TEST_CASE("opens are read-only; directories are EISDIR; keep_cache follows the E
   REQUIRE(e.ok());
   for (int flags :
        {O_WRONLY, O_RDWR, O_RDONLY | O_TRUNC, O_RDONLY | O_APPEND, O_WRONLY | O_CREAT}) {
-    CHECK(Errno(f.Open(e->attr.ino, flags).status()) == EROFS);
+    // Objects are not changed in place (docs/semantics.md "Writes"): EPERM, not a rewrite.
+    CHECK(Errno(f.Open(e->attr.ino, flags).status()) == EPERM);
   }
   auto dir = f.Lookup(kRootInode, "dir");
   REQUIRE(dir.ok());

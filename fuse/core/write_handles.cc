@@ -1,0 +1,262 @@
+// WriteHandles (write_handles.h): a handle per file being written, each with its Upload.
+
+#include "fuse/core/write_handles.h"
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/log.h"
+#include "common/mutex.h"
+#include "fuse/core/core_internal.h"
+#include "fuse/core/process_identity.h"
+#include "fuse/core/dir_listing.h"
+
+namespace reelfs::fuse::detail {
+namespace {
+
+Status HandleNotOpen(uint64_t fh) {
+  return Status(StatusCode::kInvalidArgument, StatusReason::kBadHandle,
+                fmt::format("file handle {} is not open for writing", fh));
+}
+
+}  // namespace
+
+void WriteHandles::Create(InodeId parent, std::string_view name, int flags, uint32_t pid,
+                          Callback<FileSystem::CreatedFile> done) {
+  (void)flags;  // O_APPEND, O_EXCL, O_TRUNC: all the same on a new, empty file
+  std::string key;
+  Result<Entry> entry = core_.CreateLocalFile(parent, name, &key);
+  if (!entry.ok()) return done(entry.status());
+  const MountOptions& o = core_.options();
+  Upload::Options uo;
+  uo.part_size = o.write.part_size;
+  uo.max_in_flight = o.write.max_parts_in_flight;
+  std::shared_ptr<Upload> upload =
+      Upload::Create(core_.store(), core_.budget(), o.bucket, key, uo, core_.clock());
+  const uint64_t fh = core_.NextHandle();
+  {
+    MutexLock lock(mutex_);
+    WriteHandle h;
+    h.ino = entry->attr.ino;
+    h.key = key;
+    h.upload = std::move(upload);
+    h.writer = ProcessOf(pid);
+    handles_.emplace(fh, std::move(h));
+  }
+  FileSystem::CreatedFile out;
+  out.entry = std::move(*entry);
+  out.file.fh = fh;
+  out.file.noflush = false;  // close() must reach us: it completes the upload
+  done(std::move(out));
+}
+
+void WriteHandles::Write(uint64_t fh, uint64_t offset, std::span<const std::byte> data,
+                         Callback<size_t> done) {
+  std::shared_ptr<Upload> upload;
+  InodeId ino = 0;
+  {
+    MutexLock lock(mutex_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) {
+      lock.unlock();
+      return done(HandleNotOpen(fh));
+    }
+    if (it->second.finishing) {
+      // A handle that failed answers its failure; one whose upload completed is done (EBADF).
+      Status s = it->second.finished && !it->second.result.ok()
+                     ? it->second.result
+                     : Status(StatusCode::kInvalidArgument, StatusReason::kBadHandle,
+                              fmt::format("write to '{}' after close or fsync completed its upload",
+                                          PrintableKey(it->second.key)));
+      lock.unlock();
+      return done(std::move(s));
+    }
+    upload = it->second.upload;
+    ino = it->second.ino;
+  }
+  if (offset != upload->size()) {
+    // Only sequential writes can stream into an upload. The file is dropped, not stored with a
+    // hole or without what the application meant to put there: its close answers this error.
+    Status s = Status::InvalidArgument(
+        fmt::format("write to '{}' at offset {}, but {} bytes were written: only sequential "
+                    "writes are supported; the file will not be stored",
+                    PrintableKey(upload->key()), offset, upload->size()));
+    REELFS_LOG_WARN("fuse", "{}", s.message());
+    Fail(fh, s);
+    return done(std::move(s));
+  }
+  const size_t n = data.size();
+  // The Core keeps this part alive for a callback that outlives the FileSystem.
+  upload->Write(offset, data,
+                [core = core_.shared_from_this(), upload, fh, ino, n,
+                 done = std::move(done)](Status s) {
+                  if (!s.ok()) {
+                    // The upload failed (ENOSPC, EIO, ...): the file is lost whatever comes
+                    // next, so the handle answers this error to later writes and the close
+                    // (a short write's retry must not turn it into EINVAL).
+                    core->writes().Fail(fh, s);
+                    return done(std::move(s));
+                  }
+                  Count(core->stats().bytes_written, n);
+                  core->SetWritingSize(ino, upload->size());
+                  done(n);
+                });
+}
+
+void WriteHandles::Complete(uint64_t fh, bool even_empty, uint32_t pid,
+                            std::function<void(Status)> done) {
+  std::shared_ptr<Upload> upload;
+  const uint32_t caller = ProcessOf(pid);  // outside the lock: it reads /proc
+  {
+    MutexLock lock(mutex_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) {
+      lock.unlock();
+      return done(Status::Ok());  // a read handle: nothing to flush
+    }
+    WriteHandle& h = it->second;
+    if (h.finished) {
+      Status result = h.result;
+      lock.unlock();
+      return done(std::move(result));
+    }
+    if (caller != 0 && h.writer != 0 && caller != h.writer && !h.finishing) {
+      lock.unlock();
+      return done(Status::Ok());  // an inherited copy closed (fork + exec): not the writer's close
+    }
+    if (!even_empty && !h.finishing && h.upload->size() == 0) {
+      lock.unlock();
+      return done(Status::Ok());  // dd's dup-and-close: the writes are still to come
+    }
+    h.waiting.push_back(std::move(done));
+    if (h.finishing) return;
+    h.finishing = true;
+    upload = h.upload;
+  }
+  upload->Finish([core = core_.shared_from_this(), fh](Result<s3::ObjectInfo> r) {
+    core->writes().Finished(fh, std::move(r));
+  });
+}
+
+void WriteHandles::Finished(uint64_t fh, Result<s3::ObjectInfo> r) {
+  InodeId ino = 0;
+  std::string key;
+  {
+    MutexLock lock(mutex_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return;
+    ino = it->second.ino;
+    key = it->second.key;
+  }
+  // The inode first, so a waiting close returns only once the name shows the object.
+  if (r.ok()) {
+    core_.PublishFile(ino, *r);
+  } else {
+    REELFS_LOG_WARN("fuse", "upload of '{}' failed; nothing was stored: {}", PrintableKey(key),
+                    r.status().ToString());
+    core_.AbandonFile(ino);
+  }
+  std::vector<std::function<void(Status)>> waiting;
+  bool drop = false;
+  Status result = r.ok() ? Status::Ok() : r.status();
+  {
+    MutexLock lock(mutex_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return;
+    WriteHandle& h = it->second;
+    h.finished = true;
+    h.result = result;
+    waiting.swap(h.waiting);
+    drop = h.released;
+    if (drop) handles_.erase(it);
+  }
+  if (drop) core_.UnpinInode(ino);
+  for (auto& w : waiting) w(result);
+}
+
+void WriteHandles::Fail(uint64_t fh, const Status& why) {
+  std::shared_ptr<Upload> upload;
+  InodeId ino = 0;
+  {
+    MutexLock lock(mutex_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end() || it->second.finishing) return;
+    WriteHandle& h = it->second;
+    h.finishing = true;
+    h.finished = true;
+    h.result = why;
+    upload = h.upload;
+    ino = h.ino;
+  }
+  upload->Abort();
+  core_.AbandonFile(ino);
+}
+
+bool WriteHandles::Owns(uint64_t fh) const {
+  MutexLock lock(mutex_);
+  return handles_.contains(fh);
+}
+
+void WriteHandles::Release(uint64_t fh) {
+  InodeId ino = 0;
+  bool finish = false;
+  {
+    MutexLock lock(mutex_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return;
+    WriteHandle& h = it->second;
+    h.released = true;
+    ino = h.ino;
+    if (h.finished) {
+      handles_.erase(it);
+    } else {
+      finish = !h.finishing;
+      ino = 0;  // unpinned by Finished
+    }
+  }
+  if (ino != 0) core_.UnpinInode(ino);
+  // No FLUSH completed it (a process that never closed, an mmap writer): complete it now; the
+  // outcome is only logged, RELEASE has no answer.
+  if (finish) Complete(fh, /*even_empty=*/true, /*pid=*/0, [](Status) {});
+}
+
+std::optional<Status> WriteHandles::Truncate(InodeId ino, uint64_t size) {
+  std::shared_ptr<Upload> upload;
+  {
+    MutexLock lock(mutex_);
+    for (auto& [fh, h] : handles_) {
+      if (h.ino == ino && !h.finishing) {
+        upload = h.upload;
+        break;
+      }
+    }
+  }
+  if (upload == nullptr) return std::nullopt;
+  Status s = upload->Truncate(size);
+  if (s.ok()) core_.SetWritingSize(ino, upload->size());
+  return s;
+}
+
+void WriteHandles::AbortAll() {
+  std::vector<std::pair<InodeId, std::shared_ptr<Upload>>> uploads;
+  {
+    MutexLock lock(mutex_);
+    for (auto& [fh, h] : handles_) {
+      if (!h.finishing) uploads.emplace_back(h.ino, h.upload);
+    }
+  }
+  for (auto& [ino, upload] : uploads) {
+    upload->Abort();
+    core_.AbandonFile(ino);
+  }
+}
+
+size_t WriteHandles::size() const {
+  MutexLock lock(mutex_);
+  return handles_.size();
+}
+
+}  // namespace reelfs::fuse::detail
