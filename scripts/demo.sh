@@ -211,6 +211,27 @@ PY
   else
     say "PyTorch DataLoader: skipped (no python3 can import torch; Debian package python3-torch)"
   fi
+
+  say "A checkpoint written back through the mount (a multipart upload, visible at close)"
+  mkdir -p "$mnt/checkpoints"
+  head -c $((40 * 1048576 + 123)) /dev/urandom >"$work/ckpt.bin"
+  start=$(date +%s.%N)
+  if [ -n "$tpy" ]; then
+    "$tpy" -c 'import sys, torch; torch.save({"w": torch.frombuffer(bytearray(open(sys.argv[1], "rb").read()), dtype=torch.uint8)}, sys.argv[2])' \
+      "$work/ckpt.bin" "$mnt/checkpoints/step-100.pt"
+    what="torch.save"
+  else
+    cp "$work/ckpt.bin" "$mnt/checkpoints/step-100.pt"
+    what="cp"
+  fi
+  secs=$(elapsed "$start")
+  "$reelfs" cp s3://dataset/checkpoints/step-100.pt "$work/ckpt-back.pt"
+  if cmp -s "$work/ckpt-back.pt" "$mnt/checkpoints/step-100.pt"; then
+    echo "OK: $what wrote $(stat -c %s "$work/ckpt-back.pt") bytes in ${secs} s; the object read back with the reelfs client is identical"
+  else
+    echo "MISMATCH: the checkpoint read back differs"; exit 1
+  fi
+  rm -f "$work/ckpt.bin" "$work/ckpt-back.pt"
 else
   say "No FUSE here ($fuse_reason): reading the dataset through the reelfs client instead"
   echo "Copying every object out with the reelfs client and verifying checksums"
