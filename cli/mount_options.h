@@ -21,8 +21,8 @@ struct MountFlags {
   std::string mountpoint;  // an existing directory
   bool foreground = false;
   bool allow_other = false;
-  std::string uid;  // empty: the mounting user's
-  std::string gid;  // empty: the mounting user's
+  std::string uid;        // empty: the mounting user's
+  std::string gid;        // empty: the mounting user's
   std::string file_mode;  // empty: 0644, or 0444 with --read-only
   std::string dir_mode;   // empty: 0755, or 0555 with --read-only
   std::string metadata_ttl = "1h";

@@ -18,9 +18,9 @@
 // exactly once).
 //
 // Thread-safety: every public method may be called concurrently from any thread.
-// Lock order: Core's `mutex_`, FileHandles', DirHandles', TapeView's and WriteHandles' mutexes are all leaf
-// locks, never nested: no code holds two of them at once (a part calls Core, and Core calls a
-// part, only with its own lock released), and none is held while calling the store, a
+// Lock order: Core's `mutex_`, FileHandles', DirHandles', TapeView's and WriteHandles' mutexes are
+// all leaf locks, never nested: no code holds two of them at once (a part calls Core, and Core
+// calls a part, only with its own lock released), and none is held while calling the store, a
 // Prefetcher, the Restorer or a callback (WarnOnce's lock is never taken under them either).
 // Every method that takes one says EXCLUDES for it, so clang's -Wthread-safety checks the
 // re-entries it can see; with no nesting there is no order to invert.

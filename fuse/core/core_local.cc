@@ -23,9 +23,9 @@ Status NotPermitted(std::string message) {
 }
 
 Status Busy(const std::string& key) {
-  return Status(StatusCode::kFailedPrecondition, StatusReason::kBusy,
-                fmt::format("'{}' is being written by another handle of this mount",
-                            PrintableKey(key)));
+  return Status(
+      StatusCode::kFailedPrecondition, StatusReason::kBusy,
+      fmt::format("'{}' is being written by another handle of this mount", PrintableKey(key)));
 }
 
 // A name no object key can carry: EINVAL, or ENAMETOOLONG for a long one.
@@ -262,7 +262,7 @@ void Core::Unlink(InodeId parent, std::string_view name, std::function<void(Stat
     key = p->id.key + std::string(name);
     const std::optional<NameIs> known = KnownNameLocked(*p, name);
     InodeRecord* child = inodes_.FindChild(parent, name);
-    const NameIs is = known.value_or(child == nullptr ? NameIs::kAbsent
+    const NameIs is = known.value_or(child == nullptr   ? NameIs::kAbsent
                                      : child->id.is_dir ? NameIs::kDir
                                                         : NameIs::kFile);
     Status refusal;
@@ -285,25 +285,24 @@ void Core::Unlink(InodeId parent, std::string_view name, std::function<void(Stat
     if (child != nullptr) ino = child->id.ino;
   }
   auto self = shared_from_this();
-  store_->DeleteObject(
-      {options_.bucket, key},
-      [self, parent, name = std::string(name), key, ino, done = std::move(done)](Status s) {
-        if (!s.ok()) return done(std::move(s).WithContext("DeleteObject " + key));
-        Count(self->stats_.deletes);
-        {
-          MutexLock lock(self->mutex_);
-          if (ino != 0) {
-            self->inodes_.RemoveName(parent, name, ino);
-            if (InodeRecord* rec = self->inodes_.Find(ino); rec != nullptr) {
-              rec->attrs.expiry = self->clock_.Now();
-            }
-          }
-          self->SetLocalLocked(parent, name,
-                               LocalEntry{LocalKind::kRemoved, 0, {}, self->clock_.Now()});
-          self->negative_.Insert(key, self->clock_.Now());
+  store_->DeleteObject({options_.bucket, key}, [self, parent, name = std::string(name), key, ino,
+                                                done = std::move(done)](Status s) {
+    if (!s.ok()) return done(std::move(s).WithContext("DeleteObject " + key));
+    Count(self->stats_.deletes);
+    {
+      MutexLock lock(self->mutex_);
+      if (ino != 0) {
+        self->inodes_.RemoveName(parent, name, ino);
+        if (InodeRecord* rec = self->inodes_.Find(ino); rec != nullptr) {
+          rec->attrs.expiry = self->clock_.Now();
         }
-        done(Status::Ok());
-      });
+      }
+      self->SetLocalLocked(parent, name,
+                           LocalEntry{LocalKind::kRemoved, 0, {}, self->clock_.Now()});
+      self->negative_.Insert(key, self->clock_.Now());
+    }
+    done(Status::Ok());
+  });
 }
 
 void Core::RmDir(InodeId parent, std::string_view name, std::function<void(Status)> done) {
@@ -384,9 +383,9 @@ void Core::SetAttr(InodeId ino, const FileSystem::SetAttrRequest& request,
     if (rec == nullptr) return;
     attr = rec->attrs.attr;
     if (request.size.has_value() && *request.size != attr.size) {
-      Status refusal = NotPermitted(
-          fmt::format("truncate '{}' to {} bytes: objects are not changed in place",
-                      PrintableKey(rec->id.key), *request.size));
+      Status refusal =
+          NotPermitted(fmt::format("truncate '{}' to {} bytes: objects are not changed in place",
+                                   PrintableKey(rec->id.key), *request.size));
       lock.unlock();
       return done(std::move(refusal));
     }

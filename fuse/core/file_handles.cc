@@ -59,11 +59,11 @@ void FileHandles::Open(InodeId ino, int flags, Callback<OpenedFile> done) {
     // (docs/semantics.md "Writes"): new files come through CREATE.
     Result<FileForOpen> file = core_.FileToOpen(ino);
     if (!file.ok()) return done(file.status());
-    return done(Status(
-        StatusCode::kPermissionDenied, StatusReason::kNotPermitted,
-        fmt::format("open '{}' for writing: objects are not modified, appended to or "
-                    "overwritten through the mount; write a new file instead",
-                    PrintableKey(file->key))));
+    return done(
+        Status(StatusCode::kPermissionDenied, StatusReason::kNotPermitted,
+               fmt::format("open '{}' for writing: objects are not modified, appended to or "
+                           "overwritten through the mount; write a new file instead",
+                           PrintableKey(file->key))));
   }
   const bool nonblock = (flags & O_NONBLOCK) != 0;
   Result<FileForOpen> file = core_.FileToOpen(ino);

@@ -119,7 +119,7 @@ FsCounters Core::counters() const {
   c.uploads_failed = stats_.uploads_failed.load(std::memory_order_relaxed);
   c.deletes = stats_.deletes.load(std::memory_order_relaxed);
   c.write_handles = writes_.size();  // its own lock, not nested with mutex_
-  c.open_handles = files_.size();  // its own lock, not nested with mutex_
+  c.open_handles = files_.size();    // its own lock, not nested with mutex_
   MutexLock lock(mutex_);
   c.inodes = inodes_.size();
   return c;

@@ -34,8 +34,8 @@ enum class LocalKind { kWriting, kDir, kWritten, kRemoved };
 
 struct LocalEntry {
   LocalKind kind = LocalKind::kWriting;
-  InodeId ino = 0;        // kWriting, kDir: the inode; kWritten: the inode that wrote it
-  s3::ObjectInfo info;    // kWriting: size so far; kWritten: the object as uploaded
+  InodeId ino = 0;         // kWriting, kDir: the inode; kWritten: the inode that wrote it
+  s3::ObjectInfo info;     // kWriting: size so far; kWritten: the object as uploaded
   Clock::TimePoint since;  // when the entry was set
 };
 

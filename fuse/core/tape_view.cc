@@ -270,9 +270,9 @@ void TapeView::SetXattr(InodeId ino, std::string_view name, std::string_view val
     if (core_.options().write.read_only) {
       return done(core_.ReadOnly(fmt::format("setxattr {} on inode {}", name, ino)));
     }
-    return done(Status(StatusCode::kUnimplemented, StatusReason::kNotSupported,
-                       fmt::format("setxattr {} on inode {}: only user.hsm.request can be set",
-                                   name, ino)));
+    return done(Status(
+        StatusCode::kUnimplemented, StatusReason::kNotSupported,
+        fmt::format("setxattr {} on inode {}: only user.hsm.request can be set", name, ino)));
   }
   // setfattr sends the bare value; tolerate a trailing NUL or newline from other writers.
   while (!value.empty() && (value.back() == '\0' || value.back() == '\n')) value.remove_suffix(1);

@@ -488,10 +488,12 @@ Status Upload::Truncate(uint64_t size) {
     return Status::Ok();
   }
   // EPERM, as for every other truncate the mount cannot do (docs/semantics.md "Writes").
-  return Status(StatusCode::kPermissionDenied, StatusReason::kNotPermitted, fmt::format(
-      "Truncate of '{}' to {} bytes: a file being uploaded ({} bytes, {} parts sent) can only "
-      "be truncated to its size, or to 0 before its first part is sent",
-      s.shown_key, size, s.size, s.next_part - 1));
+  return Status(
+      StatusCode::kPermissionDenied, StatusReason::kNotPermitted,
+      fmt::format(
+          "Truncate of '{}' to {} bytes: a file being uploaded ({} bytes, {} parts sent) can only "
+          "be truncated to its size, or to 0 before its first part is sent",
+          s.shown_key, size, s.size, s.next_part - 1));
 }
 
 void Upload::Finish(s3::Callback<s3::ObjectInfo> done) {

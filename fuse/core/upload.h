@@ -46,9 +46,9 @@ namespace reelfs::fuse {
 
 // S3's limits on a multipart upload.
 inline constexpr uint32_t kMaxParts = 10'000;
-inline constexpr uint64_t kMaxPartSize = 5ull << 30;          // 5 GiB
-inline constexpr uint64_t kMinPartSize = 5ull << 20;          // 5 MiB, all parts but the last
-inline constexpr uint64_t kMaxObjectSize = 5ull << 40;        // 5 TiB
+inline constexpr uint64_t kMaxPartSize = 5ull << 30;    // 5 GiB
+inline constexpr uint64_t kMinPartSize = 5ull << 20;    // 5 MiB, all parts but the last
+inline constexpr uint64_t kMaxObjectSize = 5ull << 40;  // 5 TiB
 
 // The size of part `part_number` (1-based) for a base part size (see above).
 uint64_t PartSize(uint32_t part_number, uint64_t base_part_size);

@@ -11,8 +11,8 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "fuse/core/core_internal.h"
-#include "fuse/core/process_identity.h"
 #include "fuse/core/dir_listing.h"
+#include "fuse/core/process_identity.h"
 
 namespace reelfs::fuse::detail {
 namespace {
@@ -90,20 +90,20 @@ void WriteHandles::Write(uint64_t fh, uint64_t offset, std::span<const std::byte
   }
   const size_t n = data.size();
   // The Core keeps this part alive for a callback that outlives the FileSystem.
-  upload->Write(offset, data,
-                [core = core_.shared_from_this(), upload, fh, ino, n,
-                 done = std::move(done)](Status s) {
-                  if (!s.ok()) {
-                    // The upload failed (ENOSPC, EIO, ...): the file is lost whatever comes
-                    // next, so the handle answers this error to later writes and the close
-                    // (a short write's retry must not turn it into EINVAL).
-                    core->writes().Fail(fh, s);
-                    return done(std::move(s));
-                  }
-                  Count(core->stats().bytes_written, n);
-                  core->SetWritingSize(ino, upload->size());
-                  done(n);
-                });
+  upload->Write(
+      offset, data,
+      [core = core_.shared_from_this(), upload, fh, ino, n, done = std::move(done)](Status s) {
+        if (!s.ok()) {
+          // The upload failed (ENOSPC, EIO, ...): the file is lost whatever comes
+          // next, so the handle answers this error to later writes and the close
+          // (a short write's retry must not turn it into EINVAL).
+          core->writes().Fail(fh, s);
+          return done(std::move(s));
+        }
+        Count(core->stats().bytes_written, n);
+        core->SetWritingSize(ino, upload->size());
+        done(n);
+      });
 }
 
 void WriteHandles::Complete(uint64_t fh, bool even_empty, uint32_t pid,

@@ -74,7 +74,6 @@ class WriteHandles {
   void Fail(uint64_t fh, const Status& why) EXCLUDES(mutex_);
 
  private:
-
   Core& core_;           // owns this part
   mutable Mutex mutex_;  // leaf lock (core_internal.h)
   std::unordered_map<uint64_t, WriteHandle> handles_ GUARDED_BY(mutex_);

@@ -408,7 +408,7 @@ void SetXattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* valu
   Guard(req, {.op = "setxattr", .ino = ino, .size = size}, [&](OpsContext& ctx, ReplyPtr reply) {
     if (!IsUserXattr(name)) {
       return reply->Refuse(ctx.fs.options().write.read_only ? ReadOnlyMount("setxattr")
-                                                             : ForeignXattrNamespace(name));
+                                                            : ForeignXattrNamespace(name));
     }
     ctx.fs.SetXattr(ino, name, std::string_view(value, size), [reply](Status s) noexcept {
       try {
@@ -481,7 +481,8 @@ void Flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
 
 void Fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) noexcept {
   Guard(req, {.op = "fsync", .ino = ino, .fh = fi->fh}, [&](OpsContext& ctx, ReplyPtr reply) {
-    ctx.fs.Flush(ino, fi->fh, /*fsync=*/true, fuse_req_ctx(req)->pid, StatusCompletion(reply));  // then it is durable
+    ctx.fs.Flush(ino, fi->fh, /*fsync=*/true, fuse_req_ctx(req)->pid,
+                 StatusCompletion(reply));  // then it is durable
   });
 }
 

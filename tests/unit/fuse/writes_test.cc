@@ -3,7 +3,6 @@
 // EBUSY for a second open, local directories, unlink and rmdir with and without allow_delete,
 // truncate, and --read-only. The Upload's part schedule is upload_test.cc's.
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "fuse/core/filesystem.h"
 #include "fuse/core/process_identity.h"
@@ -201,7 +201,8 @@ TEST_CASE("a write that is not sequential: EINVAL, the file is dropped, nothing 
   CHECK(Errno(f.Lookup(kRootInode, "hole.bin").status()) == ENOENT);
 }
 
-TEST_CASE("truncate: 0 before a part is sent drops the bytes, the own size is a no-op, else EPERM") {
+TEST_CASE(
+    "truncate: 0 before a part is sent drops the bytes, the own size is a no-op, else EPERM") {
   Fixture f;
   auto c = f.Create(kRootInode, "t");
   REQUIRE(c.ok());
