@@ -67,6 +67,21 @@ struct stat ToStat(const Attributes& attr) {
   return st;
 }
 
+namespace {
+
+// The reply of LOOKUP, MKDIR and CREATE: the inode, its attributes and how long to trust them.
+fuse_entry_param ToEntryParam(const Entry& entry) {
+  fuse_entry_param e{};
+  e.ino = entry.attr.ino;
+  e.generation = entry.generation;
+  e.attr = ToStat(entry.attr);
+  e.attr_timeout = entry.attr_timeout.count();
+  e.entry_timeout = entry.entry_timeout.count();
+  return e;
+}
+
+}  // namespace
+
 Reply::Reply(fuse_req_t req, RequestInfo info, InFlight* in_flight, Kind kind)
     : req_(req), info_(info), in_flight_(in_flight), kind_(kind) {
   if (in_flight_ != nullptr) in_flight_->Begin();
@@ -184,12 +199,7 @@ void Reply::None() {
 }
 
 void Reply::EntryParam(const Entry& entry) {
-  fuse_entry_param e{};
-  e.ino = entry.attr.ino;
-  e.generation = entry.generation;
-  e.attr = ToStat(entry.attr);
-  e.attr_timeout = entry.attr_timeout.count();
-  e.entry_timeout = entry.entry_timeout.count();
+  fuse_entry_param e = ToEntryParam(entry);
   Send(fuse_reply_entry, Take(), &e);
 }
 
@@ -201,12 +211,7 @@ void Reply::Attr(const Attributes& attr, std::chrono::duration<double> timeout) 
 void Reply::Open(const fuse_file_info& fi) { Send(fuse_reply_open, Take(), &fi); }
 
 void Reply::Create(const Entry& entry, const fuse_file_info& fi) {
-  fuse_entry_param e{};
-  e.ino = entry.attr.ino;
-  e.generation = entry.generation;
-  e.attr = ToStat(entry.attr);
-  e.attr_timeout = entry.attr_timeout.count();
-  e.entry_timeout = entry.entry_timeout.count();
+  fuse_entry_param e = ToEntryParam(entry);
   Send(fuse_reply_create, Take(), &e, &fi);
 }
 
