@@ -89,6 +89,8 @@ int main(int argc, char** argv) {
   mount_cmd->add_flag("--read-only", mount.read_only, "refuse every write with EROFS");
   mount_cmd->add_flag("--allow-delete", mount.allow_delete,
                       "let unlink and rmdir delete objects (off: EPERM)");
+  mount_cmd->add_flag("--allow-overwrite", mount.allow_overwrite,
+                      "let open(O_TRUNC) replace an object at close (off: EPERM)");
   mount_cmd->add_option("--write-part-size", mount.write_part_size,
                         "first upload part size of a new file (default 8MiB; grows for big files)");
   mount_cmd->add_option("--metadata-ttl", mount.metadata_ttl, "entry/attr cache (default 1h)");

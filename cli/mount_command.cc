@@ -118,8 +118,9 @@ std::optional<Status> MountAndServe(const MountConfig& cfg, const ClientFactory&
                   cfg.mount.metadata_ttl.count(), cfg.mount.negative_ttl.count(),
                   FormatByteSize(cfg.mount.max_memory),
                   FormatByteSize(cfg.mount.prefetch.part_size));
-  REELFS_LOG_INFO(kSubject, "writes: {}{}, upload parts from {}",
+  REELFS_LOG_INFO(kSubject, "writes: {}{}{}, upload parts from {}",
                   mount.write.read_only ? "refused (--read-only)" : "new files",
+                  mount.write.allow_overwrite ? ", overwrites allowed" : "",
                   mount.write.allow_delete ? ", deletes allowed" : "",
                   FormatByteSize(mount.write.part_size));
   REELFS_LOG_INFO(kSubject, "offline objects: --offline={} timeout={}s; ledger {}; endpoint '{}'",

@@ -150,6 +150,7 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   }
   m.write.read_only = f.read_only;
   m.write.allow_delete = f.allow_delete;
+  m.write.allow_overwrite = f.allow_overwrite;
   REELFS_ASSIGN_OR_RETURN(m.write.part_size, ParseSize("--write-part-size", f.write_part_size));
   if (m.write.part_size < fuse::kMinPartSize || m.write.part_size > kMaxPartSize) {
     return Status::InvalidArgument("--write-part-size: 5MiB..5GiB (S3's part size limits)");

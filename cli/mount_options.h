@@ -39,6 +39,7 @@ struct MountFlags {
   // Writes (docs/semantics.md "Writes").
   bool read_only = false;
   bool allow_delete = false;
+  bool allow_overwrite = false;
   std::string write_part_size = "8MiB";
   // Tape (docs/semantics.md "Offline objects").
   std::string offline = "wait";  // wait | eagain | eacces

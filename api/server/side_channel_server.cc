@@ -716,7 +716,7 @@ void SideChannelServer::Impl::OpenFile(const std::shared_ptr<Client>& c, uint64_
   const uint64_t id = c->next_id++;
   const fuse::InodeId ino = file->ino;
   auto shared_fd = std::make_shared<UniqueFd>(std::move(fd));
-  fs.Open(ino, O_RDONLY | (file->nonblock ? O_NONBLOCK : 0),
+  fs.Open(ino, O_RDONLY | (file->nonblock ? O_NONBLOCK : 0), /*pid=*/0,
           [this, c, tag, id, ino, shared_fd](Result<fuse::OpenedFile> opened) {
             if (!opened.ok()) {
               // An inode this mount does not know (forgotten, or another mount's).
@@ -814,21 +814,22 @@ struct PathOpen : std::enable_shared_from_this<PathOpen> {
     if (file.is_dir) return Fail(EISDIR);
     if (!MayAccess(*client->cred, file, R_OK)) return Fail(EACCES);
     auto self = shared_from_this();
-    server->fs.Open(file.ino, O_RDONLY, [self, ino = file.ino](Result<fuse::OpenedFile> opened) {
-      if (!opened.ok()) return self->Fail(ErrnoOf(opened.status()));
-      self->Forget();
-      self->server->path_opens.fetch_add(1, std::memory_order_relaxed);
-      if (!self->read) {
-        return self->server->AddFile(self->client, self->tag, self->id, UniqueFd(), ino,
-                                     opened->fh);
-      }
-      // Held by the READ alone: the handle is released when the READ is done.
-      auto state = std::make_shared<OpenedFile>(self->server->fs, self->server->live, UniqueFd(),
-                                                ino, opened->fh);
-      const protocol::ReadPath& r = *self->read;
-      self->server->ReadInto(self->client, self->tag, std::move(state), r.offset, r.length,
-                             r.buffer_id, r.buffer_offset);
-    });
+    server->fs.Open(file.ino, O_RDONLY, /*pid=*/0,
+                    [self, ino = file.ino](Result<fuse::OpenedFile> opened) {
+                      if (!opened.ok()) return self->Fail(ErrnoOf(opened.status()));
+                      self->Forget();
+                      self->server->path_opens.fetch_add(1, std::memory_order_relaxed);
+                      if (!self->read) {
+                        return self->server->AddFile(self->client, self->tag, self->id, UniqueFd(),
+                                                     ino, opened->fh);
+                      }
+                      // Held by the READ alone: the handle is released when the READ is done.
+                      auto state = std::make_shared<OpenedFile>(
+                          self->server->fs, self->server->live, UniqueFd(), ino, opened->fh);
+                      const protocol::ReadPath& r = *self->read;
+                      self->server->ReadInto(self->client, self->tag, std::move(state), r.offset,
+                                             r.length, r.buffer_id, r.buffer_offset);
+                    });
   }
 };
 

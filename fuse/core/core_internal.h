@@ -37,6 +37,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -190,12 +191,20 @@ class Core : public std::enable_shared_from_this<Core> {
   // The local entries of writes (core_local.cc, local_entries.h).
   // A new file `name` in `parent`, being written: its Entry (one lookup) with the inode pinned
   // for the handle, and its key in `key`.
-  Result<Entry> CreateLocalFile(InodeId parent, std::string_view name, std::string* key)
+  // `flags`: CREATE's; O_TRUNC replaces an object S3 has (write.allow_overwrite), O_EXCL of such
+  // a name is EEXIST-class.
+  Result<Entry> CreateLocalFile(InodeId parent, std::string_view name, int flags, std::string* key)
       EXCLUDES(mutex_);
+  // Existing file `ino`, opened with O_TRUNC, becomes a file being written (size 0, EBUSY to
+  // other opens) until its upload ends: PublishFile makes it the new object; AbandonFile puts
+  // the old object's attributes back (S3 still has it). Its key, or EPERM-class without
+  // write.allow_overwrite.
+  Result<std::string> BeginOverwrite(InodeId ino) EXCLUDES(mutex_);
   void SetWritingSize(InodeId ino, uint64_t size) EXCLUDES(mutex_);
   // The upload of `ino` completed: the file is the object `info` from now on.
   void PublishFile(InodeId ino, const s3::ObjectInfo& info) EXCLUDES(mutex_);
-  // The upload of `ino` failed or was dropped: the name goes, nothing was stored.
+  // The upload of `ino` failed or was dropped: the name goes, nothing was stored (an overwrite:
+  // the old object stays, and so does its name).
   void AbandonFile(InodeId ino) EXCLUDES(mutex_);
   // Unpins the inode of a finished write handle.
   void UnpinInode(InodeId ino) EXCLUDES(mutex_);
@@ -211,6 +220,14 @@ class Core : public std::enable_shared_from_this<Core> {
   Status ReadOnly(std::string_view op) const;
 
  private:
+  // What an overwritten file was, kept until its upload ends (BeginOverwrite).
+  struct Replaced {
+    AttrCache attrs;
+    TapeState tape;
+    std::optional<LocalEntry> local;  // its local entry then (kWritten), if any
+  };
+  // Marks `rec` (named `key`) as a new, empty file being written, pinned for its handle.
+  void StartWritingLocked(InodeRecord* rec, const std::string& key) REQUIRES(mutex_);
   // Local entries: the directory is pinned while it has any (local_entries.h).
   void SetLocalLocked(InodeId dir, std::string_view name, LocalEntry entry) REQUIRES(mutex_);
   void EraseLocalLocked(InodeId dir, std::string_view name) REQUIRES(mutex_);
@@ -293,6 +310,7 @@ class Core : public std::enable_shared_from_this<Core> {
   InodeTable inodes_ GUARDED_BY(mutex_);
   LookupListings lookup_listings_ GUARDED_BY(mutex_);
   LocalEntries local_ GUARDED_BY(mutex_);
+  std::unordered_map<InodeId, Replaced> replaced_ GUARDED_BY(mutex_);  // overwrites in progress
 
   // The parts; each has its own leaf lock. They refer back to this Core.
   FileHandles files_;

@@ -2,6 +2,8 @@
 // mkdir, files written here and names removed here, kept in LocalEntries (local_entries.h) until
 // a listing of their directory says the same; UNLINK, RMDIR and SETATTR.
 
+#include <fcntl.h>
+
 #include <mutex>
 #include <optional>
 #include <string>
@@ -124,7 +126,8 @@ Result<Entry> Core::LocalLookupLocked(InodeId parent, std::string_view name, con
                 fmt::format("'{}' was removed through this mount", PrintableKey(name)));
 }
 
-Result<Entry> Core::CreateLocalFile(InodeId parent, std::string_view name, std::string* key) {
+Result<Entry> Core::CreateLocalFile(InodeId parent, std::string_view name, int flags,
+                                    std::string* key) {
   if (options_.write.read_only) return ReadOnly("create");
   if (CheckName(name) != NameProblem::kNone) return BadName("create", name);
   MutexLock lock(mutex_);
@@ -138,10 +141,18 @@ Result<Entry> Core::CreateLocalFile(InodeId parent, std::string_view name, std::
                     fmt::format("create '{}': a directory has this name", PrintableKey(*key)));
     case NameIs::kFile:
       // The kernel sends CREATE only for a name it believes absent; S3 has it (a listing or the
-      // object's attributes say so): objects are never replaced through the mount.
-      return NotPermitted(fmt::format(
-          "create '{}': the object exists, and objects are not overwritten through the mount",
-          PrintableKey(*key)));
+      // object's attributes say so). Only O_TRUNC may replace it, and only where allowed.
+      if ((flags & O_EXCL) != 0) {
+        return Status::AlreadyExists(
+            fmt::format("create '{}' with O_EXCL: the object exists", PrintableKey(*key)));
+      }
+      if ((flags & O_TRUNC) == 0 || !options_.write.allow_overwrite) {
+        return NotPermitted(fmt::format(
+            "create '{}': the object exists; {}", PrintableKey(*key),
+            (flags & O_TRUNC) == 0 ? "objects are not modified in place through the mount"
+                                   : "replacing objects needs reelfs mount --allow-overwrite"));
+      }
+      break;  // a new inode writes the replacement; the old object stays until it completes
     case NameIs::kAbsent:
       break;
   }
@@ -152,9 +163,17 @@ Result<Entry> Core::CreateLocalFile(InodeId parent, std::string_view name, std::
     inodes_.RemoveName(parent, name, rec->id.ino);
     rec = inodes_.FindOrCreateChild(parent, name, /*is_dir=*/false, *key);
   }
+  StartWritingLocked(rec, *key);
+  ++rec->id.lookups;  // the Entry returned
+  Entry e = MakeEntry(*rec);
+  e.attr_timeout = std::chrono::seconds(0);
+  return e;
+}
+
+void Core::StartWritingLocked(InodeRecord* rec, const std::string& key) {
   rec->local.writing = true;
   s3::ObjectInfo info;
-  info.key = *key;
+  info.key = key;
   info.size = 0;
   info.last_modified = clock_.WallNow();
   rec->tape = {};
@@ -162,14 +181,32 @@ Result<Entry> Core::CreateLocalFile(InodeId parent, std::string_view name, std::
   rec->attrs.attr = FileAttr(rec->id.ino, info, /*readable=*/true);
   rec->attrs.attr.cache_ttl = std::chrono::seconds(0);  // it grows: the kernel asks again
   rec->attrs.expiry = clock_.Now();
-  ++rec->id.lookups;  // the Entry returned
-  ++rec->id.pins;     // the handle
-  negative_.Erase(*key);
-  SetLocalLocked(parent, name,
+  ++rec->id.pins;  // the handle
+  negative_.Erase(key);
+  SetLocalLocked(rec->id.parent, rec->id.name,
                  LocalEntry{LocalKind::kWriting, rec->id.ino, std::move(info), clock_.Now()});
-  Entry e = MakeEntry(*rec);
-  e.attr_timeout = std::chrono::seconds(0);
-  return e;
+}
+
+Result<std::string> Core::BeginOverwrite(InodeId ino) {
+  MutexLock lock(mutex_);
+  REELFS_ASSIGN_OR_RETURN(InodeRecord * rec, FindLocked(ino, Want::kFile, "open for writing of"));
+  if (rec->local.writing) return Busy(rec->id.key);
+  if (!options_.write.allow_overwrite) {
+    return NotPermitted(fmt::format(
+        "open '{}' with O_TRUNC: replacing objects needs reelfs mount --allow-overwrite",
+        PrintableKey(rec->id.key)));
+  }
+  if (inodes_.FindChild(rec->id.parent, rec->id.name) != rec) {
+    return Stale(ino);  // its name has gone to another inode: reopen by name
+  }
+  Replaced saved{rec->attrs, rec->tape, std::nullopt};
+  if (const LocalEntry* e = local_.Find(rec->id.parent, rec->id.name); e != nullptr) {
+    saved.local = *e;
+  }
+  replaced_.insert_or_assign(ino, std::move(saved));
+  const std::string key = rec->id.key;
+  StartWritingLocked(rec, key);
+  return key;
 }
 
 void Core::SetWritingSize(InodeId ino, uint64_t size) {
@@ -187,6 +224,7 @@ void Core::SetWritingSize(InodeId ino, uint64_t size) {
 void Core::PublishFile(InodeId ino, const s3::ObjectInfo& info) {
   Count(stats_.files_written);
   MutexLock lock(mutex_);
+  replaced_.erase(ino);
   InodeRecord* rec = inodes_.Find(ino);
   if (rec == nullptr) return;
   rec->local.writing = false;
@@ -213,6 +251,20 @@ void Core::AbandonFile(InodeId ino) {
   InodeRecord* rec = inodes_.Find(ino);
   if (rec == nullptr || !rec->local.writing) return;
   rec->local.writing = false;
+  if (auto it = replaced_.find(ino); it != replaced_.end()) {
+    // An overwrite: S3 keeps the old object, and the name keeps showing it.
+    Replaced saved = std::move(it->second);
+    replaced_.erase(it);
+    rec->attrs = std::move(saved.attrs);
+    rec->attrs.expiry = clock_.Now();  // asked again: the upload may have half-happened
+    rec->tape = std::move(saved.tape);
+    if (saved.local.has_value()) {
+      SetLocalLocked(rec->id.parent, rec->id.name, std::move(*saved.local));
+    } else {
+      EraseLocalLocked(rec->id.parent, rec->id.name);
+    }
+    return;
+  }
   const LocalEntry* e = local_.Find(rec->id.parent, rec->id.name);
   if (e != nullptr && e->kind == LocalKind::kWriting && e->ino == ino) {
     EraseLocalLocked(rec->id.parent, rec->id.name);

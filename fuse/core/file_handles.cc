@@ -52,18 +52,22 @@ bool WantsWrite(int flags) {
 
 }  // namespace
 
-void FileHandles::Open(InodeId ino, int flags, Callback<OpenedFile> done) {
+void FileHandles::Open(InodeId ino, int flags, uint32_t pid, Callback<OpenedFile> done) {
   if (WantsWrite(flags)) {
     if (core_.options().write.read_only) return done(core_.ReadOnly("open for writing"));
     // A file being written is EBUSY; any other object is never changed in place
-    // (docs/semantics.md "Writes"): new files come through CREATE.
+    // (docs/semantics.md "Writes"): new files come through CREATE, and O_TRUNC replaces the
+    // object whole at close where --allow-overwrite lets it.
     Result<FileForOpen> file = core_.FileToOpen(ino);
     if (!file.ok()) return done(file.status());
-    return done(
-        Status(StatusCode::kPermissionDenied, StatusReason::kNotPermitted,
-               fmt::format("open '{}' for writing: objects are not modified, appended to or "
-                           "overwritten through the mount; write a new file instead",
-                           PrintableKey(file->key))));
+    if ((flags & O_TRUNC) != 0 && (flags & O_ACCMODE) != O_RDONLY) {
+      return core_.writes().Overwrite(ino, pid, std::move(done));
+    }
+    return done(Status(StatusCode::kPermissionDenied, StatusReason::kNotPermitted,
+                       fmt::format("open '{}' for writing without O_TRUNC: objects are not "
+                                   "modified or appended to through the mount; replace it "
+                                   "(O_TRUNC, with --allow-overwrite) or write a new file",
+                                   PrintableKey(file->key))));
   }
   const bool nonblock = (flags & O_NONBLOCK) != 0;
   Result<FileForOpen> file = core_.FileToOpen(ino);

@@ -59,7 +59,7 @@ class FileHandles {
  public:
   explicit FileHandles(Core& core) : core_(core) {}
 
-  void Open(InodeId ino, int flags, Callback<OpenedFile> done) EXCLUDES(mutex_);
+  void Open(InodeId ino, int flags, uint32_t pid, Callback<OpenedFile> done) EXCLUDES(mutex_);
   void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
             std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) EXCLUDES(mutex_);
   // FileSystem::ReadTo: one ranged GET into the sink (or the offline answer).

@@ -160,8 +160,8 @@ class FileSystemImpl final : public FileSystem {
     core_->AcceptDirEntries(accepted);
   }
   void ReleaseDir(uint64_t dh) override { core_->dirs().ReleaseDir(dh); }
-  void Open(InodeId ino, int flags, Callback<OpenedFile> done) override {
-    core_->files().Open(ino, flags, std::move(done));
+  void Open(InodeId ino, int flags, uint32_t pid, Callback<OpenedFile> done) override {
+    core_->files().Open(ino, flags, pid, std::move(done));
   }
   void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
             std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) override {

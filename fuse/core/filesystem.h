@@ -113,10 +113,12 @@ class FileSystem {
   virtual void ReleaseDir(uint64_t dh) = 0;
 
   // Opens for reading. Write access to an existing object is EPERM-class (objects are never
-  // changed in place; docs/semantics.md "Writes"), EROFS-class on a read-only mount; a file this
-  // mount is writing is EBUSY-class. Opening an offline object always succeeds; O_NONBLOCK is
-  // remembered for its reads.
-  virtual void Open(InodeId ino, int flags, Callback<OpenedFile> done) = 0;
+  // changed in place; docs/semantics.md "Writes"), except O_TRUNC with write access on a mount
+  // with write.allow_overwrite: the handle then writes a new object that replaces the old one at
+  // close, as Create's do (`pid` names the writer, see Flush). EROFS-class on a read-only mount;
+  // a file this mount is writing is EBUSY-class. Opening an offline object always succeeds;
+  // O_NONBLOCK is remembered for its reads.
+  virtual void Open(InodeId ino, int flags, uint32_t pid, Callback<OpenedFile> done) = 0;
   // An offline object: see tape.offline. `interrupt` (may be null) cancels a wait for a restore:
   // the read then answers kCancelled (EINTR) at once.
   virtual void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,

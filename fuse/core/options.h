@@ -55,6 +55,9 @@ struct WriteOptions {
   bool read_only = false;
   // unlink and rmdir of what S3 holds: a delete in an archive is final, so it is asked for.
   bool allow_delete = false;
+  // open(O_TRUNC) of an existing object writes its replacement, visible at close. Off by
+  // default (mountpoint-s3's choice): the archive's copy of the old object goes with it.
+  bool allow_overwrite = false;
   // Base part size of a new file's multipart upload (Upload::Options::part_size); parts grow so
   // that 5 TiB fits in 10 000 (upload.h). 8 MiB, as mountpoint-s3.
   uint64_t part_size = 8ull << 20;

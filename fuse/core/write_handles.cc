@@ -26,31 +26,40 @@ Status HandleNotOpen(uint64_t fh) {
 
 void WriteHandles::Create(InodeId parent, std::string_view name, int flags, uint32_t pid,
                           Callback<FileSystem::CreatedFile> done) {
-  (void)flags;  // O_APPEND, O_EXCL, O_TRUNC: all the same on a new, empty file
   std::string key;
-  Result<Entry> entry = core_.CreateLocalFile(parent, name, &key);
+  Result<Entry> entry = core_.CreateLocalFile(parent, name, flags, &key);
   if (!entry.ok()) return done(entry.status());
+  FileSystem::CreatedFile out;
+  out.file.fh = AddHandle(entry->attr.ino, key, pid);
+  out.entry = std::move(*entry);
+  out.file.noflush = false;  // close() must reach us: it completes the upload
+  done(std::move(out));
+}
+
+void WriteHandles::Overwrite(InodeId ino, uint32_t pid, Callback<OpenedFile> done) {
+  Result<std::string> key = core_.BeginOverwrite(ino);
+  if (!key.ok()) return done(key.status());
+  OpenedFile out;
+  out.fh = AddHandle(ino, *key, pid);
+  out.noflush = false;
+  out.keep_cache = false;  // the old object's pages are not this file's
+  done(std::move(out));
+}
+
+uint64_t WriteHandles::AddHandle(InodeId ino, const std::string& key, uint32_t pid) {
   const MountOptions& o = core_.options();
   Upload::Options uo;
   uo.part_size = o.write.part_size;
   uo.max_in_flight = o.write.max_parts_in_flight;
-  std::shared_ptr<Upload> upload =
-      Upload::Create(core_.store(), core_.budget(), o.bucket, key, uo, core_.clock());
+  WriteHandle h;
+  h.ino = ino;
+  h.key = key;
+  h.upload = Upload::Create(core_.store(), core_.budget(), o.bucket, key, uo, core_.clock());
+  h.writer = ProcessOf(pid);  // outside the lock: it reads /proc
   const uint64_t fh = core_.NextHandle();
-  {
-    MutexLock lock(mutex_);
-    WriteHandle h;
-    h.ino = entry->attr.ino;
-    h.key = key;
-    h.upload = std::move(upload);
-    h.writer = ProcessOf(pid);
-    handles_.emplace(fh, std::move(h));
-  }
-  FileSystem::CreatedFile out;
-  out.entry = std::move(*entry);
-  out.file.fh = fh;
-  out.file.noflush = false;  // close() must reach us: it completes the upload
-  done(std::move(out));
+  MutexLock lock(mutex_);
+  handles_.emplace(fh, std::move(h));
+  return fh;
 }
 
 void WriteHandles::Write(uint64_t fh, uint64_t offset, std::span<const std::byte> data,

@@ -51,6 +51,10 @@ class WriteHandles {
   // `pid`: the calling thread (0: unknown); its process is the writer.
   void Create(InodeId parent, std::string_view name, int flags, uint32_t pid,
               Callback<FileSystem::CreatedFile> done) EXCLUDES(mutex_);
+  // OPEN with O_TRUNC of existing file `ino` (FileHandles::Open checked the flags): a handle
+  // writing a new object under its key, which replaces the old one when the upload completes
+  // (Core::BeginOverwrite); EPERM-class without write.allow_overwrite.
+  void Overwrite(InodeId ino, uint32_t pid, Callback<OpenedFile> done) EXCLUDES(mutex_);
   void Write(uint64_t fh, uint64_t offset, std::span<const std::byte> data, Callback<size_t> done)
       EXCLUDES(mutex_);
   // FLUSH and FSYNC: completes the upload (once) and answers its outcome.
@@ -74,6 +78,9 @@ class WriteHandles {
   void Fail(uint64_t fh, const Status& why) EXCLUDES(mutex_);
 
  private:
+  // The handle for a file Core has marked as being written (`ino`, `key`): its Upload.
+  uint64_t AddHandle(InodeId ino, const std::string& key, uint32_t pid) EXCLUDES(mutex_);
+
   Core& core_;           // owns this part
   mutable Mutex mutex_;  // leaf lock (core_internal.h)
   std::unordered_map<uint64_t, WriteHandle> handles_ GUARDED_BY(mutex_);

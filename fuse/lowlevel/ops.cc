@@ -117,6 +117,9 @@ void Init(void* userdata, fuse_conn_info* conn) noexcept {
   } else {
     conn->want &= ~FUSE_CAP_ASYNC_DIO;
   }
+  // open(O_TRUNC) arrives as one OPEN with the flag, not a SETATTR(size 0) first: the
+  // replacement of an object starts at open and the old one stays until close.
+  want(FUSE_CAP_ATOMIC_O_TRUNC);
   want(FUSE_CAP_PARALLEL_DIROPS);  // concurrent lookup/readdir in one directory
   want(FUSE_CAP_READDIRPLUS);      // `ls -l` of a listing costs no LOOKUPs
   // Always plus, not "auto": the attributes come with the listing for free, and auto makes the
@@ -295,7 +298,7 @@ void ReleaseDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   Guard(req, {.op = "open", .ino = ino}, [&](OpsContext& ctx, ReplyPtr reply) {
     fuse_file_info out = *fi;
-    ctx.fs.Open(ino, fi->flags,
+    ctx.fs.Open(ino, fi->flags, fuse_req_ctx(req)->pid,
                 Completion<OpenedFile>(reply, [out](Reply& answer, Result<OpenedFile> r) mutable {
                   if (!r.ok()) return answer.Error(r.status());
                   out.fh = r->fh;

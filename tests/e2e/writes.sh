@@ -8,7 +8,8 @@
 #    gateway holds no upload afterwards; a second open of a file being written: EBUSY;
 #  - a write after fsync: EBADF; a non-sequential write: EINVAL (logged with its offset) and the
 #    file is not stored; truncate(0) of a new file works, other sizes EPERM; append to, truncate
-#    of or O_TRUNC of an existing object: EPERM, the object unchanged;
+#    of or O_TRUNC of an existing object: EPERM, the object unchanged; with --allow-overwrite,
+#    `>`, cp (multipart) and torch.save over objects replace them, O_WRONLY alone stays EPERM;
 #  - rm/rmdir of remote names without --allow-delete: EPERM, nothing deleted; rmdir of a local
 #    empty directory works; with --allow-delete rm and rm -r delete (the AWS CLI agrees);
 #  - the gateway SIGKILLed mid-upload: EIO, and after its restart no object; the mount daemon
@@ -246,9 +247,40 @@ wait "$WPID" 2>/dev/null || true
 unmount_dir "$MNT"
 no_object daemonkill.bin
 
-step "--allow-delete: rm and rm -r delete, the AWS CLI agrees"
-mount_bucket wrt --allow-delete
+step "--allow-overwrite: > and cp over objects replace them at close; no O_TRUNC: still EPERM"
+mount_bucket wrt --allow-delete --allow-overwrite
 MAIN_PID=$MOUNT_PID
+# The SIGKILL steps above left their uploads on the gateway; the overwrites must add none.
+uploads_before=$(find "$ROOT/.reelfs-gateway/uploads" -mindepth 1 -maxdepth 1 | wc -l)
+printf 'v2\n' >"$MNT/existing.txt" || fail "> over an existing object"
+[[ $(s3 s3 cp --only-show-errors s3://wrt/existing.txt -) == v2 ]] || fail "existing.txt not v2"
+[[ $(cat "$MNT/existing.txt") == v2 ]] || fail "the mount does not show v2"
+head -c 21000000 /dev/urandom >"$WORK/over"
+cp "$WORK/over" "$MNT/small.bin" || fail "cp over small.bin (multipart)"
+[[ $(remote_sum small.bin) == $(file_sum "$WORK/over") ]] || fail "small.bin after the overwrite"
+[[ $(file_sum "$MNT/small.bin") == $(file_sum "$WORK/over") ]] || fail "small.bin via the mount"
+[[ $(errno_of "os.open('$MNT/small.bin', os.O_WRONLY)") == EPERM ]] ||
+  fail "O_WRONLY without O_TRUNC was not EPERM"
+[[ $(errno_of "os.open('$MNT/small.bin', os.O_WRONLY | os.O_APPEND)") == EPERM ]] ||
+  fail "O_APPEND was not EPERM"
+if [[ -n $TORCH_PY ]]; then
+  # The checkpoint writer's pattern: torch.save over the last checkpoint.
+  "$TORCH_PY" - "$MNT/ckpt/model.pt" <<'EOF' || fail "torch.save over model.pt"
+import sys, torch
+sd = {"w": torch.arange(1 << 20, dtype=torch.float32), "step": torch.tensor(1235)}
+torch.save(sd, sys.argv[1])
+back = torch.load(sys.argv[1], weights_only=True)
+assert torch.equal(back["w"], sd["w"]) and int(back["step"]) == 1235
+print("  torch.save over the 1 GiB checkpoint: reloaded equal")
+EOF
+  s3 s3 cp --only-show-errors s3://wrt/ckpt/model.pt "$WORK/model2.pt" || fail "aws cp model.pt"
+  (($(stat -c %s "$WORK/model2.pt") < 16 << 20)) || fail "model.pt was not replaced"
+  rm -f "$WORK/model2.pt"
+fi
+uploads_after=$(find "$ROOT/.reelfs-gateway/uploads" -mindepth 1 -maxdepth 1 | wc -l)
+((uploads_after == uploads_before)) || fail "the overwrites left $((uploads_after - uploads_before)) uploads"
+
+step "--allow-delete: rm and rm -r delete, the AWS CLI agrees"
 rm "$MNT/existing.txt" || fail "rm with --allow-delete"
 no_object existing.txt
 rm -r "$MNT/old" || fail "rm -r with --allow-delete"

@@ -75,7 +75,7 @@ struct Fixture {
     return Await<std::vector<DirEntry>>([&](auto cb) { fs->ReadDir(ino, dh, off, max, plus, cb); });
   }
   Result<OpenedFile> Open(InodeId ino, int flags = O_RDONLY) {
-    return Await<OpenedFile>([&](auto cb) { fs->Open(ino, flags, cb); });
+    return Await<OpenedFile>([&](auto cb) { fs->Open(ino, flags, 0, cb); });
   }
   // All names of directory `ino` (one OpenDir, plain READDIR), without "." and "..".
   std::vector<std::string> Names(InodeId ino) {

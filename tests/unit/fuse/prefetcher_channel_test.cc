@@ -406,7 +406,7 @@ TEST_CASE("ReadTo into a registered window: one fetch in place, via reported, er
   };
   auto e = lookup("obj");
   REQUIRE(e.ok());
-  auto h = s3::Await<OpenedFile>([&](auto cb) { fs->Open(e->attr.ino, O_RDONLY, cb); });
+  auto h = s3::Await<OpenedFile>([&](auto cb) { fs->Open(e->attr.ino, O_RDONLY, 0, cb); });
   REQUIRE(h.ok());
   // The caller's memory, registered once (a client's memfd in the real server).
   std::vector<std::byte> storage(8 * kMiB + 4096);
@@ -449,7 +449,7 @@ TEST_CASE("ReadTo into a registered window: one fetch in place, via reported, er
   // An archived object: no Restorer here, so the offline answer (EACCES-class), not the bytes.
   auto cold = lookup("cold");
   REQUIRE(cold.ok());
-  auto hc = s3::Await<OpenedFile>([&](auto cb) { fs->Open(cold->attr.ino, O_RDONLY, cb); });
+  auto hc = s3::Await<OpenedFile>([&](auto cb) { fs->Open(cold->attr.ino, O_RDONLY, 0, cb); });
   REQUIRE(hc.ok());
   auto offline = read_to(cold->attr.ino, hc->fh, 0, 4096, 0);
   REQUIRE_FALSE(offline.ok());

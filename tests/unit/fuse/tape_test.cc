@@ -196,7 +196,7 @@ struct Fixture {
     return e;
   }
   uint64_t Open(InodeId ino, int flags = O_RDONLY) {
-    auto h = Await<OpenedFile>([&](auto cb) { fs->Open(ino, flags, cb); });
+    auto h = Await<OpenedFile>([&](auto cb) { fs->Open(ino, flags, 0, cb); });
     REQUIRE(h.ok());
     return h->fh;
   }
@@ -555,7 +555,7 @@ TEST_SUITE("fuse") {
     std::vector<uint64_t> handles;
     std::vector<std::future<Result<ReadData>>> reads;
     for (int i = 0; i < 50; ++i) {
-      auto h = Await<OpenedFile>([&](auto cb) { fs->Open(e->attr.ino, O_RDONLY, cb); });
+      auto h = Await<OpenedFile>([&](auto cb) { fs->Open(e->attr.ino, O_RDONLY, 0, cb); });
       REQUIRE(h.ok());
       handles.push_back(h->fh);
       auto promise = std::make_shared<std::promise<Result<ReadData>>>();

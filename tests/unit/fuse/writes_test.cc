@@ -1,7 +1,8 @@
 // FileSystem writes against the in-memory FakeObjectStore: new files (visible in S3 only once
 // flushed, in this mount at once), the writer-process rule for FLUSH, sequential-only writes,
 // EBUSY for a second open, local directories, unlink and rmdir with and without allow_delete,
-// truncate, and --read-only. The Upload's part schedule is upload_test.cc's.
+// truncate, overwrite with and without allow_overwrite, and --read-only. The Upload's part schedule
+// is upload_test.cc's.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "fuse/lowlevel/errno_map.h"
 #include "s3/await.h"
 #include "s3/fake/fake_object_store.h"
+#include "s3/fake/fault_injecting_store.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/store_calls.h"
 
@@ -35,7 +37,9 @@ int Errno(const Status& s) { return StatusToErrno(s); }
 uint32_t Me() { return static_cast<uint32_t>(::getpid()); }
 
 struct Fixture {
-  explicit Fixture(WriteOptions write = {}) : fake(std::make_shared<FakeObjectStore>()) {
+  explicit Fixture(WriteOptions write = {})
+      : fake(std::make_shared<FakeObjectStore>()),
+        faults(std::make_shared<s3::FaultInjectingStore>(fake)) {
     fake->CreateBucketForTest(kBucket);
     MountOptions options;
     options.bucket = kBucket;
@@ -44,7 +48,7 @@ struct Fixture {
     options.write = write;
     options.file_mode = write.read_only ? 0444 : 0644;
     options.dir_mode = write.read_only ? 0555 : 0755;
-    fs = CreateFileSystem(fake, options, CreateHeapBufferPool(),
+    fs = CreateFileSystem(faults, options, CreateHeapBufferPool(),
                           std::make_shared<MemoryBudget>(256ull << 20), clock);
   }
   void Put(const std::string& key, std::string data = "x") {
@@ -56,10 +60,19 @@ struct Fixture {
   Result<Attributes> GetAttr(InodeId ino) {
     return Await<Attributes>([&](auto cb) { fs->GetAttr(ino, cb); });
   }
-  Result<FileSystem::CreatedFile> Create(InodeId parent, std::string_view name,
-                                         uint32_t pid = Me()) {
+  Result<FileSystem::CreatedFile> Create(InodeId parent, std::string_view name, uint32_t pid = Me(),
+                                         int flags = O_WRONLY | O_CREAT) {
     return Await<FileSystem::CreatedFile>(
-        [&](auto cb) { fs->Create(parent, name, O_WRONLY | O_CREAT, pid, cb); });
+        [&](auto cb) { fs->Create(parent, name, flags, pid, cb); });
+  }
+  // An OPEN for writing (an overwrite) as the CreatedFile the write helpers take.
+  Result<FileSystem::CreatedFile> OpenToWrite(InodeId ino, int flags) {
+    auto opened = Open(ino, flags);
+    if (!opened.ok()) return opened.status();
+    FileSystem::CreatedFile f;
+    f.entry.attr.ino = ino;
+    f.file = *opened;
+    return f;
   }
   Result<size_t> Write(const FileSystem::CreatedFile& f, uint64_t offset, const std::string& s) {
     return Await<size_t>([&](auto cb) {
@@ -71,7 +84,7 @@ struct Fixture {
     return AwaitStatus([&](auto cb) { fs->Flush(f.entry.attr.ino, f.file.fh, fsync, pid, cb); });
   }
   Result<OpenedFile> Open(InodeId ino, int flags) {
-    return Await<OpenedFile>([&](auto cb) { fs->Open(ino, flags, cb); });
+    return Await<OpenedFile>([&](auto cb) { fs->Open(ino, flags, Me(), cb); });
   }
   Result<Entry> MkDir(InodeId parent, std::string_view name) {
     return Await<Entry>([&](auto cb) { fs->MkDir(parent, name, cb); });
@@ -109,6 +122,7 @@ struct Fixture {
 
   testing::FakeClock clock;
   std::shared_ptr<FakeObjectStore> fake;
+  std::shared_ptr<s3::FaultInjectingStore> faults;  // passes everything on unless told
   std::unique_ptr<FileSystem> fs;
 };
 
@@ -223,6 +237,94 @@ TEST_CASE(
   CHECK(Errno(f.Open(old->attr.ino, O_RDWR | O_APPEND).status()) == EPERM);
   CHECK(Errno(f.Create(kRootInode, "old.txt").status()) == EPERM);  // no overwrite
   CHECK(f.Stored("old.txt").value() == "old");
+}
+
+TEST_CASE(
+    "overwrite: EPERM without allow_overwrite; O_TRUNC with it replaces the object at close") {
+  {
+    Fixture f;
+    f.Put("ckpt.pt", "old bytes");
+    auto e = f.Lookup(kRootInode, "ckpt.pt");
+    REQUIRE(e.ok());
+    CHECK(Errno(f.Open(e->attr.ino, O_WRONLY | O_TRUNC).status()) == EPERM);
+    CHECK(Errno(f.Create(kRootInode, "ckpt.pt", Me(), O_WRONLY | O_CREAT | O_TRUNC).status()) ==
+          EPERM);
+    CHECK(f.Stored("ckpt.pt").value() == "old bytes");
+  }
+  WriteOptions w;
+  w.allow_overwrite = true;
+  Fixture f(w);
+  f.Put("ckpt.pt", "old bytes");
+  f.Put("other", "1");
+  auto e = f.Lookup(kRootInode, "ckpt.pt");
+  REQUIRE(e.ok());
+  const InodeId ino = e->attr.ino;
+  // Without O_TRUNC it would be a change in place: still refused.
+  CHECK(Errno(f.Open(ino, O_WRONLY).status()) == EPERM);
+  CHECK(Errno(f.Open(ino, O_RDWR | O_APPEND).status()) == EPERM);
+
+  auto h = f.OpenToWrite(ino, O_WRONLY | O_TRUNC);
+  REQUIRE(h.ok());
+  CHECK(f.GetAttr(ino).value().size == 0);                          // this mount: the new file
+  CHECK(Errno(f.Open(ino, O_RDONLY).status()) == EBUSY);            // being written
+  CHECK(Errno(f.Open(ino, O_WRONLY | O_TRUNC).status()) == EBUSY);  // one writer
+  REQUIRE(f.Write(*h, 0, "new ").ok());
+  REQUIRE(f.Write(*h, 4, "checkpoint").ok());
+  CHECK(f.GetAttr(ino).value().size == 14);
+  CHECK(f.Stored("ckpt.pt").value() == "old bytes");  // other clients: the old object until close
+  CHECK(f.Flush(*h).ok());
+  CHECK(f.Stored("ckpt.pt").value() == "new checkpoint");
+  CHECK(Errno(f.Write(*h, 14, "more").status()) == EBADF);
+  f.fs->Release(h->file.fh);
+  CHECK(f.GetAttr(ino).value().size == 14);
+  auto reader = f.Open(ino, O_RDONLY);
+  REQUIRE(reader.ok());
+  CHECK_FALSE(reader->keep_cache);  // another ETag: the old object's pages go
+  f.fs->Release(reader->fh);
+  CHECK(f.Names(kRootInode) == std::vector<std::string>{"ckpt.pt", "other"});
+
+  // CREATE of a name the kernel thought absent but S3 has: O_TRUNC replaces, O_EXCL is EEXIST,
+  // neither flag is a change in place.
+  REQUIRE(f.Lookup(kRootInode, "other").ok());
+  CHECK(Errno(f.Create(kRootInode, "other", Me(), O_WRONLY | O_CREAT | O_EXCL).status()) == EEXIST);
+  CHECK(Errno(f.Create(kRootInode, "other").status()) == EPERM);
+  auto c = f.Create(kRootInode, "other", Me(), O_WRONLY | O_CREAT | O_TRUNC);
+  REQUIRE(c.ok());
+  REQUIRE(f.Write(*c, 0, "22").ok());
+  CHECK(f.Flush(*c).ok());
+  f.fs->Release(c->file.fh);
+  CHECK(f.Stored("other").value() == "22");
+}
+
+TEST_CASE("a failed overwrite loses nothing: S3 and the mount keep the old object") {
+  WriteOptions w;
+  w.allow_overwrite = true;
+  Fixture f(w);
+  f.Put("keep.bin", "precious");
+  auto e = f.Lookup(kRootInode, "keep.bin");
+  REQUIRE(e.ok());
+  const InodeId ino = e->attr.ino;
+  f.faults->FailNext(s3::Operation::kPutObject, 1, Status::PermissionDenied("injected 403"));
+  auto h = f.OpenToWrite(ino, O_WRONLY | O_TRUNC);
+  REQUIRE(h.ok());
+  REQUIRE(f.Write(*h, 0, "garbage").ok());
+  CHECK(Errno(f.Flush(*h)) == EACCES);
+  f.fs->Release(h->file.fh);
+  CHECK(f.Stored("keep.bin").value() == "precious");
+  CHECK(f.GetAttr(ino).value().size == 8);  // the old object's size again
+  CHECK(f.Names(kRootInode) == std::vector<std::string>{"keep.bin"});
+  auto reader = f.Open(ino, O_RDONLY);
+  CHECK(reader.ok());
+  if (reader.ok()) f.fs->Release(reader->fh);
+
+  // A non-sequential write drops the replacement, not the object.
+  auto again = f.OpenToWrite(ino, O_WRONLY | O_TRUNC);
+  REQUIRE(again.ok());
+  CHECK(Errno(f.Write(*again, 5, "x").status()) == EINVAL);
+  CHECK(Errno(f.Flush(*again)) == EINVAL);
+  f.fs->Release(again->file.fh);
+  CHECK(f.Stored("keep.bin").value() == "precious");
+  CHECK(f.Lookup(kRootInode, "keep.bin").value().attr.size == 8);
 }
 
 TEST_CASE("mkdir: local until a file is written below it; rmdir of a local empty one") {
