@@ -280,6 +280,48 @@ fi
 uploads_after=$(find "$ROOT/.reelfs-gateway/uploads" -mindepth 1 -maxdepth 1 | wc -l)
 ((uploads_after == uploads_before)) || fail "the overwrites left $((uploads_after - uploads_before)) uploads"
 
+step "--allow-overwrite: a reader of the object sees the old bytes until the writer's close"
+# A reader opened before the overwrite reads the old object (other clients too) while the new one
+# is written; once the writer closes, a fresh open reads the new bytes, and the old reader's next
+# uncached read answers the old bytes or ESTALE, never a mix of the two objects.
+head -c 12000000 /dev/urandom >"$WORK/v1"
+head -c 12000000 /dev/urandom >"$WORK/v2"
+s3 s3 cp --only-show-errors "$WORK/v1" s3://wrt/readme-while.bin || fail "aws cp v1"
+"$PY" - "$MNT/readme-while.bin" "$WORK/v1" "$WORK/v2" "$ENDPOINT" <<'EOF' ||
+import errno, os, subprocess, sys
+path, v1, v2, endpoint = sys.argv[1:]
+old, new = open(v1, "rb").read(), open(v2, "rb").read()
+MiB = 1 << 20
+r = os.open(path, os.O_RDONLY)
+assert os.pread(r, MiB, 0) == old[:MiB], "first read of the old object"
+w = os.open(path, os.O_WRONLY | os.O_TRUNC)
+os.write(w, new[: 9 * MiB])  # one part sent, the rest buffered: nothing replaced yet
+assert os.pread(r, MiB, 5 * MiB) == old[5 * MiB : 6 * MiB], "reader during the write"
+got = subprocess.run(["aws", "--endpoint-url", endpoint, "s3", "cp", "--only-show-errors",
+                      "s3://wrt/readme-while.bin", "-"], capture_output=True, check=True).stdout
+assert got == old, "another S3 client saw something else than the old object during the write"
+try:
+    os.open(path, os.O_RDONLY)
+    raise AssertionError("a second open of the file being written was not refused")
+except OSError as e:
+    assert e.errno == errno.EBUSY, e
+os.write(w, new[9 * MiB :])
+os.close(w)
+try:
+    late = os.pread(r, MiB, 10 * MiB)
+    assert late == old[10 * MiB : 11 * MiB], "the old reader got bytes of neither object"
+    print("  old reader after the close: old bytes (cached)")
+except OSError as e:
+    assert e.errno == errno.ESTALE, e
+    print("  old reader after the close: ESTALE")
+os.close(r)
+with open(path, "rb") as f:
+    assert f.read() == new, "a fresh open after the close does not read the new object"
+print("  reader saw the old object until the close, then the new one")
+EOF
+  fail "reader during an overwrite"
+[[ $(remote_sum readme-while.bin) == $(file_sum "$WORK/v2") ]] || fail "readme-while.bin not v2"
+
 step "--allow-delete: rm and rm -r delete, the AWS CLI agrees"
 rm "$MNT/existing.txt" || fail "rm with --allow-delete"
 no_object existing.txt
