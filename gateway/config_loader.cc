@@ -205,7 +205,8 @@ Status ParseArchiveSet(std::string_view origin, const YAML::Node& node, ArchiveS
       set->name = text;
     } else if (k == "bucket") {
       if (Status st = ValidateBucketName(text); !st.ok()) {
-        return Error(origin, v, path, "'" + text + "' is not a bucket name");
+        return Error(origin, v, path,
+                     "'" + text + "' is not a bucket name (" + std::string(st.message()) + ")");
       }
       set->bucket = text;
       has_bucket = true;

@@ -115,7 +115,7 @@ struct Env {
     auto s = Store::Open(dir + "/root");
     REQUIRE_MESSAGE(s.ok(), s.status().ToString());
     store = std::move(*s);
-    REQUIRE(store->CreateBucket("b").ok());
+    REQUIRE(store->CreateBucket("bkt").ok());
     library = std::make_unique<FakeTapeLibrary>(kBlock);
     auto a = Archive::Create(*store, *library, ArchiveOptions{}, /*serve=*/true);
     REQUIRE_MESSAGE(a.ok(), a.status().ToString());
@@ -136,10 +136,10 @@ struct Env {
     auto tmp = store->fs().CreateTmp("test");
     REQUIRE(tmp.ok());
     REQUIRE(tmp->Write(body).ok());
-    REQUIRE(store->Put("b", key, *tmp, s3::Md5Hex(body), PutOptions{}).ok());
+    REQUIRE(store->Put("bkt", key, *tmp, s3::Md5Hex(body), PutOptions{}).ok());
   }
   std::optional<ArchiveRecord> State(const std::string& key) {
-    auto a = store->catalog().GetArchive("b", key);
+    auto a = store->catalog().GetArchive("bkt", key);
     REQUIRE(a.ok());
     return *a;
   }
@@ -167,7 +167,7 @@ struct Env {
 ArchiveSet CkptSet() {
   ArchiveSet set;
   set.name = "ckpt";
-  set.bucket = "b";
+  set.bucket = "bkt";
   set.prefix = "ckpt/";
   set.after = 30s;
   set.batch_objects = 2;
@@ -207,7 +207,7 @@ TEST_CASE("policy engine: due objects are written in batches, stay readable, pre
     REQUIRE(st.has_value());
     CHECK(st->state == ArchiveState::kPremigrated);
     CHECK(env.OnTape(*st) == body);
-    CHECK(ReadFile(env.dir + "/root/b/" + key) == body);  // the disk copy stays
+    CHECK(ReadFile(env.dir + "/root/bkt/" + key) == body);  // the disk copy stays
   }
   CHECK_FALSE(env.State("other/x").has_value());
   // Nothing left to do; the counters add up.
@@ -255,11 +255,11 @@ TEST_CASE("policy engine: a DELETE racing the tape write leaves the key deleted"
   Env env(CkptSet());
   env.Put("ckpt/gone", Content(3000, 'g'));
   env.offset = 31 * kSecond;
-  env.library->set_on_write([&] { REQUIRE(env.store->Delete("b", "ckpt/gone").ok()); });
+  env.library->set_on_write([&] { REQUIRE(env.store->Delete("bkt", "ckpt/gone").ok()); });
   PolicyScanReport r = env.Scan();
   CHECK(r.archived == 0);
   CHECK(r.skipped == 1);
-  CHECK_FALSE(env.store->Head("b", "ckpt/gone").ok());
+  CHECK_FALSE(env.store->Head("bkt", "ckpt/gone").ok());
   CHECK_FALSE(env.State("ckpt/gone").has_value());
 }
 
@@ -294,7 +294,7 @@ TEST_CASE("policy engine: release_after takes archived copies offline, not resto
   CHECK(env.Scan().released == 0);  // archived just now
   // ckpt/s was restored (a client staged it): the releaser's rules apply to it, not this one.
   REQUIRE(env.store
-              ->UpdateArchive("b", "ckpt/s",
+              ->UpdateArchive("bkt", "ckpt/s",
                               [](ArchiveRecord& a) {
                                 a.restored_ns = NowNs();
                                 return Status::Ok();

@@ -109,16 +109,16 @@ TEST_CASE("config: the archive policy example loads") {
 
 TEST_CASE("config: archive policy defaults and mistakes, with the key and line") {
   Options o;
-  REQUIRE(LoadConfigString("archive:\n  policy:\n    - bucket: b\n", "t", &o).ok());
+  REQUIRE(LoadConfigString("archive:\n  policy:\n    - bucket: bkt\n", "t", &o).ok());
   REQUIRE(o.archive.policy.sets.size() == 1);
   const ArchiveSet& d = o.archive.policy.sets[0];
-  CHECK(d.name == "b/");
+  CHECK(d.name == "bkt/");
   CHECK(d.prefix.empty());
   CHECK(d.after == std::chrono::seconds(30));
   CHECK(d.cartridges == std::vector<std::string>{"RL0000L9"});
   CHECK(o.archive.policy.scan_interval == std::chrono::seconds(10));
   REQUIRE(
-      LoadConfigString("archive:\n  policy:\n    - {bucket: b, cartridges: RLX000L9}\n", "t", &o)
+      LoadConfigString("archive:\n  policy:\n    - {bucket: bkt, cartridges: RLX000L9}\n", "t", &o)
           .ok());
   CHECK(o.archive.policy.sets[0].cartridges == std::vector<std::string>{"RLX000L9"});
 
@@ -131,41 +131,41 @@ TEST_CASE("config: archive policy defaults and mistakes, with the key and line")
   std::string m = error("archive:\n  policy:\n    - prefix: a/\n");
   CHECK(m.find("archive.policy[].bucket") != std::string::npos);
   CHECK(m.find("is required") != std::string::npos);
-  m = error("archive:\n  policy:\n    - bucket: b\n      after: soon\n");
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      after: soon\n");
   CHECK(m.find("cfg.yaml:4") != std::string::npos);
   CHECK(m.find("archive.policy[].after") != std::string::npos);
-  m = error("archive:\n  policy:\n    - bucket: b\n      order: random\n");
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      order: random\n");
   CHECK(m.find("must be key or size") != std::string::npos);
-  m = error("archive:\n  policy:\n    - bucket: b\n      colour: red\n");
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      colour: red\n");
   CHECK(m.find("archive.policy[].colour: unknown key") != std::string::npos);
   m = error("archive:\n  policy:\n    - bucket: Bad_Bucket\n");
   CHECK(m.find("not a bucket name") != std::string::npos);
-  m = error("archive:\n  policy:\n    - bucket: b\n      batch_bytes: 0\n");
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      batch_bytes: 0\n");
   CHECK(m.find("must be > 0") != std::string::npos);
-  m = error("archive:\n  policy:\n    - bucket: b\n      batch_objects: 0\n");
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      batch_objects: 0\n");
   CHECK(m.find("must be >= 1") != std::string::npos);
-  m = error("archive:\n  policy:\n    - bucket: b\n      cartridges: []\n");
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      cartridges: []\n");
   CHECK(m.find("must name a cartridge") != std::string::npos);
-  m = error("archive:\n  policy:\n    - bucket: b\n      cartridges: [\"has space\"]\n");
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      cartridges: [\"has space\"]\n");
   CHECK(m.find("is not a volume serial") != std::string::npos);
-  m = error("archive:\n  policy:\n    - bucket: b\n      prefix: /abs\n");
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      prefix: /abs\n");
   CHECK(m.find("archive.policy[].prefix") != std::string::npos);
   m = error(
-      "archive:\n  policy:\n    - {bucket: b, prefix: ckpt/}\n    - {bucket: b, prefix: c}\n");
+      "archive:\n  policy:\n    - {bucket: bkt, prefix: ckpt/}\n    - {bucket: bkt, prefix: c}\n");
   CHECK(m.find("overlaps") != std::string::npos);
   m = error(
-      "archive:\n  policy:\n    - {bucket: b, name: x, prefix: a/}\n"
-      "    - {bucket: c, name: x}\n");
+      "archive:\n  policy:\n    - {bucket: bkt, name: x, prefix: a/}\n"
+      "    - {bucket: ckt, name: x}\n");
   CHECK(m.find("used twice") != std::string::npos);
-  m = error("archive:\n  policy:\n    bucket: b\n");
+  m = error("archive:\n  policy:\n    bucket: bkt\n");
   CHECK(m.find("expected a list of archive sets") != std::string::npos);
   m = error("archive:\n  scan_interval: 1ms\n");
   CHECK(m.find("archive.scan_interval: must be >= 100ms") != std::string::npos);
-  m = error("archive:\n  policy:\n    - bucket: b\n      release_after: -1s\n");
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      release_after: -1s\n");
   CHECK(m.find("archive.policy[].release_after") != std::string::npos);
   // Two sets in different buckets, or disjoint prefixes, are fine.
-  CHECK(LoadConfigString("archive:\n  policy:\n    - {bucket: b, prefix: a/}\n"
-                         "    - {bucket: b, prefix: b/}\n    - {bucket: c}\n",
+  CHECK(LoadConfigString("archive:\n  policy:\n    - {bucket: bkt, prefix: a/}\n"
+                         "    - {bucket: bkt, prefix: b/}\n    - {bucket: ckt}\n",
                          "t", &o)
             .ok());
 }
