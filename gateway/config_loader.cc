@@ -7,6 +7,7 @@
 
 #include "common/units.h"
 #include "gateway/archive/personality.h"
+#include "gateway/store/key_validation.h"
 
 namespace reelfs::gateway {
 namespace {
@@ -158,6 +159,138 @@ std::string Resolve(std::string_view origin, const std::string& path) {
   return std::string(origin.substr(0, slash + 1)) + path;
 }
 
+// ---- archive policy: `archive: policy:` (a list of archive sets) and `archive: scan_interval:`
+// (docs/gateway.md "Archive policy") ----
+
+// A cartridge name as tape::Library::AddCartridge accepts it (checked here, at load).
+bool ValidCartridgeName(const std::string& vsn) {
+  if (vsn.empty() || vsn.size() > 64) return false;
+  for (char c : vsn) {
+    if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+Status ParseArchiveSet(std::string_view origin, const YAML::Node& node, ArchiveSet* set) {
+  REELFS_RETURN_IF_ERROR(ExpectMap(origin, node, "archive.policy[]"));
+  bool has_bucket = false;
+  for (const auto& kv : node) {
+    const std::string k = kv.first.as<std::string>();
+    const std::string path = "archive.policy[]." + k;
+    const YAML::Node& v = kv.second;
+    if (k == "cartridges") {
+      set->cartridges.clear();
+      if (v.IsScalar()) {
+        set->cartridges.push_back(v.as<std::string>());
+      } else if (v.IsSequence()) {
+        for (const auto& c : v) {
+          if (!c.IsScalar()) return Error(origin, c, path, "expected a volume serial");
+          set->cartridges.push_back(c.as<std::string>());
+        }
+      } else {
+        return Error(origin, v, path, "expected a list of volume serials");
+      }
+      if (set->cartridges.empty()) return Error(origin, v, path, "must name a cartridge");
+      for (const std::string& vsn : set->cartridges) {
+        if (!ValidCartridgeName(vsn)) {
+          return Error(origin, v, path,
+                       "'" + vsn + "' is not a volume serial (1..64 printable ASCII, no spaces)");
+        }
+      }
+      continue;
+    }
+    if (!v.IsScalar()) return Error(origin, v, path, "expected a scalar");
+    const std::string text = v.as<std::string>();
+    if (k == "name") {
+      set->name = text;
+    } else if (k == "bucket") {
+      if (Status st = ValidateBucketName(text); !st.ok()) {
+        return Error(origin, v, path,
+                     "'" + text + "' is not a bucket name (" + std::string(st.message()) + ")");
+      }
+      set->bucket = text;
+      has_bucket = true;
+    } else if (k == "prefix") {
+      if (text.starts_with("/") || text.starts_with(".reelfs-gateway")) {
+        return Error(origin, v, path, "a key prefix must not start with '/' or .reelfs-gateway");
+      }
+      set->prefix = text;
+    } else if (k == "after") {
+      REELFS_ASSIGN_OR_RETURN(set->after, Duration(origin, v, path));
+      if (set->after.count() < 0) return Error(origin, v, path, "must be >= 0s");
+    } else if (k == "order") {
+      if (text == "key") {
+        set->order_by_size = false;
+      } else if (text == "size") {
+        set->order_by_size = true;
+      } else {
+        return Error(origin, v, path, "must be key or size");
+      }
+    } else if (k == "batch_bytes") {
+      REELFS_RETURN_IF_ERROR(Bytes(origin, v, path, &set->batch_bytes));
+      if (set->batch_bytes == 0) return Error(origin, v, path, "must be > 0");
+    } else if (k == "batch_objects") {
+      set->batch_objects = v.as<uint64_t>();
+      if (set->batch_objects == 0) return Error(origin, v, path, "must be >= 1");
+    } else if (k == "release_after") {
+      REELFS_ASSIGN_OR_RETURN(set->release_after, Duration(origin, v, path));
+      if (set->release_after.count() < 0) return Error(origin, v, path, "must be >= 0s");
+    } else {
+      return Error(origin, kv.first, path, "unknown key");
+    }
+  }
+  if (!has_bucket) return Error(origin, node, "archive.policy[].bucket", "is required");
+  if (set->name.empty()) set->name = set->bucket + "/" + set->prefix;
+  return Status::Ok();
+}
+
+Status ParseArchivePolicy(std::string_view origin, const YAML::Node& node,
+                          ArchivePolicyOptions* out) {
+  if (!node.IsSequence()) {
+    return Error(origin, node, "archive.policy", "expected a list of archive sets");
+  }
+  out->sets.clear();
+  for (const auto& item : node) {
+    ArchiveSet set;
+    REELFS_RETURN_IF_ERROR(ParseArchiveSet(origin, item, &set));
+    // An object in two sets would be archived by whichever scanned first: refuse the overlap.
+    for (const ArchiveSet& other : out->sets) {
+      const bool overlap = other.bucket == set.bucket && (set.prefix.starts_with(other.prefix) ||
+                                                          other.prefix.starts_with(set.prefix));
+      if (overlap) {
+        return Error(origin, item, "archive.policy[]",
+                     "set '" + set.name + "' overlaps set '" + other.name + "'");
+      }
+      if (other.name == set.name) {
+        return Error(origin, item, "archive.policy[].name", "'" + set.name + "' is used twice");
+      }
+    }
+    out->sets.push_back(std::move(set));
+  }
+  return Status::Ok();
+}
+
+// The keys of ParseArchive that belong to the policy; false when `key` is not one of them.
+Result<bool> ParseArchivePolicyKey(std::string_view origin, const std::string& key,
+                                   const YAML::Node& value, ArchivePolicyOptions* out) {
+  if (key == "policy") {
+    REELFS_RETURN_IF_ERROR(ParseArchivePolicy(origin, value, out));
+    return true;
+  }
+  if (key == "scan_interval") {
+    if (!value.IsScalar())
+      return Error(origin, value, "archive.scan_interval", "expected a scalar");
+    REELFS_ASSIGN_OR_RETURN(out->scan_interval, Duration(origin, value, "archive.scan_interval"));
+    if (out->scan_interval < std::chrono::milliseconds(100)) {
+      return Error(origin, value, "archive.scan_interval", "must be >= 100ms");
+    }
+    return true;
+  }
+  return false;
+}
+
+// ---- end of the archive policy ----
+
 Status ParseArchive(std::string_view origin, const YAML::Node& node, Options* options) {
   REELFS_RETURN_IF_ERROR(ExpectMap(origin, node, "archive"));
   ArchiveOptions& a = options->archive;
@@ -165,6 +298,8 @@ Status ParseArchive(std::string_view origin, const YAML::Node& node, Options* op
     const std::string key = item.first.as<std::string>();
     const std::string path = "archive." + key;
     const YAML::Node& value = item.second;
+    REELFS_ASSIGN_OR_RETURN(bool policy_key, ParseArchivePolicyKey(origin, key, value, &a.policy));
+    if (policy_key) continue;
     if (!value.IsScalar()) return Error(origin, value, path, "expected a scalar");
     const std::string text = value.as<std::string>();
     if (key == "personality") {

@@ -31,6 +31,29 @@ enum class RestoreHeaderGeneration {
   kLegacy,   // before 2026-03: bare true / false
 };
 
+// ---- archive policy (docs/gateway.md "Archive policy") ----
+// An archive set (ScoutAM's archive sets): objects of `bucket` under `prefix` that have not changed
+// for `after` are written to tape in batches by the gateway's policy engine (archive/policy.h).
+struct ArchiveSet {
+  std::string name;  // for logs and metrics; default "bucket/prefix"
+  std::string bucket;
+  std::string prefix;
+  std::chrono::nanoseconds after{std::chrono::seconds(30)};  // unchanged (mtime) for this long
+  bool order_by_size = false;         // key order (default), or largest first (then key)
+  uint64_t batch_bytes = 4ull << 30;  // a batch is cut before it would exceed this (>= 1 object)
+  uint64_t batch_objects = 1000;
+  // Cartridges of the set, filled in this order: a batch goes whole to the first with room.
+  std::vector<std::string> cartridges = {"RL0000L9"};
+  // Disk copies of objects archived (and never restored since) are released this long after
+  // their archive write; 0: kept until the admin release (restored copies follow the releaser).
+  std::chrono::nanoseconds release_after{0};
+};
+
+struct ArchivePolicyOptions {
+  std::vector<ArchiveSet> sets;  // empty: no policy engine
+  std::chrono::nanoseconds scan_interval{std::chrono::seconds(10)};
+};
+
 struct ArchiveOptions {
   Personality personality = Personality::kPlain;
   RestoreHeaderGeneration versitygw_restore_header = RestoreHeaderGeneration::kCurrent;
@@ -46,6 +69,8 @@ struct ArchiveOptions {
   bool expedited_unavailable = false;
   // Threads copying recalled extents from tape images back to the store. Default: 2.
   int copy_threads = 2;
+  // `archive: policy:` and `archive: scan_interval:`.
+  ArchivePolicyOptions policy;
 };
 
 // An HTTP-level fault (docs/gateway.md "Fault scenarios"). Exactly one trigger and one action.

@@ -84,6 +84,9 @@ cat >"$work/gateway.yaml" <<'YAML'
 archive:
   personality: versitygw
   hints: true
+  scan_interval: 500ms
+  policy:                   # checkpoints unchanged for 2 s flow to tape on their own
+    - {bucket: dataset, prefix: checkpoints/, after: 2s, cartridges: [RLK000L9]}
 tape:
   preset: lto9
   drives: 4
@@ -232,6 +235,22 @@ PY
     echo "MISMATCH: the checkpoint read back differs"; exit 1
   fi
   rm -f "$work/ckpt.bin" "$work/ckpt-back.pt"
+
+  say "The gateway's archive policy writes the checkpoint to tape (archive set checkpoints/, after: 2s)"
+  python3 - "$work/root/.reelfs-gateway/catalog.db" <<'PY' || echo "the policy did not archive the checkpoint within 20 s"
+import sqlite3, sys, time
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True, timeout=10)
+q = ("SELECT cartridge, start_block, bytes FROM archive_objects WHERE bucket = 'dataset' "
+     "AND key = 'checkpoints/step-100.pt'")
+for _ in range(200):
+    row = db.execute(q).fetchone()
+    if row:
+        print("OK: checkpoints/step-100.pt is on cartridge %s at block %d (%d bytes); its disk copy "
+              "stays until released" % row)
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+PY
 else
   say "No FUSE here ($fuse_reason): reading the dataset through the reelfs client instead"
   echo "Copying every object out with the reelfs client and verifying checksums"

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "gateway/archive/personality.h"
+#include "gateway/archive/policy.h"
 #include "gateway/store/catalog.h"
 #include "gateway/store/key_validation.h"
 
@@ -51,6 +52,10 @@ Result<std::unique_ptr<Archive>> Archive::Create(Store& store, tape::Library& li
 }
 
 Status Archive::Start() {
+  if (!options_.policy.sets.empty()) {
+    policy_ = std::make_unique<ArchivePolicy>(*this, store_, options_.policy, NowNs);
+    policy_->Start();
+  }
   const int copiers = std::max(1, options_.copy_threads);
   for (int i = 0; i < copiers; ++i) threads_.emplace_back([this] { CopyLoop(); });
   threads_.emplace_back([this] { ReleaserLoop(); });
@@ -75,6 +80,8 @@ Status Archive::Start() {
 }
 
 Archive::~Archive() {
+  // The policy engine first: it calls into the archive (WriteBatch) until its thread is joined.
+  policy_.reset();
   {
     MutexLock lock(gate_->mu);
     gate_->archive = nullptr;
@@ -103,11 +110,7 @@ Result<ArchiveRunReport> Archive::Run(const ArchiveRunOptions& run) {
     for (const auto& b : all) buckets.push_back(b.name);
   }
   ArchiveRunReport report;
-  struct Candidate {
-    std::string bucket;
-    ObjectRecord rec;
-  };
-  std::vector<Candidate> todo;
+  std::vector<ArchiveCandidate> todo;
   uint64_t total = 0;
   for (const std::string& bucket : buckets) {
     std::string lower = run.prefix;
@@ -141,20 +144,14 @@ Result<ArchiveRunReport> Archive::Run(const ArchiveRunOptions& run) {
   } else {
     for (uint32_t i = 0; i < run.cartridges; ++i) vsns.push_back(DefaultVsn(i));
   }
-  std::map<std::string, uint64_t> next;
-  REELFS_ASSIGN_OR_RETURN(auto known, store_.catalog().Cartridges());
-  for (const auto& c : known) next[c.vsn] = c.next_block;
-  for (const std::string& vsn : vsns) {
-    REELFS_RETURN_IF_ERROR(library_.AddCartridge(vsn));
-    next.emplace(vsn, 0);
-  }
-  const uint64_t capacity = library_.CapacityBlocks();
+  for (const std::string& vsn : vsns) REELFS_RETURN_IF_ERROR(library_.AddCartridge(vsn));
+  // Cartridge of each object: contiguous key ranges of about total/N bytes, or round-robin. Each
+  // cartridge's objects are then one batch (one mount), in key order.
   const uint64_t per_cartridge = vsns.empty() ? total : (total + vsns.size() - 1) / vsns.size();
+  std::vector<std::vector<ArchiveCandidate>> batches(vsns.size());
   size_t current = 0;
   uint64_t current_bytes = 0;
   for (size_t i = 0; i < todo.size(); ++i) {
-    const std::string& bucket = todo[i].bucket;
-    const ObjectRecord& rec = todo[i].rec;
     size_t which;
     if (run.striped) {
       which = i % vsns.size();
@@ -164,37 +161,86 @@ Result<ArchiveRunReport> Archive::Run(const ArchiveRunOptions& run) {
         current_bytes = 0;
       }
       which = current;
-      current_bytes += rec.size;
+      current_bytes += todo[i].rec.size;
     }
-    const std::string& vsn = vsns[which];
-    auto fail = [&](const Status& st) {
-      report.errors.push_back(Id(bucket, rec.key) + ": " + std::string(st.message()));
-    };
-    auto opened = store_.Open(bucket, rec.key);
+    batches[which].push_back({todo[i].bucket, std::move(todo[i].rec)});
+  }
+  for (size_t i = 0; i < vsns.size(); ++i) {
+    if (batches[i].empty()) continue;
+    REELFS_RETURN_IF_ERROR(WriteBatchLocked(vsns[i], batches[i], run.release, nullptr, &report));
+  }
+  REELFS_LOG_INFO("gateway",
+                  "archive: {} objects ({} bytes) written, {} skipped, {} released, {} "
+                  "errors",
+                  report.archived, report.bytes, report.skipped, report.released,
+                  report.errors.size());
+  return report;
+}
+
+Status Archive::WriteBatch(const std::string& vsn, const std::vector<ArchiveCandidate>& batch,
+                           bool release, const std::atomic<bool>* cancel,
+                           ArchiveRunReport* report) {
+  MutexLock run_lock(run_mu_);
+  REELFS_RETURN_IF_ERROR(library_.AddCartridge(vsn));
+  return WriteBatchLocked(vsn, batch, release, cancel, report);
+}
+
+Status Archive::WriteBatchLocked(const std::string& vsn, const std::vector<ArchiveCandidate>& batch,
+                                 bool release, const std::atomic<bool>* cancel,
+                                 ArchiveRunReport* report) {
+  uint64_t next = 0;
+  REELFS_ASSIGN_OR_RETURN(auto known, store_.catalog().Cartridges());
+  for (const auto& c : known) {
+    if (c.vsn == vsn) next = c.next_block;
+  }
+  const uint64_t capacity = library_.CapacityBlocks();
+  const uint64_t first_block = next;
+  struct Copied {
+    const ArchiveCandidate* from;
+    ObjectRecord now;  // what was copied (the record when the file was opened)
+    ArchiveRecord archive;
+  };
+  std::vector<Copied> copied;
+  auto fail = [&](const ArchiveCandidate& c, const Status& st) {
+    report->errors.push_back(Id(c.bucket, c.rec.key) + ": " + std::string(st.message()));
+  };
+  for (const ArchiveCandidate& c : batch) {
+    auto opened = store_.Open(c.bucket, c.rec.key);
     if (!opened.ok()) {
-      fail(opened.status());
+      if (opened.status().code() == StatusCode::kNotFound) {
+        ++report->skipped;  // deleted since the scan
+      } else {
+        fail(c, opened.status());
+      }
       continue;
     }
     const ObjectRecord& now = opened->record;
-    if (now.archive.has_value() || now.etag != rec.etag || now.size != rec.size) {
-      ++report.skipped;  // changed since the scan; the next run takes it
+    if (now.archive.has_value() || now.etag != c.rec.etag || now.size != c.rec.size) {
+      ++report->skipped;  // changed since the scan; the next run takes it
       continue;
     }
-    const uint64_t start = next[vsn];
     const uint64_t blocks = images_.BlocksFor(now.size);
-    if (start + blocks > capacity) {
-      fail(Status::ResourceExhausted("cartridge " + vsn + " is full"));
+    if (next + blocks > capacity) {
+      fail(c, Status::ResourceExhausted("cartridge " + vsn + " is full"));
       continue;
     }
+    const uint64_t start = next;
     // The blocks are spent before anything is written: a crash never hands them out twice.
-    next[vsn] = start + blocks;
-    if (Status st = store_.catalog().PutCartridge({vsn, start + blocks}); !st.ok()) {
-      fail(st);
+    next = start + blocks;
+    if (Status st = store_.catalog().PutCartridge({vsn, next}); !st.ok()) {
+      fail(c, st);
       continue;
     }
+    // Copied from the descriptor opened above: a PUT that renames new content over the key
+    // meanwhile leaves these bytes those of `now`, and MarkArchived below refuses the row.
     auto md5 = images_.Write(vsn, start, opened->fd.get(), now.size);
     if (!md5.ok()) {
-      fail(md5.status());
+      fail(c, md5.status());
+      continue;
+    }
+    // A file rewritten in place (by hand, behind the catalog) would not match its single-part ETag.
+    if (now.etag.find('-') == std::string::npos && *md5 != now.etag) {
+      ++report->skipped;
       continue;
     }
     ArchiveRecord a;
@@ -203,38 +249,95 @@ Result<ArchiveRunReport> Archive::Run(const ArchiveRunOptions& run) {
     a.start_block = start;
     a.bytes = now.size;
     a.content_md5 = *md5;
-    a.archived_ns = NowNs();
     a.size = now.size;
     a.etag = now.etag;
     a.mtime_ns = now.mtime_ns;
     a.content_type = now.content_type;
     a.storage_class = now.storage_class;
     a.user_meta = EncodeUserMetadata(now.user_meta);
-    if (Status st = store_.MarkArchived(bucket, now, a); !st.ok()) {
-      fail(st);
+    copied.push_back({&c, now, std::move(a)});
+  }
+  if (copied.empty()) return Status::Ok();
+
+  // The drive writes what was appended (whole blocks) in one pass.
+  const tape::Extent extent{vsn, first_block, (next - first_block) * library_.BlockBytes()};
+  auto written =
+      WriteOnTape(extent, vsn + ": " + std::to_string(copied.size()) + " objects", cancel);
+  if (!written.ok() || written->outcome != tape::RecallOutcome::kOk) {
+    const std::string why = !written.ok()
+                                ? std::string(written.status().message())
+                                : "cartridge " + vsn + ": write failed" +
+                                      (written->detail.empty() ? "" : ": " + written->detail);
+    for (const Copied& c : copied) fail(*c.from, Status::Unavailable(why));
+    if (!written.ok()) return written.status();
+    return Status::Ok();
+  }
+  for (Copied& c : copied) {
+    c.archive.archived_ns = NowNs();
+    if (Status st = store_.MarkArchived(c.from->bucket, c.now, c.archive); !st.ok()) {
+      if (st.code() == StatusCode::kFailedPrecondition || st.code() == StatusCode::kNotFound) {
+        ++report->skipped;  // replaced or deleted during the write: its tape copy is garbage
+      } else {
+        fail(*c.from, st);
+      }
       continue;
     }
-    ++report.archived;
-    report.bytes += now.size;
-    ++report.per_cartridge[vsn];
+    ++report->archived;
+    report->bytes += c.now.size;
+    ++report->per_cartridge[vsn];
     archived_objects_.fetch_add(1);
-    archived_bytes_.fetch_add(now.size);
-    if (run.release) {
-      if (Status st = store_.Release(bucket, now.key); !st.ok()) {
-        fail(st);
+    archived_bytes_.fetch_add(c.now.size);
+    if (release) {
+      if (Status st = ReleaseOne(c.from->bucket, c.now.key, c.now.size); !st.ok()) {
+        fail(*c.from, st);
       } else {
-        ++report.released;
-        released_objects_.fetch_add(1);
-        released_bytes_.fetch_add(now.size);
+        ++report->released;
       }
     }
   }
-  REELFS_LOG_INFO("gateway",
-                  "archive: {} objects ({} bytes) written, {} skipped, {} released, {} "
-                  "errors",
-                  report.archived, report.bytes, report.skipped, report.released,
-                  report.errors.size());
-  return report;
+  return Status::Ok();
+}
+
+Result<tape::RecallCompletion> Archive::WriteOnTape(const tape::Extent& extent,
+                                                    const std::string& label,
+                                                    const std::atomic<bool>* cancel) {
+  // Shared with the callback, which may run after this returns (cancelled).
+  struct Wait {
+    Mutex mu;
+    CondVar cv;
+    std::optional<tape::RecallCompletion> done GUARDED_BY(mu);
+  };
+  auto wait = std::make_shared<Wait>();
+  tape_writes_.fetch_add(1);
+  library_.SubmitWrite(tape::RecallRequest{label, extent}, [wait](const tape::RecallCompletion& c) {
+    {
+      MutexLock lock(wait->mu);
+      wait->done = c;
+    }
+    wait->cv.notify_all();
+  });
+  library_.RunUntilIdle();  // kDiscrete (the archive command): runs the write now
+  MutexLock lock(wait->mu);
+  while (!wait->done.has_value()) {
+    if (cancel != nullptr && cancel->load()) {
+      return Status::Cancelled("shutting down before the tape write of " + extent.cartridge +
+                               " completed");
+    }
+    wait->cv.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  if (wait->done->outcome == tape::RecallOutcome::kOk) {
+    tape_written_bytes_.fetch_add(extent.bytes);
+  } else {
+    tape_writes_failed_.fetch_add(1);
+  }
+  return *wait->done;
+}
+
+Status Archive::ReleaseOne(const std::string& bucket, const std::string& key, uint64_t bytes) {
+  REELFS_RETURN_IF_ERROR(store_.Release(bucket, key));
+  released_objects_.fetch_add(1);
+  released_bytes_.fetch_add(bytes);
+  return Status::Ok();
 }
 
 // ---- recall ----
@@ -541,6 +644,10 @@ Json Archive::MetricsDocument() {
               {"released_objects", released_objects_.load()},
               {"released_bytes", released_bytes_.load()},
               {"library_faults_injected", faults_injected_.load()},
+              {"tape_writes", tape_writes_.load()},
+              {"tape_writes_failed", tape_writes_failed_.load()},
+              {"tape_written_bytes", tape_written_bytes_.load()},
+              {"policy", policy_ ? policy_->MetricsDocument() : Json(nullptr)},
               {"recalls_in_flight", staging},
               {"restored_bytes_on_disk", restored.ok() ? *restored : 0},
               {"personality", PersonalityName(options_.personality)}};

@@ -3,6 +3,9 @@
 //
 //   Run             archive writer: copies objects (key order or striped over N cartridges) into
 //                   cartridge images, records the extents; optionally releases the disk copies.
+//   WriteBatch      the writer's one step, shared by Run and the archive policy (policy.h): a
+//                   batch of objects onto one cartridge, written by a simulated drive
+//                   (tape::Library::SubmitWrite), committed only for objects that did not change.
 //   Restore         starts one recall per object (a second request joins it); on kOk a copy
 //                   thread (never the simulation thread) copies the extent back, verifies size and
 //                   content MD5 and publishes it atomically; on a failure the object stays offline
@@ -31,6 +34,7 @@
 #include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
+#include "gateway/archive/policy.h"
 #include "gateway/archive/tape_image.h"
 #include "gateway/options.h"
 #include "gateway/store/store.h"
@@ -57,6 +61,13 @@ struct ArchiveRunReport {
   std::string ToJson() const;
 };
 
+// An object the writer is to copy, as the scan saw it (the copy is committed only if it is still
+// that object: size, mtime and ETag).
+struct ArchiveCandidate {
+  std::string bucket;
+  ObjectRecord rec;
+};
+
 enum class RestoreStart {
   kNotArchived,  // no tape copy
   kOnDisk,       // archived and its bytes are on disk (premigrated): nothing to recall
@@ -75,6 +86,22 @@ class Archive {
   Archive& operator=(const Archive&) = delete;
 
   [[nodiscard]] Result<ArchiveRunReport> Run(const ArchiveRunOptions& run);
+
+  // Appends `batch` to cartridge `vsn` at its end of data: each object still as scanned is copied
+  // into the image (blocks spent first), one library write covers the batch's extent (mount,
+  // position, stream, in simulated time), then each object is marked premigrated unless it
+  // changed meanwhile (counted as skipped: a replaced object is taken by a later run). A failed
+  // write commits nothing. `release` then releases the disk copies. `cancel` (may be null): give
+  // up waiting for the library (shutdown); nothing of the batch is committed. Per-object errors go
+  // to report->errors; the Status fails only when nothing could be attempted.
+  [[nodiscard]] Status WriteBatch(const std::string& vsn,
+                                  const std::vector<ArchiveCandidate>& batch, bool release,
+                                  const std::atomic<bool>* cancel, ArchiveRunReport* report);
+
+  // Releases one premigrated object (counted in the metrics); FailedPrecondition unless
+  // premigrated. The policy's release_after uses it.
+  [[nodiscard]] Status ReleaseOne(const std::string& bucket, const std::string& key,
+                                  uint64_t bytes);
 
   // Starts or joins the recall of an offline object. `days`: the restored copy's expiry is
   // completion + days rounded up to midnight UTC; nullopt: no expiry.
@@ -117,6 +144,12 @@ class Archive {
         options_(std::move(options)),
         images_(std::move(images)) {}
   Status Start();
+  Status WriteBatchLocked(const std::string& vsn, const std::vector<ArchiveCandidate>& batch,
+                          bool release, const std::atomic<bool>* cancel, ArchiveRunReport* report)
+      REQUIRES(run_mu_);
+  // Waits for a library write; Cancelled when `cancel` is set first.
+  Result<tape::RecallCompletion> WriteOnTape(const tape::Extent& extent, const std::string& label,
+                                             const std::atomic<bool>* cancel);
   // Hands the recall to the library; the caller registered it in inflight_.
   void Submit(const std::string& bucket, const std::string& key, const ArchiveRecord& a);
   void CopyLoop();
@@ -152,9 +185,12 @@ class Archive {
   // Counters for /_reelfs/admin/metrics.
   std::atomic<uint64_t> archived_objects_{0}, archived_bytes_{0}, recalls_submitted_{0},
       recalls_joined_{0}, recalls_ok_{0}, recalls_failed_{0}, recalled_bytes_{0},
-      released_objects_{0}, released_bytes_{0}, faults_injected_{0};
+      released_objects_{0}, released_bytes_{0}, faults_injected_{0}, tape_writes_{0},
+      tape_writes_failed_{0}, tape_written_bytes_{0};
 
   std::vector<std::thread> threads_;  // copy threads and the releaser; joined in ~Archive
+  // The archive policy engine (serve and archive sets configured); stopped first in ~Archive.
+  std::unique_ptr<ArchivePolicy> policy_;
 };
 
 }  // namespace reelfs::gateway

@@ -14,6 +14,8 @@ std::string_view DriveStateName(DriveState state) {
       return "locating";
     case DriveState::kReading:
       return "reading";
+    case DriveState::kWriting:
+      return "writing";
     case DriveState::kRewinding:
       return "rewinding";
     case DriveState::kUnloading:

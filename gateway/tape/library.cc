@@ -22,9 +22,9 @@ constexpr size_t kMaxCartridgeName = 64;
 
 // A drive serving a mounted cartridge, not yet promised to another one.
 bool Preemptable(const Drive& drive) {
-  const bool serving_state = drive.state == DriveState::kReady ||
-                             drive.state == DriveState::kLocating ||
-                             drive.state == DriveState::kReading;
+  const bool serving_state =
+      drive.state == DriveState::kReady || drive.state == DriveState::kLocating ||
+      drive.state == DriveState::kReading || drive.state == DriveState::kWriting;
   return serving_state && !drive.cartridge.empty() && drive.incoming.empty();
 }
 
@@ -167,14 +167,29 @@ Status LibraryImpl::AddCartridge(std::string_view cartridge) {
 
 uint64_t LibraryImpl::Submit(RecallRequest request,
                              std::function<void(const RecallCompletion&)> done) {
+  return Enqueue(std::move(request), std::move(done), /*write=*/false);
+}
+
+uint64_t LibraryImpl::SubmitWrite(RecallRequest request,
+                                  std::function<void(const RecallCompletion&)> done) {
+  return Enqueue(std::move(request), std::move(done), /*write=*/true);
+}
+
+uint64_t LibraryImpl::Enqueue(RecallRequest request,
+                              std::function<void(const RecallCompletion&)> done, bool write) {
   uint64_t id;
   {
     MutexLock lock(mu_);
     id = next_id_++;
     const double now = NowLocked();
     events_.AdvanceTo(now);
-    metrics_.Submitted();
+    if (write) {
+      metrics_.WriteSubmitted();
+    } else {
+      metrics_.Submitted();
+    }
     Request r{.request = std::move(request), .done = std::move(done), .submitted = now};
+    r.write = write;
     r.blocks = geometry_.BlocksFor(r.request.extent.bytes);
     const Extent& extent = r.request.extent;
     std::string failure;
@@ -565,7 +580,8 @@ void LibraryImpl::OnLocatedLocked(size_t d) {
     return;
   }
   r.first_byte = events_.now();
-  SetStateLocked(d, DriveState::kReading);
+  // A write streams from the end of data (where the extent starts) at the same native rate.
+  SetStateLocked(d, r.write ? DriveState::kWriting : DriveState::kReading);
   const double read_s =
       static_cast<double>(r.request.extent.bytes) / (config_.drive.rate_mb_s * 1e6);
   AfterForDriveLocked(d, read_s, &LibraryImpl::OnReadLocked);
@@ -580,7 +596,7 @@ void LibraryImpl::OnReadLocked(size_t d) {
   drive.serving.reset();
   // Drawn for every read while the fault is set (and only then), so runs without the fault are
   // unaffected by the generator.
-  if (stage_fail_probability_ > 0 &&
+  if (!r.write && stage_fail_probability_ > 0 &&
       std::uniform_real_distribution<double>(0, 1)(rng_) < stage_fail_probability_) {
     CompleteLocked(id, RecallOutcome::kStageFail, "injected stage failure");
   } else {
@@ -704,7 +720,11 @@ void LibraryImpl::CompleteLocked(uint64_t id, RecallOutcome outcome, std::string
       std::erase(cit->second.queue, id);
     }
   }
-  metrics_.Completed(c, r.request.extent.bytes, r.service_start);
+  if (r.write) {
+    metrics_.WriteCompleted(c, r.request.extent.bytes);
+  } else {
+    metrics_.Completed(c, r.request.extent.bytes, r.service_start);
+  }
   ready_.emplace_back(std::move(r.done), std::move(c));
   requests_.erase(it);
 }

@@ -4,6 +4,11 @@
 // SQLite. The gateway owns the catalog (object -> extent) and the bytes; the library decides *when*
 // a recall completes and what it cost.
 //
+// Writes (SubmitWrite) are modelled like recalls: a drive mounts the cartridge, positions to the
+// end of data (the extent's first block), streams the extent at the drive's rate and unloads later;
+// they share the cartridge queues and the scheduler with recalls and show as "writing" on the
+// timeline and under "writes" in the metrics. The bytes themselves are the gateway's business.
+//
 // Time: every duration the library reports is simulated time. The driver decides how simulated
 // time relates to real time (see SimMode): a benchmark runs discrete events back to back, the
 // gateway runs a scaled real-time clock (x1000 in CI) on the library's own thread.
@@ -55,7 +60,7 @@ struct RecallRequest {
 enum class RecallOutcome {
   kOk,          // the drive read the whole extent: the caller may copy the bytes back now
   kMediaError,  // the cartridge (or this extent) is damaged; other recalls are unaffected
-  kStageFail,   // an injected stage failure (ScoutAM StageFail)
+  kStageFail,   // an injected stage failure (ScoutAM StageFail); never drawn for a write
   kShutdown,    // the library was destroyed first
 };
 
@@ -100,6 +105,11 @@ class Library {
   // kMediaError.
   virtual uint64_t Submit(RecallRequest request,
                           std::function<void(const RecallCompletion&)> done) = 0;
+  // Queues a write of `request.extent` (appended at the cartridge's end of data, which the
+  // gateway allocated); `done` runs exactly once, as for Submit (kOk: the drive wrote it; a
+  // damaged cartridge, an unknown one or an extent past its capacity: kMediaError).
+  virtual uint64_t SubmitWrite(RecallRequest request,
+                               std::function<void(const RecallCompletion&)> done) = 0;
 
   virtual void Inject(const Fault& fault) = 0;
 

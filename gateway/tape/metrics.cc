@@ -10,8 +10,9 @@ namespace reelfs::gateway::tape {
 namespace {
 
 constexpr Activity kAllActivities[] = {
-    Activity::kLoading,   Activity::kLocating, Activity::kReading,   Activity::kRewinding,
-    Activity::kUnloading, Activity::kDown,     Activity::kRobotMove, Activity::kRobotStall};
+    Activity::kLoading,   Activity::kLocating,   Activity::kReading,
+    Activity::kRewinding, Activity::kUnloading,  Activity::kDown,
+    Activity::kRobotMove, Activity::kRobotStall, Activity::kWriting};
 
 // count, mean, p50, p95, max of `samples` (nearest rank), as a JSON object.
 Json Distribution(std::vector<double> samples) {
@@ -43,6 +44,9 @@ bool ActivityOf(DriveState state, Activity* activity) {
     case DriveState::kReading:
       *activity = Activity::kReading;
       return true;
+    case DriveState::kWriting:
+      *activity = Activity::kWriting;
+      return true;
     case DriveState::kRewinding:
       *activity = Activity::kRewinding;
       return true;
@@ -67,6 +71,8 @@ std::string_view ActivityName(Activity activity) {
       return "locating";
     case Activity::kReading:
       return "reading";
+    case Activity::kWriting:
+      return "writing";
     case Activity::kRewinding:
       return "rewinding";
     case Activity::kUnloading:
@@ -158,6 +164,23 @@ void Metrics::Completed(const RecallCompletion& c, uint64_t bytes, double servic
     first_byte_s_.push_back((c.first_byte - c.submitted).count());
 }
 
+void Metrics::WriteCompleted(const RecallCompletion& c, uint64_t bytes) {
+  switch (c.outcome) {
+    case RecallOutcome::kOk:
+      ++writes_ok_;
+      bytes_written_ += bytes;
+      write_completion_s_.push_back((c.done - c.submitted).count());
+      break;
+    case RecallOutcome::kShutdown:
+      ++writes_shutdown_;
+      break;
+    case RecallOutcome::kMediaError:
+    case RecallOutcome::kStageFail:
+      ++writes_failed_;
+      break;
+  }
+}
+
 double Metrics::TotalSeconds(Activity activity, double now) const {
   double total = 0;
   if (auto it = activity_s_.find(activity); it != activity_s_.end()) total = it->second;
@@ -200,6 +223,14 @@ Json Metrics::ToJson(double now, const std::vector<uint64_t>& open_mount_bytes) 
                          {"stage_fail", stage_fail_},
                          {"shutdown", shutdown_}};
   out["bytes_read"] = bytes_ok_;
+  out["writes"] =
+      Json{{"submitted", writes_submitted_},
+           {"ok", writes_ok_},
+           {"failed", writes_failed_},
+           {"shutdown", writes_shutdown_},
+           {"pending", writes_submitted_ - writes_ok_ - writes_failed_ - writes_shutdown_},
+           {"completion_s", Distribution(write_completion_s_)}};
+  out["bytes_written"] = bytes_written_;
 
   Json per_cartridge = Json::object();
   for (const auto& [cartridge, n] : mounts_per_cartridge_) per_cartridge[cartridge] = n;

@@ -31,6 +31,7 @@ constexpr Style kStyles[] = {
     {Activity::kLoading, "#f4a261", "loading"},
     {Activity::kLocating, "#e76f51", "locating"},
     {Activity::kReading, "#2a9d8f", "reading"},
+    {Activity::kWriting, "#7b2cbf", "writing"},
     {Activity::kRewinding, "#8d99ae", "rewinding"},
     {Activity::kUnloading, "#e9c46a", "unloading"},
     {Activity::kDown, "#343a40", "down"},

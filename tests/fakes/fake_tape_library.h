@@ -1,7 +1,9 @@
 // FakeTapeLibrary: a tape::Library for unit tests of the gateway's archive. Nothing is simulated:
 // recalls queue until the test calls CompleteAll / CompleteNext (with an outcome), on the test's
-// own thread; geometry is fixed (block size from the constructor, 1 000 000 blocks per cartridge,
-// position = block / 1000 as wrap, block % 1000 as lpos).
+// own thread; writes complete at once, inside SubmitWrite, with set_write_outcome's outcome
+// (kOk by default), after set_on_write's hook, and are recorded (writes()); geometry is fixed
+// (block size from the constructor, 1 000 000 blocks per cartridge, position = block / 1000 as
+// wrap, block % 1000 as lpos).
 //
 // Thread-safety: every member is safe from any thread; callbacks run on the thread that calls
 // Complete*, without the fake's lock held.
@@ -46,6 +48,23 @@ class FakeTapeLibrary : public gateway::tape::Library {
     pending_.push_back({id, std::move(request), std::move(done)});
     return id;
   }
+  uint64_t SubmitWrite(gateway::tape::RecallRequest request,
+                       std::function<void(const Completion&)> done) override {
+    Completion c;
+    std::function<void()> hook;
+    {
+      std::lock_guard lock(mu_);
+      c.id = ++next_id_;
+      c.outcome = write_outcome_;
+      writes_.push_back(request);
+      hook = on_write_;
+    }
+    if (hook) hook();  // a test's race: runs while the writer waits for the drive
+    c.drive = "fake0";
+    if (c.outcome != Outcome::kOk) c.detail = "fake write failure";
+    done(c);
+    return c.id;
+  }
   void Inject(const gateway::tape::Fault& fault) override {
     std::lock_guard lock(mu_);
     injected_.push_back(fault);
@@ -85,6 +104,18 @@ class FakeTapeLibrary : public gateway::tape::Library {
     std::lock_guard lock(mu_);
     return submitted_;
   }
+  std::vector<gateway::tape::RecallRequest> writes() const {
+    std::lock_guard lock(mu_);
+    return writes_;
+  }
+  void set_on_write(std::function<void()> hook) {
+    std::lock_guard lock(mu_);
+    on_write_ = std::move(hook);
+  }
+  void set_write_outcome(Outcome outcome) {
+    std::lock_guard lock(mu_);
+    write_outcome_ = outcome;
+  }
   std::vector<gateway::tape::Fault> injected() const {
     std::lock_guard lock(mu_);
     return injected_;
@@ -107,6 +138,9 @@ class FakeTapeLibrary : public gateway::tape::Library {
   std::deque<Pending> pending_;
   std::vector<gateway::tape::RecallRequest> submitted_;
   std::vector<gateway::tape::Fault> injected_;
+  std::vector<gateway::tape::RecallRequest> writes_;
+  Outcome write_outcome_ = Outcome::kOk;
+  std::function<void()> on_write_;
   std::set<std::string> cartridges_;
   std::atomic<double> now_s_{0};
 };

@@ -1,6 +1,7 @@
 // Drive: the state of one simulated tape drive:
 //
-//   EMPTY -(robot fetch)-> LOADING -> READY -> LOCATING <-> READING -> READY ... -> REWINDING
+//   EMPTY -(robot fetch)-> LOADING -> READY -> LOCATING <-> READING|WRITING -> READY ... ->
+//   REWINDING
 //         -> UNLOADING -> EMPTY (robot puts the cartridge away)          plus DOWN (fault)
 //
 // READY with a cartridge is "mounted and idle". A drive that goes DOWN loses its cartridge to the
@@ -23,6 +24,7 @@ enum class DriveState {
   kReady,
   kLocating,
   kReading,
+  kWriting,
   kRewinding,
   kUnloading,
   kDown
@@ -37,7 +39,7 @@ struct Drive {
   std::string incoming;             // reserved: the robot is bringing (or will bring) this one
   uint64_t head_block = 0;          // the head sits before this block
   uint64_t bytes_this_mount = 0;    // decides the rewind time before unload
-  std::optional<uint64_t> serving;  // request id being located or read
+  std::optional<uint64_t> serving;  // request id being located, read or written
   bool release_after_read = false;  // max-age preemption: unload once the current read ends
   // Bumped on every DOWN/UP so events scheduled for the old state are ignored when they fire.
   uint64_t generation = 0;

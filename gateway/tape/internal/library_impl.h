@@ -49,6 +49,8 @@ class LibraryImpl final : public Library {
   Status AddCartridge(std::string_view cartridge) override;
   uint64_t Submit(RecallRequest request,
                   std::function<void(const RecallCompletion&)> done) override;
+  uint64_t SubmitWrite(RecallRequest request,
+                       std::function<void(const RecallCompletion&)> done) override;
   void Inject(const Fault& fault) override;
   SimDuration RunUntilIdle() override;
   SimDuration Now() const override;
@@ -76,6 +78,7 @@ class LibraryImpl final : public Library {
     int drive = -1;             // serving drive, -1 while queued
     double service_start = -1;  // first time a drive started on it
     double first_byte = 0;
+    bool write = false;  // SubmitWrite: the drive writes the extent instead of reading it
   };
   struct Cartridge {
     bool media_error = false;
@@ -87,6 +90,9 @@ class LibraryImpl final : public Library {
   };
   using Callback = std::pair<std::function<void(const RecallCompletion&)>, RecallCompletion>;
 
+  // Submit and SubmitWrite: queue on the extent's cartridge (or fail as an event).
+  uint64_t Enqueue(RecallRequest request, std::function<void(const RecallCompletion&)> done,
+                   bool write);
   double NowLocked() const REQUIRES(mu_);
   void RunReadyCallbacks(MutexLock& lock) REQUIRES(mu_);
   void ScaledLoop();
@@ -105,7 +111,7 @@ class LibraryImpl final : public Library {
   void OnLoadedLocked(size_t d) REQUIRES(mu_);
   void ServeLocked(size_t d, uint64_t id) REQUIRES(mu_);
   void OnLocatedLocked(size_t d) REQUIRES(mu_);
-  void OnReadLocked(size_t d) REQUIRES(mu_);
+  void OnReadLocked(size_t d) REQUIRES(mu_);  // end of a read or a write
   void AfterServeLocked(size_t d) REQUIRES(mu_);
   void StartUnloadLocked(size_t d) REQUIRES(mu_);
   void OnRewoundLocked(size_t d) REQUIRES(mu_);

@@ -27,6 +27,7 @@ enum class Activity : uint8_t {
   kRewinding,
   kUnloading,
   kDown,
+  kWriting,  // after the others: the existing order of the JSON and the legend stays
   kRobotMove,
   kRobotStall,
 };
@@ -56,6 +57,9 @@ class Metrics {
   void Submitted() { ++submitted_; }
   // `service_start`: when a drive began locating for it (negative: never served).
   void Completed(const RecallCompletion& c, uint64_t bytes, double service_start);
+  // Writes are counted apart from recalls (the recall distributions stay about recalls).
+  void WriteSubmitted() { ++writes_submitted_; }
+  void WriteCompleted(const RecallCompletion& c, uint64_t bytes);
   void Requeued() { ++requeued_; }
 
   // `now`: the simulated time to close open intervals at.
@@ -97,6 +101,9 @@ class Metrics {
   uint64_t submitted_ = 0, requeued_ = 0;
   uint64_t ok_ = 0, media_error_ = 0, stage_fail_ = 0, shutdown_ = 0;
   uint64_t bytes_ok_ = 0;
+  uint64_t writes_submitted_ = 0, writes_ok_ = 0, writes_failed_ = 0, writes_shutdown_ = 0;
+  uint64_t bytes_written_ = 0;
+  std::vector<double> write_completion_s_;
   std::vector<double> queue_wait_s_, completion_s_, first_byte_s_;
 };
 

@@ -85,6 +85,91 @@ TEST_CASE("config: archive, tape and faults sections reject mistakes") {
   CHECK_FALSE(LoadConfigString("archive:\n  faults: /nonexistent.yaml\n", "t", &o).ok());
 }
 
+TEST_CASE("config: the archive policy example loads") {
+  Options o;
+  Status st = LoadConfigFile(REELFS_SOURCE_DIR "/configs/gateway.archive-policy.yaml", &o);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  const ArchivePolicyOptions& p = o.archive.policy;
+  CHECK(p.scan_interval == std::chrono::seconds(10));
+  REQUIRE(p.sets.size() == 2);
+  CHECK(p.sets[0].name == "checkpoints");
+  CHECK(p.sets[0].bucket == "training");
+  CHECK(p.sets[0].prefix == "ckpt/");
+  CHECK(p.sets[0].after == std::chrono::seconds(30));
+  CHECK_FALSE(p.sets[0].order_by_size);
+  CHECK(p.sets[0].batch_bytes == (4ull << 30));
+  CHECK(p.sets[0].batch_objects == 1000);
+  CHECK(p.sets[0].cartridges == std::vector<std::string>{"RLC000L9", "RLC001L9"});
+  CHECK(p.sets[0].release_after == std::chrono::hours(1));
+  CHECK(p.sets[1].order_by_size);
+  CHECK(p.sets[1].after == std::chrono::minutes(10));
+  CHECK(p.sets[1].release_after.count() == 0);
+  CHECK(p.sets[1].batch_objects == 1000);  // default
+}
+
+TEST_CASE("config: archive policy defaults and mistakes, with the key and line") {
+  Options o;
+  REQUIRE(LoadConfigString("archive:\n  policy:\n    - bucket: bkt\n", "t", &o).ok());
+  REQUIRE(o.archive.policy.sets.size() == 1);
+  const ArchiveSet& d = o.archive.policy.sets[0];
+  CHECK(d.name == "bkt/");
+  CHECK(d.prefix.empty());
+  CHECK(d.after == std::chrono::seconds(30));
+  CHECK(d.cartridges == std::vector<std::string>{"RL0000L9"});
+  CHECK(o.archive.policy.scan_interval == std::chrono::seconds(10));
+  REQUIRE(
+      LoadConfigString("archive:\n  policy:\n    - {bucket: bkt, cartridges: RLX000L9}\n", "t", &o)
+          .ok());
+  CHECK(o.archive.policy.sets[0].cartridges == std::vector<std::string>{"RLX000L9"});
+
+  auto error = [](const std::string& yaml) {
+    Options x;
+    Status st = LoadConfigString(yaml, "cfg.yaml", &x);
+    CHECK_FALSE(st.ok());
+    return std::string(st.message());
+  };
+  std::string m = error("archive:\n  policy:\n    - prefix: a/\n");
+  CHECK(m.find("archive.policy[].bucket") != std::string::npos);
+  CHECK(m.find("is required") != std::string::npos);
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      after: soon\n");
+  CHECK(m.find("cfg.yaml:4") != std::string::npos);
+  CHECK(m.find("archive.policy[].after") != std::string::npos);
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      order: random\n");
+  CHECK(m.find("must be key or size") != std::string::npos);
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      colour: red\n");
+  CHECK(m.find("archive.policy[].colour: unknown key") != std::string::npos);
+  m = error("archive:\n  policy:\n    - bucket: Bad_Bucket\n");
+  CHECK(m.find("not a bucket name") != std::string::npos);
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      batch_bytes: 0\n");
+  CHECK(m.find("must be > 0") != std::string::npos);
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      batch_objects: 0\n");
+  CHECK(m.find("must be >= 1") != std::string::npos);
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      cartridges: []\n");
+  CHECK(m.find("must name a cartridge") != std::string::npos);
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      cartridges: [\"has space\"]\n");
+  CHECK(m.find("is not a volume serial") != std::string::npos);
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      prefix: /abs\n");
+  CHECK(m.find("archive.policy[].prefix") != std::string::npos);
+  m = error(
+      "archive:\n  policy:\n    - {bucket: bkt, prefix: ckpt/}\n    - {bucket: bkt, prefix: c}\n");
+  CHECK(m.find("overlaps") != std::string::npos);
+  m = error(
+      "archive:\n  policy:\n    - {bucket: bkt, name: x, prefix: a/}\n"
+      "    - {bucket: ckt, name: x}\n");
+  CHECK(m.find("used twice") != std::string::npos);
+  m = error("archive:\n  policy:\n    bucket: bkt\n");
+  CHECK(m.find("expected a list of archive sets") != std::string::npos);
+  m = error("archive:\n  scan_interval: 1ms\n");
+  CHECK(m.find("archive.scan_interval: must be >= 100ms") != std::string::npos);
+  m = error("archive:\n  policy:\n    - bucket: bkt\n      release_after: -1s\n");
+  CHECK(m.find("archive.policy[].release_after") != std::string::npos);
+  // Two sets in different buckets, or disjoint prefixes, are fine.
+  CHECK(LoadConfigString("archive:\n  policy:\n    - {bucket: bkt, prefix: a/}\n"
+                         "    - {bucket: bkt, prefix: b/}\n    - {bucket: ckt}\n",
+                         "t", &o)
+            .ok());
+}
+
 TEST_CASE("config: units, overrides, unknown keys with line numbers") {
   Options options;
   REQUIRE(

@@ -1,5 +1,5 @@
 // The drive state machine and the facade: exact durations of one recall, mount reuse, unload
-// timing, shutdown, geometry accessors.
+// timing, shutdown, geometry accessors; archive writes (SubmitWrite) and their metrics.
 #include <doctest/doctest.h>
 
 #include "gateway/tape/internal/geometry.h"
@@ -183,6 +183,75 @@ TEST_CASE("library: Create rejects a bad config with the key") {
   config = DiscreteConfig();
   config.drives = 0;
   CHECK_FALSE(Library::Create(config).ok());
+}
+
+}  // namespace
+}  // namespace reelfs::gateway::tape
+
+namespace reelfs::gateway::tape {
+namespace {
+
+TEST_CASE("library: a write = robot move + load + position to end of data + stream, as writing") {
+  LibraryConfig config = DiscreteConfig("fifo");
+  auto lib = MakeLibrary(config);
+  REQUIRE(lib->AddCartridge("W").ok());
+  const Geometry geometry(config.drive, config.block_bytes);
+  const LocateModel locate(geometry, config.drive.locate_scale);
+  const uint64_t eod = 5'000'000;  // blocks already on the cartridge
+  Completions c;
+  lib->SubmitWrite(Recall("W", eod, 800 * kMB, "W: 3 objects"), c.Callback());
+  lib->RunUntilIdle();
+  REQUIRE(c.done.size() == 1);
+  CHECK(c.done[0].outcome == RecallOutcome::kOk);
+  CHECK(c.done[0].drive == "drive0");
+  const double locate_s = locate.Seconds(0, eod);
+  CHECK(c.done[0].done.count() == doctest::Approx(12 + 17 + locate_s + 2.0));
+  CHECK(lib->TotalSeconds(Activity::kWriting) == doctest::Approx(2.0));
+  CHECK(lib->TotalSeconds(Activity::kReading) == 0);
+
+  // A recall after it on the same cartridge is served by the same mount; the metrics keep the
+  // write apart from the recalls, and the timeline draws both.
+  lib->Submit(Recall("W", eod, 400 * kMB), c.Callback());
+  lib->RunUntilIdle();
+  REQUIRE(c.done.size() == 2);
+  CHECK(lib->Mounts() == 1);
+  Json m = lib->MetricsDocument();
+  CHECK(m["writes"]["submitted"] == 1);
+  CHECK(m["writes"]["ok"] == 1);
+  CHECK(m["writes"]["pending"] == 0);
+  CHECK(m["bytes_written"] == 800 * kMB);
+  CHECK(m["requests"]["submitted"] == 1);
+  CHECK(m["requests"]["ok"] == 1);
+  CHECK(m["bytes_read"] == 400 * kMB);
+  CHECK(m["drive_time_s"]["writing"].get<double>() == doctest::Approx(2.0));
+  const std::string svg = lib->TimelineSvg();
+  CHECK(svg.find("<title>writing W ") != std::string::npos);
+  CHECK(svg.find("<title>reading W ") != std::string::npos);
+}
+
+TEST_CASE("library: writes fail on a damaged or unknown cartridge, never by stage_fail") {
+  auto lib = MakeLibrary(DiscreteConfig("fifo"));
+  REQUIRE(lib->AddCartridge("OK").ok());
+  REQUIRE(lib->AddCartridge("BAD").ok());
+  lib->Inject(Fault{.kind = Fault::Kind::kMediaError, .target = "BAD"});
+  lib->Inject(Fault{.kind = Fault::Kind::kStageFail, .probability = 1.0});
+  Completions c;
+  lib->SubmitWrite(Recall("OK", 0, kMB), c.Callback());
+  lib->SubmitWrite(Recall("BAD", 0, kMB), c.Callback());
+  lib->SubmitWrite(Recall("NONE", 0, kMB), c.Callback());
+  lib->RunUntilIdle();
+  REQUIRE(c.done.size() == 3);
+  int ok = 0, media = 0;
+  for (const auto& d : c.done) {
+    ok += d.outcome == RecallOutcome::kOk;
+    media += d.outcome == RecallOutcome::kMediaError;
+  }
+  CHECK(ok == 1);
+  CHECK(media == 2);
+  Json m = lib->MetricsDocument();
+  CHECK(m["writes"]["ok"] == 1);
+  CHECK(m["writes"]["failed"] == 2);
+  CHECK(m["requests"]["stage_fail"] == 0);
 }
 
 }  // namespace
