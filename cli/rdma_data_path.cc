@@ -38,15 +38,21 @@ Json CountersJson(const rdmaio::ChannelCounters& c) {
               {"fallbacks", c.fallbacks},
               {"sessions_opened", c.sessions_opened},
               {"sessions_fenced", c.sessions_fenced},
-              {"failed", c.failed}};
+              {"failed", c.failed},
+              {"rdma_put_requests", c.rdma_put_requests},
+              {"rdma_put_bytes", c.rdma_put_bytes},
+              {"http_put_requests", c.http_put_requests},
+              {"http_put_bytes", c.http_put_bytes}};
 }
 
 std::string CountersLine(const rdmaio::ChannelCounters& n) {
   return fmt::format(
       "endpoint={} transport={} rdma_requests={} rdma_bytes={} http_requests={} http_bytes={} "
-      "fallbacks={} sessions_opened={} sessions_fenced={} failed={}",
+      "fallbacks={} sessions_opened={} sessions_fenced={} failed={} rdma_put_requests={} "
+      "rdma_put_bytes={} http_put_requests={} http_put_bytes={}",
       n.endpoint, n.transport, n.rdma_requests, n.rdma_bytes, n.http_requests, n.http_bytes,
-      n.fallbacks, n.sessions_opened, n.sessions_fenced, n.failed);
+      n.fallbacks, n.sessions_opened, n.sessions_fenced, n.failed, n.rdma_put_requests,
+      n.rdma_put_bytes, n.http_put_requests, n.http_put_bytes);
 }
 
 // Weak: the FileSystem holding the metrics must not keep the channel (and its QPs) alive.

@@ -1,4 +1,5 @@
-// DataChannel: fetch a byte range of an object straight into a registered memory window.
+// DataChannel: fetch a byte range of an object straight into a registered memory window, and
+// (where the transport can) upload a window as an object or one part.
 //
 // This is the interface the FUSE prefetcher (and later the GPU side channel) reads through when an
 // RDMA data path is configured (docs/architecture.md "S3 over RDMA: control and data"). Control
@@ -75,11 +76,42 @@ struct FetchResult {
 
 using FetchCallback = std::function<void(Result<FetchResult>)>;
 
+// One PutObject, or one UploadPart when part_number > 0.
+struct PutRequest {
+  std::string bucket;
+  std::string key;
+  int part_number = 0;    // 1..10000 for UploadPart; 0 for PutObject
+  std::string upload_id;  // UploadPart only
+  // The payload: `window.length` bytes (1 .. 5 GiB) read by the server out of the window, or
+  // copied from it as the HTTP body (host memory only).
+  RegisteredWindow window;
+  std::string content_type;                   // PutObject only; empty: none
+  std::shared_ptr<CancellationToken> cancel;  // optional
+};
+
+struct PutResult {
+  std::string etag;  // of the object or the part, quotes stripped
+  uint64_t bytes = 0;
+  DataPath via = DataPath::kRdma;
+};
+
+using PutCallback = std::function<void(Result<PutResult>)>;
+
+// The most one PUT or part may carry (S3's limit; the gateway answers 413 above it).
+inline constexpr uint64_t kMaxPutBytes = 5ull << 30;
+
 class DataChannel {
  public:
   virtual ~DataChannel() = default;
 
   virtual void Fetch(FetchRequest request, FetchCallback done) = 0;
+
+  // Uploads the window (see above). This default is a transport without uploads: kUnimplemented,
+  // answered on the caller's thread, nothing sent.
+  virtual void Put(PutRequest request, PutCallback done) {
+    done(Status::Unimplemented("this data channel does not upload (PUT " + request.bucket + "/" +
+                               request.key + ")"));
+  }
 
   // The registrar for memory this channel can fetch into (regions are bound to the channel's
   // protection domain: a region from another channel's registrar is kInvalidArgument in Fetch).

@@ -232,6 +232,13 @@ static_assert(kSizeClassGranularity % kPageSize == 0, "size classes must be whol
 
 }  // namespace
 
+void RetireForever(std::unique_ptr<Buffer> buffer) {
+  static auto* mutex = new Mutex;
+  static auto* kept = new std::vector<std::unique_ptr<Buffer>>;
+  MutexLock lock(*mutex);
+  kept->push_back(std::move(buffer));
+}
+
 std::shared_ptr<BufferPool> CreateHeapBufferPool(size_t max_bytes, Clock::Duration idle_ttl,
                                                  Clock& clock) {
   return std::make_shared<HeapBufferPool>(max_bytes, idle_ttl, clock, nullptr);

@@ -45,6 +45,11 @@ class BufferPool {
   virtual BufferPoolStats stats() const = 0;
 };
 
+// Keeps `buffer` (and its registration) for the life of the process, never freed nor reused: for a
+// buffer whose window a DataChannel refused as quarantined (a fence on it failed, so the server
+// may still access it). Kept reachable, so leak checkers do not report it.
+void RetireForever(std::unique_ptr<Buffer> buffer);
+
 // Page-aligned heap memory, recycled by size class so steady-state reads do not hit malloc (or
 // the kernel's page zeroing). Memory held, in use plus idle, stays under `max_bytes` as long as
 // what is in use does (give it the mount's --max-memory); buffers idle for `idle_ttl` are freed

@@ -54,6 +54,7 @@
 #include "fuse/core/local_entries.h"
 #include "fuse/core/lookup_listing.h"
 #include "fuse/core/metadata_cache.h"
+#include "fuse/core/part_sender.h"
 #include "fuse/core/tape_view.h"
 #include "fuse/core/write_handles.h"
 #include "hsm/state.h"
@@ -138,6 +139,8 @@ class Core : public std::enable_shared_from_this<Core> {
   const DataPath& data_path() const { return data_path_; }
   const std::shared_ptr<BufferPool>& pool() const { return pool_; }
   const std::shared_ptr<MemoryBudget>& budget() const { return budget_; }
+  // How uploads send their parts: the data channel's sender with --rdma, else the store's.
+  const std::shared_ptr<PartSender>& part_sender() const { return part_sender_; }
   const std::shared_ptr<WarnOnce>& warn() const { return warn_; }
   Clock& clock() const { return clock_; }
   CoreCounters& stats() { return stats_; }
@@ -297,6 +300,7 @@ class Core : public std::enable_shared_from_this<Core> {
   const MountOptions options_;
   const std::shared_ptr<BufferPool> pool_;
   const std::shared_ptr<MemoryBudget> budget_;
+  const std::shared_ptr<PartSender> part_sender_;
   Clock& clock_;
   const std::chrono::system_clock::time_point mount_time_;
   const std::shared_ptr<WarnOnce> warn_;  // own leaf lock

@@ -43,6 +43,9 @@ Core::Core(std::shared_ptr<s3::ObjectStore> store, MountOptions options,
       options_(std::move(options)),
       pool_(std::move(pool)),
       budget_(std::move(budget)),
+      part_sender_(data_path_.channel != nullptr
+                       ? CreateChannelPartSender(data_path_.channel, store_)
+                       : CreateStorePartSender(store_)),
       clock_(clock),
       mount_time_(clock.WallNow()),
       warn_(std::make_shared<WarnOnce>()),
@@ -87,6 +90,11 @@ std::string Core::MetricsJson() const {
                    {"bytes_written", c.bytes_written},
                    {"files_written", c.files_written},
                    {"uploads_failed", c.uploads_failed},
+                   {"rdma_put_parts", c.rdma_put_parts},
+                   {"rdma_put_bytes", c.rdma_put_bytes},
+                   {"http_put_parts", c.http_put_parts},
+                   {"http_put_bytes", c.http_put_bytes},
+                   {"put_fallbacks", c.put_fallbacks},
                    {"deletes", c.deletes}};
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
   const Json side_channel = data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
@@ -118,6 +126,12 @@ FsCounters Core::counters() const {
   c.files_written = stats_.files_written.load(std::memory_order_relaxed);
   c.uploads_failed = stats_.uploads_failed.load(std::memory_order_relaxed);
   c.deletes = stats_.deletes.load(std::memory_order_relaxed);
+  const PutCounters puts = part_sender_->counters();
+  c.rdma_put_parts = puts.rdma_put_parts;
+  c.rdma_put_bytes = puts.rdma_put_bytes;
+  c.http_put_parts = puts.http_put_parts;
+  c.http_put_bytes = puts.http_put_bytes;
+  c.put_fallbacks = puts.put_fallbacks;
   c.write_handles = writes_.size();  // its own lock, not nested with mutex_
   c.open_handles = files_.size();    // its own lock, not nested with mutex_
   MutexLock lock(mutex_);

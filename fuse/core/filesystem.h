@@ -25,8 +25,9 @@
 // state (user.s3.*, user.hsm.*, user.reelfs.mount) and user.hsm.request=stage requests restores.
 // The root's user.reelfs.metrics is a JSON snapshot of FsCounters and the data path's counters.
 //
-// With a DataPath channel (`reelfs mount --rdma`) every prefetcher reads through it (prefetcher.h);
-// metadata, listings and HEADs stay on the ObjectStore.
+// With a DataPath channel (`reelfs mount --rdma`) every prefetcher reads through it (prefetcher.h)
+// and every upload sends its parts through it (DataChannel::Put, part_sender.h); metadata,
+// listings, HEADs and the multipart create / complete / abort stay on the ObjectStore.
 //
 // Every method replies through its callback exactly once, never blocking the calling thread on
 // the network (callbacks may run on the ObjectStore's thread). Errors are Status values; the one
@@ -71,13 +72,22 @@ struct FsCounters {
   uint64_t bytes_written = 0;    // bytes accepted by WRITE
   uint64_t files_written = 0;    // uploads completed (the object is in S3)
   uint64_t uploads_failed = 0;   // uploads that failed or were aborted (nothing became visible)
-  uint64_t deletes = 0;          // objects deleted by unlink / rmdir
+  // Upload payloads (parts and single PUTs) by the path their bytes took (part_sender.h): read by
+  // the gateway over RDMA (--rdma), or sent as HTTP bodies; put_fallbacks: of the HTTP ones,
+  // those offered to the data channel first.
+  uint64_t rdma_put_parts = 0;
+  uint64_t rdma_put_bytes = 0;
+  uint64_t http_put_parts = 0;
+  uint64_t http_put_bytes = 0;
+  uint64_t put_fallbacks = 0;
+  uint64_t deletes = 0;  // objects deleted by unlink / rmdir
 };
 
 // How file bytes travel besides the ObjectStore. Empty: every read is a GET through the store.
 struct DataPath {
-  // Reads fetch through this channel into registered buffers (give the FileSystem a BufferPool
-  // from CreateRegisteredBufferPool over channel->registrar()); null: through the store.
+  // Reads fetch through this channel into registered buffers, and upload parts are sent from them
+  // (give the FileSystem a BufferPool from CreateRegisteredBufferPool over channel->registrar());
+  // null: through the store.
   std::shared_ptr<rdmaio::DataChannel> channel;
   // The channel's counters as a JSON value (per endpoint: requests and bytes over RDMA and over
   // HTTP), the "data_path" member of user.reelfs.metrics; unset or a null value: `null`. Called

@@ -76,15 +76,6 @@ bool IsWindowRefusal(const Status& status) {
 // Buffers retired because their window is quarantined, process-wide (logged on the first one).
 std::atomic<uint64_t> retired_buffers{0};
 
-// Where retired buffers go: kept, never freed nor reused, for the life of the process (reachable
-// from here, so leak checkers do not report them as lost).
-void KeepRetiredForever(std::unique_ptr<Buffer> buffer) {
-  static auto* mutex = new Mutex;
-  static auto* kept = new std::vector<std::unique_ptr<Buffer>>;
-  MutexLock lock(*mutex);
-  kept->push_back(std::move(buffer));
-}
-
 // Bytes accounted in the MemoryBudget for as long as the part's buffer lives.
 class Reservation {
  public:
@@ -586,7 +577,7 @@ void Stream::OnWindowRefused(const PartPtr& part, Status refusal) {
   // quarantined because a fence on it failed, so the server may still write into these bytes.
   // Keeping it forever (the registration included) is the only safe end for it.
   if (part->buffer != nullptr) {
-    KeepRetiredForever(std::move(part->buffer));
+    RetireForever(std::move(part->buffer));
     if (retired_buffers.fetch_add(1, std::memory_order_relaxed) == 0) {
       REELFS_LOG_WARN("fuse",
                       "{}: the data channel refused a quarantined window ({}); its {}-byte buffer "

@@ -9,6 +9,8 @@
 //  - Pump() turns the state into work: store requests, run once the lock is dropped, and replies,
 //    queued in `replies` and delivered by one thread at a time (Deliver), so that write answers
 //    keep their order whichever thread freed them.
+//  - Each payload (a part, or the single PutObject) goes out through the PartSender; its answer
+//    is the ETag COMPLETE names, whichever path the bytes took.
 //  - The first failure sticks in `error`: every buffer is dropped, held writes are answered, and
 //    once nothing is in flight the multipart upload is aborted and then Finish answered.
 #include "fuse/core/upload.h"
@@ -44,14 +46,34 @@ uint64_t CapacityOfAllParts(uint64_t base) {
   return total;
 }
 
+// Heap memory for an Upload without a pool (never registered).
+class PlainBuffer final : public Buffer {
+ public:
+  explicit PlainBuffer(uint64_t size)
+      : bytes_(std::make_unique_for_overwrite<std::byte[]>(size)), size_(size) {}
+  std::span<std::byte> bytes() override { return {bytes_.get(), static_cast<size_t>(size_)}; }
+
+ private:
+  std::unique_ptr<std::byte[]> bytes_;
+  uint64_t size_;
+};
+
 // One part's bytes and the budget they hold (`capacity`, reserved when allocated).
 struct PartBuffer {
   uint32_t number = 0;
-  std::unique_ptr<std::byte[]> bytes;
+  std::unique_ptr<Buffer> buffer;  // null: not allocated yet, or released
   uint64_t capacity = 0;
   uint64_t filled = 0;
 
-  std::span<const std::byte> body() const { return {bytes.get(), static_cast<size_t>(filled)}; }
+  std::span<const std::byte> body() const {
+    return buffer->bytes().first(static_cast<size_t>(filled));
+  }
+  // The body as a registered window (region null when the buffer is not registered).
+  rdmaio::RegisteredWindow window() const {
+    rdmaio::RegisteredWindow w = buffer->registered_window();
+    w.length = filled;
+    return w;
+  }
 };
 
 using Requests = std::vector<std::function<void()>>;
@@ -67,9 +89,13 @@ uint64_t PartSize(uint32_t part_number, uint64_t base_part_size) {
 
 struct Upload::State {
   State(std::shared_ptr<s3::ObjectStore> store_in, std::shared_ptr<MemoryBudget> budget_in,
-        std::string bucket_in, std::string key_in, Options options_in, Clock& clock_in)
+        std::string bucket_in, std::string key_in, Options options_in, Clock& clock_in,
+        Transport transport)
       : store(std::move(store_in)),
         budget(std::move(budget_in)),
+        pool(std::move(transport.pool)),
+        sender(transport.sender != nullptr ? std::move(transport.sender)
+                                           : CreateStorePartSender(store)),
         bucket(std::move(bucket_in)),
         key(std::move(key_in)),
         shown_key(PrintableKey(key)),
@@ -85,7 +111,8 @@ struct Upload::State {
 
   // --- Under the lock ---
 
-  // Copies `data` into part buffers; true if it filled at least one.
+  // Copies `data` into part buffers; true if it filled at least one. A buffer that cannot be
+  // allocated sets `error`.
   bool AppendLocked(std::span<const std::byte> data) REQUIRES(mutex);
   void ReleaseLocked(PartBuffer& part) REQUIRES(mutex);
   void DropBuffersLocked() REQUIRES(mutex);
@@ -103,7 +130,7 @@ struct Upload::State {
 
   void OnCreated(const std::shared_ptr<Upload>& self, Result<std::string> r) EXCLUDES(mutex);
   void OnPart(const std::shared_ptr<Upload>& self, const std::shared_ptr<PartBuffer>& part,
-              Result<std::string> r) EXCLUDES(mutex);
+              Result<PartSent> r) EXCLUDES(mutex);
   void OnFinal(const std::shared_ptr<Upload>& self, const std::shared_ptr<PartBuffer>& body,
                std::string_view operation, Result<std::string> r) EXCLUDES(mutex);
   void OnAborted(const std::shared_ptr<Upload>& self, const std::string& upload_id, Status status)
@@ -111,6 +138,8 @@ struct Upload::State {
 
   const std::shared_ptr<s3::ObjectStore> store;
   const std::shared_ptr<MemoryBudget> budget;
+  const std::shared_ptr<BufferPool> pool;    // null: PlainBuffer
+  const std::shared_ptr<PartSender> sender;  // the payloads; the store's without a transport
   const std::string bucket;
   const std::string key;
   const std::string shown_key;  // for messages: control bytes escaped
@@ -121,7 +150,7 @@ struct Upload::State {
   mutable Mutex mutex;
   uint64_t size GUARDED_BY(mutex) = 0;
   uint64_t reserved GUARDED_BY(mutex) = 0;           // budget held by buffers still alive
-  PartBuffer current GUARDED_BY(mutex);              // bytes == nullptr: not allocated yet
+  PartBuffer current GUARDED_BY(mutex);              // buffer == nullptr: not allocated yet
   uint32_t next_part GUARDED_BY(mutex) = 1;          // the number of `current`
   std::deque<PartBuffer> waiting GUARDED_BY(mutex);  // full, not sent yet
   uint32_t in_flight GUARDED_BY(mutex) = 0;
@@ -147,18 +176,31 @@ struct Upload::State {
 bool Upload::State::AppendLocked(std::span<const std::byte> data) {
   bool filled_one = false;
   while (!data.empty()) {
-    if (current.bytes == nullptr) {
+    if (current.buffer == nullptr) {
       const uint64_t capacity = PartSize(next_part, options.part_size);
+      std::unique_ptr<Buffer> buffer;
+      if (pool != nullptr) {
+        // Registered once when the pool first allocates it, then recycled: no write registers.
+        Result<std::unique_ptr<Buffer>> allocated = pool->Allocate(capacity);
+        if (!allocated.ok()) {
+          error = allocated.status().WithContext(
+              fmt::format("part {} of '{}' ({} bytes)", next_part, shown_key, capacity));
+          return filled_one;
+        }
+        buffer = std::move(allocated).value();
+      } else {
+        buffer = std::make_unique<PlainBuffer>(capacity);
+      }
       budget->ReserveForDemand(capacity);
       reserved += capacity;
       current.number = next_part;
-      current.bytes = std::make_unique_for_overwrite<std::byte[]>(capacity);
+      current.buffer = std::move(buffer);
       current.capacity = capacity;
       current.filled = 0;
     }
     const size_t n =
         static_cast<size_t>(std::min<uint64_t>(data.size(), current.capacity - current.filled));
-    std::memcpy(current.bytes.get() + current.filled, data.data(), n);
+    std::memcpy(current.buffer->bytes().data() + current.filled, data.data(), n);
     current.filled += n;
     size += n;
     data = data.subspan(n);
@@ -176,7 +218,7 @@ void Upload::State::ReleaseLocked(PartBuffer& part) {
   budget->Release(part.capacity);
   reserved -= part.capacity;
   part.capacity = 0;
-  part.bytes.reset();
+  part.buffer.reset();
 }
 
 void Upload::State::DropBuffersLocked() {
@@ -248,13 +290,14 @@ void Upload::State::PumpLocked(const std::shared_ptr<Upload>& self, Requests* re
     ++in_flight;
     ++parts_started;
     requests->push_back([this, self, part, id = upload_id] {
-      s3::UploadPartRequest req;
-      req.bucket = bucket;
-      req.key = key;
-      req.upload_id = id;
-      req.part_number = static_cast<int>(part->number);
-      req.body = part->body();
-      store->UploadPart(req, [self, part](Result<std::string> r) {
+      PartPayload payload;
+      payload.bucket = bucket;
+      payload.key = key;
+      payload.upload_id = id;
+      payload.part_number = static_cast<int>(part->number);
+      payload.body = part->body();
+      payload.window = part->window();
+      sender->Send(payload, [self, part](Result<PartSent> r) {
         self->state_->OnPart(self, part, std::move(r));
       });
     });
@@ -275,13 +318,21 @@ void Upload::State::PumpLocked(const std::shared_ptr<Upload>& self, Requests* re
       auto body = std::make_shared<PartBuffer>(std::move(current));
       current = PartBuffer{};
       requests->push_back([this, self, body] {
-        s3::PutObjectRequest req;
-        req.bucket = bucket;
-        req.key = key;
-        req.body = body->body();
-        req.content_type = options.content_type;
-        store->PutObject(req, [self, body](Result<std::string> r) {
-          self->state_->OnFinal(self, body, "PutObject", std::move(r));
+        PartPayload payload;
+        payload.bucket = bucket;
+        payload.key = key;
+        payload.content_type = options.content_type;
+        if (body->buffer != nullptr) {
+          payload.body = body->body();
+          payload.window = body->window();
+        }
+        sender->Send(payload, [self, body](Result<PartSent> r) {
+          if (r.ok() && r->retire_buffer && body->buffer != nullptr) {
+            RetireForever(std::move(body->buffer));
+          }
+          self->state_->OnFinal(self, body, "PutObject",
+                                r.ok() ? Result<std::string>(std::move(r->etag))
+                                       : Result<std::string>(std::move(r).status()));
         });
       });
     } else {
@@ -335,14 +386,18 @@ void Upload::State::OnCreated(const std::shared_ptr<Upload>& self, Result<std::s
 }
 
 void Upload::State::OnPart(const std::shared_ptr<Upload>& self,
-                           const std::shared_ptr<PartBuffer>& part, Result<std::string> r) {
+                           const std::shared_ptr<PartBuffer>& part, Result<PartSent> r) {
+  // Never back to the pool: the channel refused the window (part_sender.h).
+  if (r.ok() && r->retire_buffer && part->buffer != nullptr) {
+    RetireForever(std::move(part->buffer));
+  }
   Requests requests;
   {
     MutexLock lock(mutex);
     --in_flight;
     ReleaseLocked(*part);
     if (r.ok()) {
-      etags[static_cast<int>(part->number)] = std::move(r).value();
+      etags[static_cast<int>(part->number)] = std::move(r->etag);
     } else if (error.ok()) {
       error = r.status().WithContext(fmt::format("UploadPart {} of '{}'", part->number, shown_key));
     }
@@ -399,16 +454,20 @@ void Upload::State::OnAborted(const std::shared_ptr<Upload>& self, const std::st
 
 std::shared_ptr<Upload> Upload::Create(std::shared_ptr<s3::ObjectStore> store,
                                        std::shared_ptr<MemoryBudget> budget, std::string bucket,
-                                       std::string key, Options options, Clock& clock) {
+                                       std::string key, Options options, Clock& clock,
+                                       Transport transport) {
   // The constructor is private: make_shared cannot reach it.
   return std::shared_ptr<Upload>(new Upload(std::move(store), std::move(budget), std::move(bucket),
-                                            std::move(key), std::move(options), clock));
+                                            std::move(key), std::move(options), clock,
+                                            std::move(transport)));
 }
 
 Upload::Upload(std::shared_ptr<s3::ObjectStore> store, std::shared_ptr<MemoryBudget> budget,
-               std::string bucket, std::string key, Options options, Clock& clock)
+               std::string bucket, std::string key, Options options, Clock& clock,
+               Transport transport)
     : state_(std::make_unique<State>(std::move(store), std::move(budget), std::move(bucket),
-                                     std::move(key), std::move(options), clock)) {}
+                                     std::move(key), std::move(options), clock,
+                                     std::move(transport))) {}
 
 Upload::~Upload() {
   State& s = *state_;
@@ -457,9 +516,9 @@ void Upload::Write(uint64_t offset, std::span<const std::byte> data,
           [done = std::move(done), refusal = std::move(refusal)] { done(refusal); });
     } else {
       const bool filled_one = s.AppendLocked(data);
-      if (filled_one || !s.held_writes.empty()) {
+      if (filled_one || !s.held_writes.empty() || !s.error.ok()) {
         // Pump answers it at once unless back-pressure holds it; behind a held write it waits
-        // its turn.
+        // its turn. A buffer that could not be allocated failed the upload: Pump answers that.
         s.held_writes.push_back(std::move(done));
       } else {
         s.replies.push_back([done = std::move(done)] { done(Status::Ok()); });
@@ -509,7 +568,7 @@ void Upload::Finish(s3::Callback<s3::ObjectInfo> done) {
       if (!s.finish_called) {
         s.finish_called = true;
         // A multipart file sends what is buffered as its last part (which may be short).
-        if (s.error.ok() && s.next_part > 1 && s.current.bytes != nullptr) {
+        if (s.error.ok() && s.next_part > 1 && s.current.buffer != nullptr) {
           s.waiting.push_back(std::move(s.current));
           s.current = PartBuffer{};
           ++s.next_part;

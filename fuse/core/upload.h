@@ -12,6 +12,14 @@
 // at 8 MiB parts, then 16 MiB parts, ..., 4 GiB parts for the last thousand; 8 TiB in all), never
 // over 5 GiB. S3 allows parts of different sizes; only the last may be under 5 MiB.
 //
+// Transport: each full part (and the single PutObject) is handed to a PartSender (part_sender.h):
+// through the store (HTTP), or with `reelfs mount --rdma` through the data channel, where the
+// gateway RDMA-reads the part out of its buffer. Part buffers then come from the mount's
+// BufferPool, whose buffers are registered once when first allocated and recycled, so no write
+// registers anything. The sender's answer (ETag, path) is all the Upload sees of it: the schedule,
+// errors and the COMPLETE are the same either way, and COMPLETE names the ETag each part's answer
+// gave, over RDMA or HTTP.
+//
 // Memory: every part buffer is counted in the shared MemoryBudget (ReserveForDemand, released when
 // its UploadPart answers). Back-pressure keeps it bounded: a Write whose bytes filled a part is
 // answered only once fewer than max_in_flight parts are in flight and, when the budget is over its
@@ -39,7 +47,9 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "common/status.h"
+#include "fuse/core/buffer_pool.h"
 #include "fuse/core/memory_budget.h"
+#include "fuse/core/part_sender.h"
 #include "s3/object_store.h"
 
 namespace reelfs::fuse {
@@ -61,10 +71,19 @@ class Upload : public std::enable_shared_from_this<Upload> {
     std::string content_type;         // empty: none sent
   };
 
-  // `clock` gives the last-modified time reported by Finish; it must outlive the Upload.
+  // Where part buffers come from and how parts travel (see Transport above).
+  struct Transport {
+    std::shared_ptr<BufferPool> pool;    // null: plain heap memory, never registered
+    std::shared_ptr<PartSender> sender;  // null: every part through the store
+  };
+
+  // `clock` gives the last-modified time reported by Finish; it must outlive the Upload. The
+  // store sends the create, the COMPLETE and the abort, and the parts unless `transport` names a
+  // sender.
   static std::shared_ptr<Upload> Create(std::shared_ptr<s3::ObjectStore> store,
                                         std::shared_ptr<MemoryBudget> budget, std::string bucket,
-                                        std::string key, Options options, Clock& clock);
+                                        std::string key, Options options, Clock& clock,
+                                        Transport transport = {});
   ~Upload();
 
   // Appends `data` at `offset`, which must be size() (kInvalidArgument naming both offsets, and
@@ -95,7 +114,7 @@ class Upload : public std::enable_shared_from_this<Upload> {
  private:
   struct State;
   Upload(std::shared_ptr<s3::ObjectStore> store, std::shared_ptr<MemoryBudget> budget,
-         std::string bucket, std::string key, Options options, Clock& clock);
+         std::string bucket, std::string key, Options options, Clock& clock, Transport transport);
   std::unique_ptr<State> state_;
 };
 

@@ -54,7 +54,9 @@ uint64_t WriteHandles::AddHandle(InodeId ino, const std::string& key, uint32_t p
   WriteHandle h;
   h.ino = ino;
   h.key = key;
-  h.upload = Upload::Create(core_.store(), core_.budget(), o.bucket, key, uo, core_.clock());
+  // Part buffers from the mount's pool (registered with --rdma), parts through its sender.
+  h.upload = Upload::Create(core_.store(), core_.budget(), o.bucket, key, uo, core_.clock(),
+                            {.pool = core_.pool(), .sender = core_.part_sender()});
   h.writer = ProcessOf(pid);  // outside the lock: it reads /proc
   const uint64_t fh = core_.NextHandle();
   MutexLock lock(mutex_);

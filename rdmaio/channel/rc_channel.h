@@ -86,29 +86,12 @@ struct RcChannelOptions {
 
 using RcChannelCounters = ChannelCounters;  // transport "rdma-rc"
 
-// One PutObject, or one UploadPart when part_number > 0.
-struct PutRequest {
-  std::string bucket;
-  std::string key;
-  int part_number = 0;    // 1..10000 for UploadPart; 0 for PutObject
-  std::string upload_id;  // UploadPart only
-  // The payload: `window.length` bytes (1 .. 5 GiB) read by the server out of the window, or
-  // copied from it as the HTTP body (host memory only).
-  RegisteredWindow window;
-  std::string content_type;                   // PutObject only; empty: none
-  std::shared_ptr<CancellationToken> cancel;  // optional
-};
-
-struct PutResult {
-  std::string etag;  // of the object or the part, quotes stripped
-  uint64_t bytes = 0;
-  DataPath via = DataPath::kRdma;
-};
-
-using PutCallback = std::function<void(Result<PutResult>)>;
-
-// The most one PUT or part may carry (S3's limit; the gateway answers 413 above it).
-inline constexpr uint64_t kMaxPutBytes = 5ull << 30;
+// The put types are the DataChannel's (rdmaio/data_channel.h); named here too for callers that
+// spell them rdmaio::channel::.
+using rdmaio::kMaxPutBytes;
+using rdmaio::PutCallback;
+using rdmaio::PutRequest;
+using rdmaio::PutResult;
 
 class RcChannel;
 struct RcSession;  // rc_channel.cc: one QP and its server session
@@ -124,7 +107,7 @@ class RcChannel final : public RcChannelBase {
 
   // Fetch, registrar, counters, policy, fence: ChannelBase's.
   // Uploads the window (see above). `done` runs exactly once; the window may be reused after it.
-  void Put(PutRequest request, PutCallback done);
+  void Put(PutRequest request, PutCallback done) override;
 
   // Sessions alive now (idle or busy).
   size_t live_sessions() const { return live_slots(); }

@@ -9,11 +9,14 @@
 // over DC. While DC serves the endpoint, RC is not re-probed: DcChannel has its own policy, with
 // its own fallback to HTTP and re-probing.
 //
+// Uploads (Put) always go to `first`: cuObject DC has no PUT here, and RcChannel's own write
+// policy already sends a PUT over HTTP to an endpoint that declined hipobj-rc-v2 uploads.
+//
 // Both channels must fetch into the same regions: `second`'s Locate must accept regions from
 // `first`'s registrar (for verbs: one ProtectionDomain under both), since callers register
 // through registrar(), which is `first`'s.
 //
-// Thread-safety: Fetch and registrar may be called from any thread; `use_second` must be too.
+// Thread-safety: Fetch, Put and registrar may be called from any thread; `use_second` must be too.
 #pragma once
 
 #include <atomic>
@@ -21,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "rdmaio/data_channel.h"
 
@@ -34,6 +38,9 @@ class TransportRouter final : public DataChannel {
                   std::function<bool()> use_second, std::string description);
 
   void Fetch(FetchRequest request, FetchCallback done) override;
+  void Put(PutRequest request, PutCallback done) override {
+    first_->Put(std::move(request), std::move(done));
+  }
   MemoryRegistrar& registrar() override { return first_->registrar(); }
 
   // Fetches sent to each channel so far.

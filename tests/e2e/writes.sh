@@ -69,7 +69,13 @@ etag=$(s3 s3api head-object --bucket wrt --key big.bin --query ETag --output tex
 cmp "$WORK/big" "$MNT/big.bin" || fail "big.bin read back through the mount differs"
 [[ $(stat -c %s "$MNT/big.bin") == $((41 * 1048576 + 5)) ]] || fail "size of big.bin"
 no_uploads "after cp and dd"
-echo "  small.bin PUT, big.bin ETag $etag"
+# Without --rdma every payload (the PUT and six parts) is counted as an HTTP body.
+puts=$("$PY" -c 'import json, os, sys
+fs = json.loads(os.getxattr(sys.argv[1], "user.reelfs.metrics"))["fs"]
+print(fs["http_put_parts"], fs["http_put_bytes"], fs["rdma_put_parts"], fs["rdma_put_bytes"])' \
+  "$MNT") || fail "user.reelfs.metrics"
+[[ $puts == "7 $((3000000 + 41 * 1048576 + 5)) 0 0" ]] || fail "put counters: $puts"
+echo "  small.bin PUT, big.bin ETag $etag; http_put_parts, _bytes, rdma_put_parts, _bytes: $puts"
 
 step "mkdir -p, cp -r of a tree, tar -x: every file byte-identical through the AWS CLI"
 mkdir -p "$MNT/d/e/f" || fail "mkdir -p"

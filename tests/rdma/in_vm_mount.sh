@@ -16,6 +16,19 @@
 #   no-rdma-gw  gateway without --rdma: correct, all HTTP;
 #   plain       mount without --rdma: correct, no data path counters at all.
 #
+# and for writes (the mount's upload parts through RcChannel::Put, docs/protocols/rdma-put.md
+# "The mount"): a 40 MiB file (five 8 MiB parts, a multipart upload) and a 3000 B file (one PUT)
+# are copied into the mount, each read back over plain HTTP with boto3 (an independent S3
+# client) and its sha256 compared with the source's, and the stored file in the gateway's root
+# compared byte for byte:
+#
+#   rdma        (the same mount as above) every payload read by the gateway over RDMA:
+#               fs.rdma_put_bytes = both sizes, fs.http_put_bytes = 0, the channel's
+#               rdma_put_bytes the same;
+#   put-qp-error  gateway --rdma --rdma-fault qp-error (every RDMA transfer fails, 500): each
+#               payload falls back to HTTP inside the channel, the objects intact,
+#               fs.http_put_bytes = both sizes, fs.rdma_put_bytes = 0, fallbacks counted.
+#
 # Needs /dev/fuse (rxe_vm.sh loads the fuse module). Exit 0 when every case holds.
 set -u
 reelfs=$REELFS_CLI
@@ -37,6 +50,63 @@ head -c $((1024 * 1024)) /dev/urandom >"$root/bkt/dir/mid"
 files="big small dir/mid"
 total=$((9 * 1024 * 1024 + 123 + 3000 + 1024 * 1024))
 export AWS_REGION=us-east-1
+# The files written through the mount.
+head -c $((40 * 1024 * 1024)) /dev/urandom >"$work/up-big"
+head -c 3000 /dev/urandom >"$work/up-small"
+wfiles="up-big up-small"
+wtotal=$((40 * 1024 * 1024 + 3000))
+
+# metric JSON PATH: a number in user.reelfs.metrics, PATH like fs.rdma_put_bytes or
+# data_path.0.rdma_put_bytes (-1 when absent).
+metric() {
+  python3 -c '
+import json, sys
+v = json.loads(sys.argv[1])
+for p in sys.argv[2].split("."):
+    try:
+        v = v[int(p)] if isinstance(v, list) else v[p]
+    except (KeyError, IndexError, TypeError, ValueError):
+        v = -1
+        break
+print(v if isinstance(v, int) else -1)' "$1" "$2"
+}
+
+# write_files NAME: copies $wfiles into the mount (cp: open, sequential writes, close, which
+# completes each upload and reports its outcome).
+write_files() {
+  for w in $wfiles; do
+    if ! cp "$work/$w" "$mnt/$w"; then
+      echo "in_vm_mount: $1: writing $w through the mount failed"
+      return 1
+    fi
+  done
+}
+
+# check_written NAME: each written object read back over plain HTTP by boto3 (sha256 against
+# the source) and the gateway's stored file compared byte for byte.
+check_written() {
+  for w in $wfiles; do
+    if ! cmp "$work/$w" "$root/bkt/$w"; then
+      echo "in_vm_mount: $1: the gateway's stored $w differs from its source"
+      return 1
+    fi
+  done
+  python3 - "$endpoint" "$work" $wfiles <<'PY'
+import hashlib, os, sys
+import boto3
+from botocore.config import Config
+endpoint, work, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                  config=Config(s3={"addressing_style": "path"}))
+bad = 0
+for name in names:
+    want = hashlib.sha256(open(os.path.join(work, name), "rb").read()).hexdigest()
+    got = hashlib.sha256(s3.get_object(Bucket="bkt", Key=name)["Body"].read()).hexdigest()
+    print(f"in_vm_mount: {name}: sha256 over HTTP {got[:16]}, source {want[:16]}")
+    bad += got != want
+sys.exit(1 if bad else 0)
+PY
+}
 
 # field JSON NAME: the number after "NAME": in the data_path part of user.reelfs.metrics (what
 # precedes "side_channel", whose counters reuse some names; 0 when absent).
@@ -69,6 +139,7 @@ run_case() {
   want=$(cd "$root/bkt" && md5sum $files | md5sum | cut -c1-12)
   [ "$sums" = "$want" ] || ok=0
   [ "$name" = rdma ] && { side_channel_rdma || ok=0; }
+  [ "$name" = rdma ] && { write_files "$name" || ok=0; }
   metrics=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" 2>&1)
   echo "in_vm_mount: $name: user.reelfs.metrics = $metrics"
   umount "$mnt" || fusermount3 -u "$mnt"
@@ -87,6 +158,20 @@ run_case() {
     rdma)
       [ "$rdma_bytes" -ge "$total" ] && [ "$http_bytes" -eq 0 ] || ok=0
       case $rdma_line in *"rdma_bytes=$rdma_bytes "*) ;; *) ok=0 ;; esac
+      if [ "$name" = rdma ]; then
+        # Writes: every payload (5 parts and one PUT) read by the gateway over RDMA.
+        if [ "$(metric "$metrics" fs.rdma_put_bytes)" -eq "$wtotal" ] &&
+          [ "$(metric "$metrics" fs.http_put_bytes)" -eq 0 ] &&
+          [ "$(metric "$metrics" fs.rdma_put_parts)" -eq 6 ] &&
+          [ "$(metric "$metrics" data_path.0.rdma_put_bytes)" -eq "$wtotal" ] &&
+          [ "$(metric "$metrics" data_path.0.http_put_bytes)" -eq 0 ] &&
+          check_written "$name"; then
+          echo "in_vm_mount: $name: writes OK: $wtotal bytes over RDMA PUT, none over HTTP"
+        else
+          echo "in_vm_mount: $name: writes FAILED (want rdma_put_bytes=$wtotal, http_put_bytes=0)"
+          ok=0
+        fi
+      fi
       ;;
     fallback)
       # A new session's first transfer (READY) is not a data GET, so the emulation lets it through
@@ -109,6 +194,46 @@ run_case() {
     tail -20 "$log"
     fail=1
   fi
+}
+
+# write_case NAME MOUNT-FLAGS...: mounts, writes $wfiles, checks the objects and that every
+# payload fell back to HTTP (the gateway's RDMA transfers fail).
+write_case() {
+  name=$1
+  shift
+  log=$work/mount-$name.log
+  ok=1
+  if ! "$reelfs" --endpoint "$endpoint" mount "$@" --log-file "$log" --ledger none \
+    bkt "$mnt"; then
+    echo "in_vm_mount: $name: mount failed"
+    tail -20 "$log"
+    fail=1
+    return
+  fi
+  write_files "$name" || ok=0
+  metrics=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" 2>&1)
+  echo "in_vm_mount: $name: user.reelfs.metrics = $metrics"
+  umount "$mnt" || fusermount3 -u "$mnt"
+  i=0
+  while ! grep -q "unmounted" "$log" 2>/dev/null && [ $i -lt 300 ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  echo "in_vm_mount: $name: unmount log: $(grep "rdma: endpoint=" "$log" | tail -1)"
+  [ "$(metric "$metrics" fs.http_put_bytes)" -eq "$wtotal" ] &&
+    [ "$(metric "$metrics" fs.rdma_put_bytes)" -eq 0 ] &&
+    [ "$(metric "$metrics" fs.put_fallbacks)" -eq 6 ] &&
+    [ "$(metric "$metrics" data_path.0.http_put_bytes)" -eq "$wtotal" ] &&
+    [ "$(metric "$metrics" data_path.0.fallbacks)" -gt 0 ] || ok=0
+  check_written "$name" || ok=0
+  if [ "$ok" -eq 1 ]; then
+    echo "in_vm_mount: $name: OK (every payload fell back to HTTP; $wtotal bytes verified)"
+  else
+    echo "in_vm_mount: $name: FAILED (want http_put_bytes=$wtotal, rdma_put_bytes=0)"
+    tail -20 "$log"
+    fail=1
+  fi
+  rm -f "$root/bkt/up-big" "$root/bkt/up-small"
 }
 
 # side_channel_rdma: on the rdma mount, a client of the side channel (reelfs.side_channel)
@@ -162,6 +287,11 @@ if start_gateway --rdma "$dev"; then
   run_case dc-on-rxe rdma --rdma="$dev" --rdma-transport=dc
   dc_unavailable
   run_case plain none
+fi
+# The rdma case wrote $wfiles; the qp-error case writes them again (no overwrite: remove them).
+rm -f "$root/bkt/up-big" "$root/bkt/up-small"
+if start_gateway --rdma "$dev" --rdma-fault qp-error; then
+  write_case put-qp-error --rdma="$dev"
 fi
 if start_gateway --rdma "$dev" --rdma-emulate vgwrdma; then
   run_case vgwrdma fallback --rdma="$dev"

@@ -29,8 +29,13 @@ class RecordingChannel final : public DataChannel {
     done(FetchResult{.bytes = request.window.length, .via = via_});
   }
   MemoryRegistrar& registrar() override { return registrar_; }
+  void Put(PutRequest request, PutCallback done) override {
+    put_keys.push_back(request.key);
+    done(PutResult{.etag = "e", .bytes = request.window.length, .via = via_});
+  }
 
   std::vector<std::string> keys;
+  std::vector<std::string> put_keys;
   NullRegistrar registrar_;
 
  private:
@@ -67,6 +72,35 @@ TEST_SUITE("rdmaio") {
     (void)router.registrar().Register(HostMemory{});
     CHECK(rc->registrar_.registrations == 1);
     CHECK(dc->registrar_.registrations == 0);
+  }
+
+  TEST_CASE("router: every Put goes to the first channel, declined or not (DC has no PUT)") {
+    auto rc = std::make_shared<RecordingChannel>(DataPath::kRdma);
+    auto dc = std::make_shared<RecordingChannel>(DataPath::kRdma);
+    TransportRouter router(
+        rc, dc, [] { return true; }, "test endpoint");
+    std::optional<Result<PutResult>> out;
+    router.Put({.bucket = "b", .key = "k", .window = {.length = 7}},
+               [&](Result<PutResult> r) { out = std::move(r); });
+    REQUIRE(out.has_value());
+    REQUIRE(out->ok());
+    CHECK((*out)->bytes == 7);
+    CHECK(rc->put_keys == std::vector<std::string>{"k"});
+    CHECK(dc->put_keys.empty());
+  }
+
+  TEST_CASE("DataChannel's own Put: kUnimplemented at once, nothing sent") {
+    class FetchOnly final : public DataChannel {
+     public:
+      void Fetch(FetchRequest, FetchCallback done) override { done(Status::Unimplemented("x")); }
+      MemoryRegistrar& registrar() override { return registrar_; }
+      NullRegistrar registrar_;
+    } channel;
+    std::optional<Result<PutResult>> out;
+    channel.Put({.bucket = "b", .key = "k", .window = {.length = 7}},
+                [&](Result<PutResult> r) { out = std::move(r); });
+    REQUIRE(out.has_value());
+    CHECK(out->status().code() == StatusCode::kUnimplemented);
   }
 
   TEST_CASE("router: without a second channel every fetch goes to the first") {
