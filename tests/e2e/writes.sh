@@ -16,7 +16,7 @@
 #    SIGKILLed mid-write: no object; the gateway's disk full (root on a 24 MiB tmpfs): ENOSPC and
 #    no object. (--read-only is in errors.sh.)
 source "$(dirname "$0")/lib.sh"
-e2e_init writes 330
+e2e_init writes 600
 export LC_ALL=C
 TORCH_PY=$(find_python torch) || TORCH_PY=""
 
