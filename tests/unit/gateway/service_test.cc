@@ -200,8 +200,7 @@ TEST_CASE("service: multipart upload ids are never path components") {
           "NoSuchUpload");
     CHECK(Fixture::Code(f.Send("POST", "/bkt/k", std::string("uploadId=") + id,
                                "<CompleteMultipartUpload/>")) == "NoSuchUpload");
-    CHECK(Fixture::Code(f.Call("GET", "/bkt/k", std::string("uploadId=") + id)) ==
-          "NoSuchUpload");
+    CHECK(Fixture::Code(f.Call("GET", "/bkt/k", std::string("uploadId=") + id)) == "NoSuchUpload");
   }
   CHECK(fs::exists(f.dir + "/victim/keep"));
 }
