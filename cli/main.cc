@@ -93,6 +93,9 @@ int main(int argc, char** argv) {
                       "let open(O_TRUNC) replace an object at close (off: EPERM)");
   mount_cmd->add_option("--write-part-size", mount.write_part_size,
                         "first upload part size of a new file (default 8MiB; grows for big files)");
+  mount_cmd->add_option("--abort-stale-uploads", mount.abort_stale_uploads,
+                        "at start, abort multipart uploads under the prefix older than this "
+                        "(default 24h; 0: off)");
   mount_cmd->add_option("--metadata-ttl", mount.metadata_ttl, "entry/attr cache (default 1h)");
   mount_cmd->add_option("--negative-ttl", mount.negative_ttl, "'no such name' cache (default 60s)");
   mount_cmd->add_option("--max-memory", mount.max_memory, "prefetch budget (default 1GiB)");

@@ -152,6 +152,8 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   m.write.allow_delete = f.allow_delete;
   m.write.allow_overwrite = f.allow_overwrite;
   REELFS_ASSIGN_OR_RETURN(m.write.part_size, ParseSize("--write-part-size", f.write_part_size));
+  REELFS_ASSIGN_OR_RETURN(m.write.abort_stale_uploads,
+                          ParseSeconds("--abort-stale-uploads", f.abort_stale_uploads));
   if (m.write.part_size < fuse::kMinPartSize || m.write.part_size > kMaxPartSize) {
     return Status::InvalidArgument("--write-part-size: 5MiB..5GiB (S3's part size limits)");
   }

@@ -41,6 +41,7 @@ struct MountFlags {
   bool allow_delete = false;
   bool allow_overwrite = false;
   std::string write_part_size = "8MiB";
+  std::string abort_stale_uploads = "24h";  // 0: off
   // Tape (docs/semantics.md "Offline objects").
   std::string offline = "wait";  // wait | eagain | eacces
   std::string offline_timeout = "30m";

@@ -102,6 +102,7 @@ std::shared_ptr<fuse::BufferPool> CreatePool(const RdmaDataPath& rdma, uint64_t 
 Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
                                                       const ClientFactory& make_clients) {
   std::unique_ptr<MountStack> stack(new MountStack());
+  stack->started_ = std::chrono::system_clock::now();
   // Build runs in the daemon, after the fork: the first CUDA call may happen here.
   stack->gpu_ = ProbeMountGpu();
   REELFS_LOG_INFO(kSubject, "gpu: {}", cuda::Summary(stack->gpu_.probe));
@@ -156,6 +157,7 @@ std::string MountStack::VerboseSummary() const {
 
 Status MountStack::Mount(const fuse::DaemonOptions& options) {
   REELFS_ASSIGN_OR_RETURN(daemon_, fuse::Daemon::Mount(*fs_, options));
+  StartStaleUploadSweep();
   if (mount_.side_channel_path.empty()) return Status::Ok();
   // The mount's device from /proc/self/mountinfo: a stat of the mountpoint would wait for this
   // very daemon, whose loop is not running yet.
@@ -174,6 +176,15 @@ Status MountStack::Mount(const fuse::DaemonOptions& options) {
   REELFS_ASSIGN_OR_RETURN(side_channel_, api::SideChannelServer::Start(*fs_, std::move(server)));
   REELFS_LOG_INFO(kSubject, "side channel: listening on {}", side_channel_->socket_path());
   return Status::Ok();
+}
+
+void MountStack::StartStaleUploadSweep() {
+  const std::chrono::seconds age = mount_.write.abort_stale_uploads;
+  if (mount_.write.read_only || age.count() == 0) return;
+  // Only uploads from before this mount started, and older than the age then: a younger one may
+  // be another host's write in progress.
+  stale_uploads_ = fuse::StaleUploadSweep::Start(
+      s3_.store, fuse::StaleUploadOptions{mount_.bucket, mount_.prefix, started_ - age});
 }
 
 Status MountStack::Serve() {

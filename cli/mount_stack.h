@@ -21,6 +21,7 @@
 #include "fuse/core/buffer_pool.h"
 #include "fuse/core/filesystem.h"
 #include "fuse/core/memory_budget.h"
+#include "fuse/core/stale_uploads.h"
 #include "fuse/lowlevel/daemon.h"
 #include "hsm/ledger.h"
 #include "hsm/restorer.h"
@@ -44,7 +45,8 @@ class MountStack {
   MountStack& operator=(const MountStack&) = delete;
 
   // Mounts the FileSystem at options.mountpoint (fuse::Daemon::Mount), then starts the side
-  // channel server when the mount has a socket path.
+  // channel server when the mount has a socket path, and the background sweep of stale
+  // multipart uploads (--abort-stale-uploads) on a writable mount.
   Status Mount(const fuse::DaemonOptions& options);
   // Serves until unmounted or signalled (after Mount), then logs the mount's counters. Reads
   // waiting for a restore are answered (EINTR) as soon as the loop ends.
@@ -73,8 +75,10 @@ class MountStack {
   };
 
   MountStack() = default;
+  void StartStaleUploadSweep();
 
   fuse::MountOptions mount_;  // a value: no part in the teardown
+  s3::WallTime started_{};    // when Build began: uploads initiated before it may be stale
 
   // Declaration order is construction order, so destruction is the teardown order; do not
   // reorder. Each member outlives every one below it:
@@ -82,6 +86,7 @@ class MountStack {
   //   s3_       the client: what is still in flight completes with kCancelled when it goes, so
   //             everything that sends through it (the RDMA control plane, the Restorer, the
   //             FileSystem) goes first;
+  //   stale_uploads_ the sweep of uploads killed writers left (joined when it goes: it uses s3_);
   //   budget_   counts the FileSystem's prefetch buffers;
   //   rdma_     the channels and their QPs: after the FileSystem (no prefetcher left to fetch
   //             through them) and the pool, whose registered buffers keep the registrar;
@@ -96,6 +101,7 @@ class MountStack {
   //             has ended): its reads go through fs_, so it goes first.
   MountGpu gpu_;
   S3Clients s3_;
+  std::unique_ptr<fuse::StaleUploadSweep> stale_uploads_;  // started by Mount; stops before s3_
   std::shared_ptr<fuse::MemoryBudget> budget_;
   RdmaDataPath rdma_;
   std::shared_ptr<fuse::BufferPool> pool_;

@@ -22,7 +22,8 @@ constexpr const char* kOverridingFlags[] = {"--root",
                                             "--allow-non-loopback",
                                             "--log-level",
                                             "--virtual-host-domain",
-                                            "--idle-timeout"};
+                                            "--idle-timeout",
+                                            "--multipart-expiry"};
 
 void AddArchiveCommand(CLI::App& app, CommandLine& out, CLI::App*& archive_cmd) {
   archive_cmd = app.add_subcommand(
@@ -61,6 +62,8 @@ void AddServerFlags(CLI::App& app, CommandLine& out) {
   app.add_option("--virtual-host-domain", cli.virtual_host_domain,
                  "serve Host <bucket>.<domain> as virtual-host addressing");
   app.add_option("--idle-timeout", out.idle_timeout, "close idle connections after, e.g. 60s");
+  app.add_option("--multipart-expiry", out.multipart_expiry,
+                 "abort multipart uploads initiated longer ago than this, e.g. 7d (0: never)");
 }
 
 CLI::Option* AddRdmaFlags(CLI::App& app, RdmaFlags& rdma) {
@@ -122,6 +125,11 @@ Result<Options> ServeOptions(const CommandLine& line) {
   if (given("--idle-timeout")) {
     REELFS_ASSIGN_OR_RETURN(auto d, ParseDuration(line.idle_timeout));
     options.idle_timeout = std::chrono::duration_cast<std::chrono::seconds>(d);
+  }
+  if (given("--multipart-expiry")) {
+    REELFS_ASSIGN_OR_RETURN(auto d, ParseDuration(line.multipart_expiry));
+    if (d.count() < 0) return Status::InvalidArgument("--multipart-expiry must be >= 0");
+    options.multipart_expiry = d;
   }
   if (options.root.empty()) return Status::InvalidArgument("--root is required");
   return options;

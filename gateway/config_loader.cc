@@ -422,6 +422,11 @@ Status LoadConfigString(std::string_view yaml, std::string_view origin, Options*
         REELFS_RETURN_IF_ERROR(bytes(&options->max_put_size));
       } else if (key == "min_part_size") {
         REELFS_RETURN_IF_ERROR(bytes(&options->min_part_size));
+      } else if (key == "multipart_expiry") {
+        auto d = ParseDuration(text);
+        if (!d.ok()) return Error(origin, value, key, std::string(d.status().message()));
+        if (d->count() < 0) return Error(origin, value, key, "must be >= 0 (0: never)");
+        options->multipart_expiry = *d;
       } else {
         return Error(origin, item.first, key, "unknown key");
       }

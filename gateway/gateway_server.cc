@@ -72,6 +72,13 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Build(Options options,
   REELFS_ASSIGN_OR_RETURN(gw->listen_, CheckListen(options));
   gw->options_ = std::move(options);
   REELFS_RETURN_IF_ERROR(gw->OpenStore());
+  if (gw->options_.multipart_expiry.count() > 0) {
+    // Sweeps once here, so uploads that expired while the gateway was down are gone before it
+    // serves.
+    gw->upload_expiry_ = std::make_unique<UploadExpiry>(
+        *gw->store_, gw->options_.multipart_expiry,
+        UploadExpiry::DefaultInterval(gw->options_.multipart_expiry));
+  }
   REELFS_RETURN_IF_ERROR(gw->OpenArchive());
   ServiceOptions service_options;
   service_options.access_key = gw->options_.access_key;

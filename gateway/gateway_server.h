@@ -1,8 +1,9 @@
 // GatewayServer: the objects of a serving reelfs-gateway, owned in one place so their teardown
 // order is the compiler's reverse member destruction, on the error paths as after a clean stop.
 // Build checks the listen address and makes the store (and its root lock), the credentials, the
-// tape library, the archive, the HTTP fault injector, the S3 service, the optional RDMA server
-// and the bound HTTP server; Run serves until stopped and writes what is written at the end.
+// expiry of stale multipart uploads, the tape library, the archive, the HTTP fault injector, the
+// S3 service, the optional RDMA server and the bound HTTP server; Run serves until stopped and
+// writes what is written at the end.
 //
 // Thread-safety: Build and Run are called from main's thread; Run blocks while the io threads
 // serve.
@@ -22,6 +23,7 @@
 #include "gateway/s3api/faults.h"
 #include "gateway/s3api/service.h"
 #include "gateway/store/store.h"
+#include "gateway/store/upload_expiry.h"
 #include "gateway/tape/library.h"
 
 namespace reelfs::gateway {
@@ -55,7 +57,8 @@ class GatewayServer {
   // injector; the archive joins its threads before the library fails what is left with kShutdown;
   // the root lock is released before the store closes.
   std::unique_ptr<Store> store_;
-  std::optional<RootLock> root_lock_;  // held until exit: `archive` is refused meanwhile
+  std::optional<RootLock> root_lock_;            // held until exit: `archive` is refused meanwhile
+  std::unique_ptr<UploadExpiry> upload_expiry_;  // null: --multipart-expiry 0
   std::unique_ptr<tape::Library> library_;
   std::unique_ptr<Archive> archive_;
   std::unique_ptr<FaultInjector> faults_;

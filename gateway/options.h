@@ -126,6 +126,10 @@ struct Options {
   uint64_t max_put_size = 5ull << 30;
   // Minimum size of every multipart part but the last (S3: 5 MiB).
   uint64_t min_part_size = 5ull << 20;
+  // Multipart uploads initiated longer ago than this are aborted by the gateway (its parts
+  // deleted), swept at start and every tenth of it (docs/gateway.md "Multipart uploads").
+  // 0: never. Default: 7 days, the usual AbortIncompleteMultipartUpload lifecycle rule.
+  std::chrono::nanoseconds multipart_expiry = std::chrono::hours(24 * 7);
   // The archive (`archive:` section) and the tape library behind it (`tape:` section, parsed by
   // tape::LoadLibraryConfigYaml). Default: LTO-9 library on a x1000 clock, plain personality.
   ArchiveOptions archive;

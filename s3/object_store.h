@@ -24,6 +24,7 @@
 #include "common/cancel.h"
 #include "common/result.h"
 #include "s3/types.h"
+#include "s3/upload_types.h"
 
 namespace reelfs::s3 {
 
@@ -160,6 +161,14 @@ class ObjectStore {
   // Result: the new object's ETag.
   virtual void CopyObject(const CopyObjectRequest& req, Callback<std::string> done) = 0;
   virtual void RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOutcome> done) = 0;
+
+  // One page of the multipart uploads in progress (s3/upload_types.h): the mount's sweep of
+  // uploads a killed writer left behind. Keys come back decoded (the client asks for
+  // encoding-type=url, so any key survives the XML).
+  virtual void ListMultipartUploads(const ListMultipartUploadsRequest& req,
+                                    Callback<ListMultipartUploadsPage> done) = 0;
+  // One page of the parts staged for an upload (NoSuchUpload when it is gone).
+  virtual void ListParts(const ListPartsRequest& req, Callback<ListPartsPage> done) = 0;
 };
 
 }  // namespace reelfs::s3

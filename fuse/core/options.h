@@ -63,6 +63,11 @@ struct WriteOptions {
   uint64_t part_size = 8ull << 20;
   // Upload parts in flight per file. 4 parts of 8 MiB keep a loopback gateway busy (bench/fuse).
   uint32_t max_parts_in_flight = 4;
+  // At mount start, abort the multipart uploads under the mount's prefix initiated more than this
+  // before the mount started (left by a killed writer; fuse/core/stale_uploads.h). 24 h: longer
+  // than any write through a mount takes (5 TiB at 100 MB/s is 15 h), so another host's upload
+  // in progress is never cut. 0: off (docs/semantics.md "Writes").
+  std::chrono::seconds abort_stale_uploads{24 * 3600};
 };
 
 struct MountOptions {

@@ -200,10 +200,15 @@ Started Admin(Context ctx, const S3Request& req, std::string_view name) {
     if (!n.ok()) return ErrorResponse(req, n.status());
     r = JsonResponse(200, DumpJson(Json{{"released", *n}}));
   } else if (name == "metrics" && m == "GET") {
-    r = JsonResponse(200, DumpJson(Json{{"tape", ctx.archive->library().MetricsDocument()},
-                                        {"archive", ctx.archive->MetricsDocument()},
-                                        {"http_faults", ctx.faults ? ctx.faults->MetricsDocument()
-                                                                   : Json::array()}}));
+    const Store::UploadExpiryStats expired = ctx.store.upload_expiry_stats();
+    r = JsonResponse(
+        200,
+        DumpJson(Json{{"tape", ctx.archive->library().MetricsDocument()},
+                      {"archive", ctx.archive->MetricsDocument()},
+                      {"http_faults", ctx.faults ? ctx.faults->MetricsDocument() : Json::array()},
+                      {"multipart", Json{{"expired_uploads", expired.uploads},
+                                         {"expired_parts", expired.parts},
+                                         {"expired_bytes", expired.bytes}}}}));
   } else if (name == "timeline.svg" && m == "GET") {
     r.status = 200;
     r.headers.emplace_back("Content-Type", "image/svg+xml");

@@ -1,5 +1,5 @@
 // Shared by the s3api/*.cc files only: the parsed request, response builders and the per-
-// operation handlers (bucket_ops.cc, object_ops.cc, multipart_ops.cc).
+// operation handlers (bucket_ops.cc, object_ops.cc, multipart_ops.cc, upload_listing_ops.cc).
 //
 // Thread-safety: handlers are called concurrently; they share nothing but the Store.
 #pragma once
@@ -112,6 +112,9 @@ RdmaPutPlan PlanPutObject(Context ctx, const S3Request& req);
 RdmaPutPlan PlanUploadPart(Context ctx, const S3Request& req);
 Started CompleteMultipartUpload(Context ctx, S3Request req);
 Started AbortMultipartUpload(Context ctx, const S3Request& req);
+// ---- multipart listings (upload_listing_ops.cc) ----
+Started ListMultipartUploads(Context ctx, const S3Request& req);
+Started ListParts(Context ctx, const S3Request& req);
 
 // Content-Type, x-amz-storage-class (validated), x-amz-meta-* from the request headers.
 Result<PutOptions> PutOptionsFromHeaders(const S3Request& req);

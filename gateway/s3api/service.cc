@@ -126,7 +126,7 @@ namespace {
 
 // Query parameters that are part of an operation we implement (others: 501 NotImplemented).
 bool IsKnownParam(std::string_view name) {
-  static constexpr std::array<std::string_view, 21> kKnown = {"list-type",
+  static constexpr std::array<std::string_view, 26> kKnown = {"list-type",
                                                               "prefix",
                                                               "delimiter",
                                                               "max-keys",
@@ -146,7 +146,12 @@ bool IsKnownParam(std::string_view name) {
                                                               "response-cache-control",
                                                               "response-content-disposition",
                                                               "response-content-encoding",
-                                                              "marker"};
+                                                              "marker",
+                                                              "max-uploads",
+                                                              "key-marker",
+                                                              "upload-id-marker",
+                                                              "max-parts",
+                                                              "part-number-marker"};
   if (name.starts_with("X-Amz-")) return true;  // presigned URL parameters
   for (std::string_view k : kKnown) {
     if (k == name) return true;
@@ -168,6 +173,7 @@ std::string_view OperationName(const S3Request& req) {
   const std::string& m = req.http.method;
   if (req.bucket.empty()) return "ListBuckets";
   if (req.key.empty()) {
+    if (m == "GET" && req.Has("uploads")) return "ListMultipartUploads";
     if (m == "GET") return req.Query("list-type") == "2" ? "ListObjectsV2" : "ListObjects";
     if (m == "HEAD") return "HeadBucket";
     if (m == "PUT") return "CreateBucket";
@@ -175,7 +181,7 @@ std::string_view OperationName(const S3Request& req) {
     if (m == "POST" && req.Has("delete")) return "DeleteObjects";
     return "Other";
   }
-  if (m == "GET") return "GetObject";
+  if (m == "GET") return req.Has("uploadId") ? "ListParts" : "GetObject";
   if (m == "HEAD") return "HeadObject";
   if (m == "PUT") {
     if (req.Has("uploadId") || req.Has("partNumber")) return "UploadPart";
@@ -206,9 +212,7 @@ s3api::Started Dispatch(s3api::Context ctx, S3Request req) {
   if (req.key.empty()) {
     if (m == "GET") {
       if (req.Query("list-type") == "2") return ListObjectsV2(ctx, req);
-      if (req.Has("uploads")) {
-        return ErrorResponse(req, "NotImplemented", "ListMultipartUploads is not implemented", 501);
-      }
+      if (req.Has("uploads")) return ListMultipartUploads(ctx, req);
       return ListObjectsV1(ctx, req);
     }
     if (m == "HEAD") return HeadBucket(ctx, req);
@@ -219,7 +223,10 @@ s3api::Started Dispatch(s3api::Context ctx, S3Request req) {
   }
   if (m == "GET" || m == "HEAD") {
     if (req.Has("uploadId")) {
-      return ErrorResponse(req, "NotImplemented", "ListParts is not implemented", 501);
+      if (m == "HEAD") {
+        return ErrorResponse(req, "MethodNotAllowed", "HEAD is not allowed on an upload", 405);
+      }
+      return ListParts(ctx, req);
     }
     return GetObject(ctx, req);
   }

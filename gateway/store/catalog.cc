@@ -547,6 +547,30 @@ Result<std::optional<UploadRecord>> Catalog::GetUpload(const std::string& id) {
   return std::optional<UploadRecord>(std::move(u));
 }
 
+Result<std::vector<UploadRecord>> Catalog::ListUploads(const std::string& bucket) {
+  RecursiveMutexLock lock(mu_);
+  REELFS_ASSIGN_OR_RETURN(
+      StmtLease s,
+      Statement("SELECT id, bucket, key, content_type, storage_class, user_meta, created_ns "
+                "FROM uploads WHERE ?1 = '' OR bucket = ?1 ORDER BY bucket, key, created_ns, id"));
+  Bind(s.get(), 1, bucket);
+  std::vector<UploadRecord> out;
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    UploadRecord u;
+    u.id = ColText(s.get(), 0);
+    u.bucket = ColText(s.get(), 1);
+    u.key = ColText(s.get(), 2);
+    u.content_type = ColText(s.get(), 3);
+    u.storage_class = ColText(s.get(), 4);
+    u.user_meta = DecodeUserMetadata(ColText(s.get(), 5));
+    u.created_ns = sqlite3_column_int64(s.get(), 6);
+    out.push_back(std::move(u));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_.get(), "list uploads");
+  return out;
+}
+
 Status Catalog::DeleteUpload(const std::string& id) {
   RecursiveMutexLock lock(mu_);
   for (const char* sql :

@@ -176,6 +176,9 @@ class Catalog {
   Status DeleteUpload(const std::string& id);  // and its parts
   Status PutPart(const std::string& upload_id, const PartRecord& part);
   Result<std::vector<PartRecord>> ListParts(const std::string& upload_id);
+  // Uploads of `bucket` ("" = every bucket) in (key, created_ns, id) order: the order of
+  // ListMultipartUploads (AWS: by key, then by initiation time).
+  Result<std::vector<UploadRecord>> ListUploads(const std::string& bucket);
 
   // Runs fn inside BEGIN IMMEDIATE .. COMMIT (ROLLBACK when fn fails). fn may call the methods
   // above (the mutex is recursive).

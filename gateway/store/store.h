@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,7 @@
 #include "gateway/store/catalog.h"
 #include "gateway/store/fs_root.h"
 #include "s3/types.h"
+#include "s3/upload_types.h"
 
 namespace reelfs::gateway {
 
@@ -43,6 +45,14 @@ struct ListParams {
   std::string start_after;
   std::string continuation_token;  // opaque, as returned in next_continuation_token
   int max_keys = 1000;
+};
+
+struct UploadListParams {
+  std::string prefix;
+  std::string delimiter;
+  std::string key_marker;
+  std::string upload_id_marker;
+  int max_uploads = 1000;
 };
 
 struct StoreOptions {
@@ -114,6 +124,29 @@ class Store {
                                       const std::vector<s3::CompletedPart>& parts);
   Status AbortUpload(const UploadRecord& upload);
 
+  // ---- multipart listings and expiry (upload_listing.cc) ----
+  // ListMultipartUploads: uploads of `bucket` in (key, initiation) order after the markers,
+  // CommonPrefixes rolled up at the delimiter (each counts toward max_uploads). NoSuchBucket.
+  Result<s3::ListMultipartUploadsPage> ListUploads(const std::string& bucket,
+                                                   const UploadListParams& params);
+  // ListParts: the staged parts after part_number_marker, LastModified from each part's file.
+  Result<s3::ListPartsPage> ListUploadParts(const UploadRecord& upload, int part_number_marker,
+                                            int max_parts);
+  // Aborts every upload created before cutoff_ns (all buckets), as AbortUpload does, and returns
+  // what went; counted in upload_expiry_stats(). Errors on one upload are logged and skipped.
+  struct ExpiredUpload {
+    UploadRecord upload;
+    uint64_t parts = 0;
+    uint64_t bytes = 0;
+  };
+  Result<std::vector<ExpiredUpload>> ExpireUploads(int64_t cutoff_ns);
+  struct UploadExpiryStats {
+    uint64_t uploads = 0;
+    uint64_t parts = 0;
+    uint64_t bytes = 0;
+  };
+  UploadExpiryStats upload_expiry_stats() const;
+
   // Brings the catalog in line with the files (all buckets). Called by Open.
   Status Reconcile();
 
@@ -132,6 +165,10 @@ class Store {
   std::unique_ptr<Catalog> catalog_;
   StoreOptions options_;
   std::array<std::mutex, 64> key_locks_;  // see the thread-safety note above
+  // ExpireUploads' totals since start (admin metrics).
+  std::atomic<uint64_t> expired_uploads_{0};
+  std::atomic<uint64_t> expired_parts_{0};
+  std::atomic<uint64_t> expired_bytes_{0};
 };
 
 // Encoding of continuation tokens (exposed for tests): opaque hex of a kind byte and a bound.

@@ -99,6 +99,9 @@ class S3Client final : public ObjectStore {
   void CompleteMultipartUpload(const CompleteMultipartUploadRequest& req,
                                Callback<std::string> done) override;
   void AbortMultipartUpload(const AbortMultipartUploadRequest& req, StatusCallback done) override;
+  void ListMultipartUploads(const ListMultipartUploadsRequest& req,
+                            Callback<ListMultipartUploadsPage> done) override;
+  void ListParts(const ListPartsRequest& req, Callback<ListPartsPage> done) override;
   void DeleteObject(const DeleteObjectRequest& req, StatusCallback done) override;
   void DeleteObjects(const DeleteObjectsRequest& req, Callback<DeleteObjectsResult> done) override;
   void CopyObject(const CopyObjectRequest& req, Callback<std::string> done) override;

@@ -99,6 +99,11 @@ void FakeObjectStore::Dispatch(Operation op, std::function<void()> task) {
   }
 }
 
+WallTime FakeObjectStore::WallNowLocked() const {
+  if (options_.clock == nullptr) return Now();
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(options_.clock->WallNow());
+}
+
 std::string FakeObjectStore::NextRequestIdLocked() { return "fake-" + std::to_string(next_id_++); }
 
 Status FakeObjectStore::ErrorLocked(int http_status, std::string_view code, std::string message,
@@ -405,7 +410,8 @@ void FakeObjectStore::CreateMultipartUpload(const CreateMultipartUploadRequest& 
                            "/" + req.bucket);
       }
       std::string id = "upload-" + std::to_string(next_id_++);
-      uploads_[id] = Upload{req.bucket, req.key, req.content_type, req.user_metadata, {}};
+      uploads_[id] =
+          Upload{req.bucket, req.key, req.content_type, req.user_metadata, {}, WallNowLocked()};
       return id;
     }();
     done(std::move(result));
@@ -429,7 +435,7 @@ void FakeObjectStore::UploadPart(const UploadPartRequest& req, Callback<std::str
                            "/" + req.bucket + "/" + req.key);
       }
       std::string etag = Md5Hex(*data);
-      u->second.parts[req.part_number] = Part{std::move(data), etag};
+      u->second.parts[req.part_number] = Part{std::move(data), etag, WallNowLocked()};
       return etag;
     }();
     done(std::move(result));

@@ -42,6 +42,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "common/thread_annotations.h"
 #include "s3/fake/operation.h"
@@ -61,6 +62,9 @@ struct FakeObjectStoreOptions {
   // Smallest size of every multipart part but the last (S3: 5 MiB, kS3MinPartSize). 0 by default
   // so tests can use tiny parts; set it to catch clients that would draw EntityTooSmall.
   uint64_t min_part_size = 0;
+  // Wall time of upload initiation and part uploads (ListMultipartUploads, ListParts); null: the
+  // system clock. Must outlive the store.
+  const Clock* clock = nullptr;
 };
 
 inline constexpr uint64_t kS3MinPartSize = 5ull << 20;
@@ -89,6 +93,9 @@ class FakeObjectStore final : public ObjectStore {
   void DeleteObjects(const DeleteObjectsRequest& req, Callback<DeleteObjectsResult> done) override;
   void CopyObject(const CopyObjectRequest& req, Callback<std::string> done) override;
   void RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOutcome> done) override;
+  void ListMultipartUploads(const ListMultipartUploadsRequest& req,
+                            Callback<ListMultipartUploadsPage> done) override;
+  void ListParts(const ListPartsRequest& req, Callback<ListPartsPage> done) override;
 
   // --- Test helpers (synchronous; they do not count as calls). ---
 
@@ -151,6 +158,7 @@ class FakeObjectStore final : public ObjectStore {
   struct Part {
     std::shared_ptr<const std::string> data;
     std::string etag;
+    WallTime last_modified{};
   };
   struct Upload {
     std::string bucket;
@@ -158,11 +166,13 @@ class FakeObjectStore final : public ObjectStore {
     std::string content_type;
     std::map<std::string, std::string> user_metadata;
     std::map<int, Part> parts;
+    WallTime initiated{};
   };
 
   // Runs `task` (which does the operation and calls the callback) per callback_mode.
   void Dispatch(Operation op, std::function<void()> task);
   std::string NextRequestIdLocked() REQUIRES(mutex_);
+  WallTime WallNowLocked() const REQUIRES(mutex_);
   Status ErrorLocked(int http_status, std::string_view code, std::string message,
                      std::string resource) REQUIRES(mutex_);
   // The object, or the S3 error for a missing bucket/key; with `need_data`, also the
@@ -176,6 +186,8 @@ class FakeObjectStore final : public ObjectStore {
   Result<std::string> DoCompleteMultipartUpload(const CompleteMultipartUploadRequest& req);
   Result<std::string> DoCopyObject(const CopyObjectRequest& req);
   Result<RestoreOutcome> DoRestoreObject(const RestoreObjectRequest& req);
+  Result<ListMultipartUploadsPage> DoListMultipartUploads(const ListMultipartUploadsRequest& req);
+  Result<ListPartsPage> DoListParts(const ListPartsRequest& req);
 
   const FakeObjectStoreOptions options_;
   std::array<std::atomic<uint64_t>, kOperationCount> calls_{};

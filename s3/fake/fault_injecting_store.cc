@@ -238,6 +238,21 @@ void FaultInjectingStore::AbortMultipartUpload(const AbortMultipartUploadRequest
       [done](Status s) { done(std::move(s)); });
 }
 
+void FaultInjectingStore::ListMultipartUploads(const ListMultipartUploadsRequest& req,
+                                               Callback<ListMultipartUploadsPage> done) {
+  Intercept(
+      {.op = Operation::kListMultipartUploads, .bucket = req.bucket, .key = req.prefix},
+      [this, req, done] { inner_->ListMultipartUploads(req, done); },
+      [done](Status s) { done(std::move(s)); });
+}
+
+void FaultInjectingStore::ListParts(const ListPartsRequest& req, Callback<ListPartsPage> done) {
+  Intercept(
+      {.op = Operation::kListParts, .bucket = req.bucket, .key = req.key},
+      [this, req, done] { inner_->ListParts(req, done); },
+      [done](Status s) { done(std::move(s)); });
+}
+
 void FaultInjectingStore::DeleteObject(const DeleteObjectRequest& req, StatusCallback done) {
   Intercept(
       {.op = Operation::kDeleteObject, .bucket = req.bucket, .key = req.key},

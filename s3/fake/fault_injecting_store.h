@@ -49,7 +49,8 @@ class CallbackExecutor;
 struct RequestInfo {
   Operation op = Operation::kHeadObject;
   std::string bucket;
-  std::string key;                 // source key for CopyObject; empty for bucket operations
+  std::string key;                 // source key for CopyObject; the prefix for
+                                   // ListMultipartUploads; empty for other bucket operations
   std::optional<ByteRange> range;  // GetObject only
   int part_number = 0;             // UploadPart only
 };
@@ -94,6 +95,9 @@ class FaultInjectingStore final : public ObjectStore {
   void CompleteMultipartUpload(const CompleteMultipartUploadRequest& req,
                                Callback<std::string> done) override;
   void AbortMultipartUpload(const AbortMultipartUploadRequest& req, StatusCallback done) override;
+  void ListMultipartUploads(const ListMultipartUploadsRequest& req,
+                            Callback<ListMultipartUploadsPage> done) override;
+  void ListParts(const ListPartsRequest& req, Callback<ListPartsPage> done) override;
   void DeleteObject(const DeleteObjectRequest& req, StatusCallback done) override;
   void DeleteObjects(const DeleteObjectsRequest& req, Callback<DeleteObjectsResult> done) override;
   void CopyObject(const CopyObjectRequest& req, Callback<std::string> done) override;

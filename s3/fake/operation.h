@@ -25,8 +25,10 @@ enum class Operation {
   kDeleteObjects,
   kCopyObject,
   kRestoreObject,
+  kListMultipartUploads,
+  kListParts,
 };
-inline constexpr size_t kOperationCount = static_cast<size_t>(Operation::kRestoreObject) + 1;
+inline constexpr size_t kOperationCount = static_cast<size_t>(Operation::kListParts) + 1;
 
 inline constexpr std::string_view OperationName(Operation op) {
   constexpr std::string_view kNames[kOperationCount] = {"ListBuckets",
@@ -43,7 +45,9 @@ inline constexpr std::string_view OperationName(Operation op) {
                                                         "DeleteObject",
                                                         "DeleteObjects",
                                                         "CopyObject",
-                                                        "RestoreObject"};
+                                                        "RestoreObject",
+                                                        "ListMultipartUploads",
+                                                        "ListParts"};
   return kNames[static_cast<size_t>(op)];
 }
 

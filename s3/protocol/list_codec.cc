@@ -17,33 +17,10 @@ namespace {
 using xml_internal::AppendText;
 using xml_internal::Child;
 using xml_internal::ChildText;
+using xml_internal::DecodeListValue;
 using xml_internal::ForEachChild;
+using xml_internal::ParseTimeElement;
 using xml_internal::Text;
-
-// EncodingType=url values. AWS form-encodes them (a space arrives as '+', a literal '+' as
-// "%2B"; botocore decodes with unquote_plus), so '+' becomes a space before percent-decoding.
-// Our encoder (UriEncode) never emits a bare '+', so it round-trips too.
-Result<std::string> DecodeListValue(std::string value, bool url_encoded, std::string_view field) {
-  if (!url_encoded) return value;
-  std::replace(value.begin(), value.end(), '+', ' ');
-  Result<std::string> decoded = UriDecode(value);
-  if (!decoded.ok()) {
-    return Status::InvalidArgument(
-        "malformed XML: <" + std::string(field) +
-        "> is not valid url encoding: " + std::string(decoded.status().message()));
-  }
-  return decoded;
-}
-
-Result<WallTime> ParseTimeElement(const pugi::xml_node& node, std::string_view field) {
-  std::string text(Trim(Text(node), kWhitespace));
-  Result<WallTime> t = ParseIso8601(text);
-  if (!t.ok()) {
-    return Status::InvalidArgument("malformed XML: <" + std::string(field) +
-                                   "> is not an ISO 8601 time: '" + text.substr(0, 64) + "'");
-  }
-  return t;
-}
 
 Result<RestoreInfo> ParseRestoreStatus(const pugi::xml_node& node) {
   RestoreInfo info;

@@ -13,6 +13,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -24,6 +25,9 @@
 
 #include "common/result.h"
 #include "common/strings.h"
+#include "s3/protocol/time_format.h"
+#include "s3/protocol/uri.h"
+#include "s3/types.h"
 
 namespace reelfs::s3::xml_internal {
 
@@ -139,6 +143,32 @@ inline Result<bool> ParseBool(std::string_view text, std::string_view field) {
   if (t == "false") return false;
   return Status::InvalidArgument("malformed XML: <" + std::string(field) +
                                  "> is not true/false: '" + t.substr(0, 64) + "'");
+}
+
+// EncodingType=url values. AWS form-encodes them (a space arrives as '+', a literal '+' as
+// "%2B"; botocore decodes with unquote_plus), so '+' becomes a space before percent-decoding.
+// Our encoder (UriEncode) never emits a bare '+', so it round-trips too.
+inline Result<std::string> DecodeListValue(std::string value, bool url_encoded,
+                                           std::string_view field) {
+  if (!url_encoded) return value;
+  std::replace(value.begin(), value.end(), '+', ' ');
+  Result<std::string> decoded = UriDecode(value);
+  if (!decoded.ok()) {
+    return Status::InvalidArgument(
+        "malformed XML: <" + std::string(field) +
+        "> is not valid url encoding: " + std::string(decoded.status().message()));
+  }
+  return decoded;
+}
+
+inline Result<WallTime> ParseTimeElement(const pugi::xml_node& node, std::string_view field) {
+  std::string text(Trim(Text(node), kWhitespace));
+  Result<WallTime> t = ParseIso8601(text);
+  if (!t.ok()) {
+    return Status::InvalidArgument("malformed XML: <" + std::string(field) +
+                                   "> is not an ISO 8601 time: '" + text.substr(0, 64) + "'");
+  }
+  return t;
 }
 
 // ETags travel quoted ("\"abc\"", or &quot;abc&quot; which pugixml already decoded); some

@@ -55,6 +55,13 @@ class ForwardingStore : public s3::ObjectStore {
                             s3::StatusCallback done) override {
     inner_->AbortMultipartUpload(r, std::move(done));
   }
+  void ListMultipartUploads(const s3::ListMultipartUploadsRequest& r,
+                            s3::Callback<s3::ListMultipartUploadsPage> done) override {
+    inner_->ListMultipartUploads(r, std::move(done));
+  }
+  void ListParts(const s3::ListPartsRequest& r, s3::Callback<s3::ListPartsPage> done) override {
+    inner_->ListParts(r, std::move(done));
+  }
   void DeleteObject(const s3::DeleteObjectRequest& r, s3::StatusCallback done) override {
     inner_->DeleteObject(r, std::move(done));
   }

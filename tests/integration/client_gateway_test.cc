@@ -207,6 +207,98 @@ TEST_CASE("object operations") {
   CHECK(*restore == RestoreOutcome::kOk);
 }
 
+TEST_CASE("multipart listings: ListMultipartUploads pages, ListParts, abort") {
+  // Keys the XML must carry: space, '+' (a space in form encoding), '~', UTF-8.
+  const std::vector<std::string> keys = {"mpu/a key+~\xc3\xa9.bin", "mpu/b", "mpu/b", "mpu/dir/c",
+                                         "other/d"};
+  std::vector<std::string> ids;
+  for (const std::string& key : keys) {
+    auto id = Await<std::string>([&](auto cb) {
+      g_client->CreateMultipartUpload({kBucket, key, "", {}}, cb);
+    });
+    REQUIRE_MESSAGE(id.ok(), id.status().ToString());
+    ids.push_back(*id);
+  }
+  // Two parts on the first upload: ListParts reports what UploadPart answered.
+  const auto part1 = Content(0, 5 * 1024 * 1024, 21);
+  const auto part2 = Content(0, 12345, 22);
+  std::vector<std::string> etags;
+  for (auto [n, body] : {std::pair{1, &part1}, std::pair{2, &part2}}) {
+    auto etag = Await<std::string>([&](auto cb) {
+      g_client->UploadPart({kBucket, keys[0], ids[0], n, *body}, cb);
+    });
+    REQUIRE_MESSAGE(etag.ok(), etag.status().ToString());
+    etags.push_back(*etag);
+  }
+
+  // One upload per page: each exactly once, in key order, "mpu/b" split across pages.
+  std::vector<std::string> seen;
+  ListMultipartUploadsRequest list{.bucket = kBucket, .prefix = "mpu/", .max_uploads = 1};
+  for (int pages = 0; pages < 20; ++pages) {
+    auto page =
+        Await<ListMultipartUploadsPage>([&](auto cb) { g_client->ListMultipartUploads(list, cb); });
+    REQUIRE_MESSAGE(page.ok(), page.status().ToString());
+    CHECK(page->uploads.size() <= 1);
+    for (const auto& u : page->uploads) {
+      seen.push_back(u.key + "#" + u.upload_id);
+      CHECK(u.initiated.time_since_epoch().count() > 0);
+    }
+    if (!page->is_truncated) break;
+    list.key_marker = page->next_key_marker;
+    list.upload_id_marker = page->next_upload_id_marker;
+  }
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[0] == keys[0] + "#" + ids[0]);
+  CHECK(seen[3] == keys[3] + "#" + ids[3]);
+
+  auto rolled = Await<ListMultipartUploadsPage>([&](auto cb) {
+    g_client->ListMultipartUploads({.bucket = kBucket, .prefix = "mpu/", .delimiter = "/"}, cb);
+  });
+  REQUIRE_MESSAGE(rolled.ok(), rolled.status().ToString());
+  CHECK(rolled->uploads.size() == 3);
+  CHECK(rolled->common_prefixes == std::vector<std::string>{"mpu/dir/"});
+
+  auto parts = Await<ListPartsPage>([&](auto cb) {
+    g_client->ListParts({kBucket, keys[0], ids[0], 0, 1}, cb);
+  });
+  REQUIRE_MESSAGE(parts.ok(), parts.status().ToString());
+  REQUIRE(parts->parts.size() == 1);
+  CHECK(parts->parts[0].part_number == 1);
+  CHECK(parts->parts[0].etag == etags[0]);
+  CHECK(parts->parts[0].size == part1.size());
+  CHECK(parts->is_truncated);
+  parts = Await<ListPartsPage>([&](auto cb) {
+    g_client->ListParts({kBucket, keys[0], ids[0], parts->next_part_number_marker, 1000}, cb);
+  });
+  REQUIRE_MESSAGE(parts.ok(), parts.status().ToString());
+  REQUIRE(parts->parts.size() == 1);
+  CHECK(parts->parts[0].part_number == 2);
+  CHECK(parts->parts[0].etag == etags[1]);
+  CHECK(parts->parts[0].size == part2.size());
+  CHECK_FALSE(parts->is_truncated);
+
+  // The upload id of another key: NoSuchUpload, as AWS.
+  auto wrong = Await<ListPartsPage>([&](auto cb) {
+    g_client->ListParts({kBucket, keys[1], ids[0], 0, 1000}, cb);
+  });
+  CHECK(wrong.status().detail().s3_code == "NoSuchUpload");
+
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Status st = AwaitStatus([&](auto cb) {
+      g_client->AbortMultipartUpload({kBucket, keys[i], ids[i]}, cb);
+    });
+    CHECK_MESSAGE(st.ok(), st.ToString());
+  }
+  auto empty = Await<ListMultipartUploadsPage>(
+      [&](auto cb) { g_client->ListMultipartUploads({.bucket = kBucket}, cb); });
+  REQUIRE_MESSAGE(empty.ok(), empty.status().ToString());
+  CHECK(empty->uploads.empty());
+  auto gone = Await<ListPartsPage>([&](auto cb) {
+    g_client->ListParts({kBucket, keys[0], ids[0], 0, 1000}, cb);
+  });
+  CHECK(gone.status().detail().s3_code == "NoSuchUpload");
+}
+
 TEST_CASE("cancelling a large GET mid-transfer: kCancelled promptly, client still usable") {
   EnsureBigObject();
   GetObjectRequest req;

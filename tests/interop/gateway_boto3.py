@@ -131,6 +131,33 @@ def run(gw):
     expect_client_error(lambda: s3.upload_part(Bucket=b, Key="aborted", UploadId=up,
                                                PartNumber=1, Body=b"x"), {"NoSuchUpload"})
 
+    # list_multipart_uploads / list_parts through boto3's paginators (markers followed page by
+    # page), with a space and a '+' in a key
+    key = "lst/sp ace+plus.bin"
+    ups = [s3.create_multipart_upload(Bucket=b, Key=k)["UploadId"]
+           for k in (key, "lst/d/x", "lst/d/x", "lst/e")]
+    body1, body2 = os.urandom(5 * MiB), os.urandom(777)
+    tags = [s3.upload_part(Bucket=b, Key=key, UploadId=ups[0], PartNumber=n, Body=d)["ETag"]
+            for n, d in ((1, body1), (2, body2))]
+    pages = s3.get_paginator("list_multipart_uploads").paginate(
+        Bucket=b, Prefix="lst/", PaginationConfig={"PageSize": 1})
+    listed = [(u["Key"], u["UploadId"]) for p in pages for u in p.get("Uploads", [])]
+    assert [k for k, _ in listed] == ["lst/d/x", "lst/d/x", "lst/e", key], listed
+    assert sorted(i for _, i in listed) == sorted(ups), listed
+    r = s3.list_multipart_uploads(Bucket=b, Prefix="lst/", Delimiter="/")
+    assert [u["Key"] for u in r["Uploads"]] == ["lst/e", key], r
+    assert [p["Prefix"] for p in r["CommonPrefixes"]] == ["lst/d/"], r
+    parts = [p for page in s3.get_paginator("list_parts").paginate(
+        Bucket=b, Key=key, UploadId=ups[0], PaginationConfig={"PageSize": 1})
+        for p in page.get("Parts", [])]
+    assert [(p["PartNumber"], p["ETag"], p["Size"]) for p in parts] == \
+        [(1, tags[0], len(body1)), (2, tags[1], len(body2))], parts
+    expect_client_error(lambda: s3.list_parts(Bucket=b, Key="lst/e", UploadId=ups[0]),
+                        {"NoSuchUpload"})
+    for k, i in listed:
+        s3.abort_multipart_upload(Bucket=b, Key=k, UploadId=i)
+    assert "Uploads" not in s3.list_multipart_uploads(Bucket=b, Prefix="lst/")
+
     # copy_object (COPY and REPLACE)
     s3.copy_object(Bucket=b, Key="copy/obj.txt", CopySource={"Bucket": b, "Key": "meta/obj.txt"})
     h = s3.head_object(Bucket=b, Key="copy/obj.txt")

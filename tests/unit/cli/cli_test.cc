@@ -76,7 +76,11 @@ class ReversingStore final : public s3::ObjectStore {
       REFUSE() void CopyObject(const s3::CopyObjectRequest&,
                                s3::Callback<std::string> done) override
       REFUSE() void RestoreObject(const s3::RestoreObjectRequest&,
-                                  s3::Callback<s3::RestoreOutcome> done) override REFUSE()
+                                  s3::Callback<s3::RestoreOutcome> done) override
+      REFUSE() void ListMultipartUploads(const s3::ListMultipartUploadsRequest&,
+                                         s3::Callback<s3::ListMultipartUploadsPage> done) override
+      REFUSE() void ListParts(const s3::ListPartsRequest&,
+                              s3::Callback<s3::ListPartsPage> done) override REFUSE()
 #undef REFUSE
 
           private : s3::FakeObjectStore& inner_;

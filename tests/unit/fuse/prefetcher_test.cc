@@ -65,6 +65,9 @@ class GetOnlyStore : public s3::ObjectStore {
                    s3::Callback<s3::DeleteObjectsResult>)
   REELFS_UNUSED_OP(CopyObject, const s3::CopyObjectRequest&, s3::Callback<std::string>)
   REELFS_UNUSED_OP(RestoreObject, const s3::RestoreObjectRequest&, s3::Callback<s3::RestoreOutcome>)
+  REELFS_UNUSED_OP(ListMultipartUploads, const s3::ListMultipartUploadsRequest&,
+                   s3::Callback<s3::ListMultipartUploadsPage>)
+  REELFS_UNUSED_OP(ListParts, const s3::ListPartsRequest&, s3::Callback<s3::ListPartsPage>)
 #undef REELFS_UNUSED_OP
 };
 

@@ -17,6 +17,19 @@ TEST_CASE("config: the example config loads") {
   CHECK(options.idle_timeout == std::chrono::seconds(60));
   CHECK(options.max_put_size == (5ull << 30));
   CHECK(options.min_part_size == (5ull << 20));
+  CHECK(options.multipart_expiry == std::chrono::hours(24 * 7));
+}
+
+TEST_CASE("config: multipart_expiry takes a duration, 0 for never, no negative") {
+  Options o;
+  REQUIRE(LoadConfigString("multipart_expiry: 90m\n", "t.yaml", &o).ok());
+  CHECK(o.multipart_expiry == std::chrono::minutes(90));
+  REQUIRE(LoadConfigString("multipart_expiry: 0\n", "t.yaml", &o).ok());
+  CHECK(o.multipart_expiry.count() == 0);
+  Status bad = LoadConfigString("multipart_expiry: soon\n", "t.yaml", &o);
+  CHECK_FALSE(bad.ok());
+  CHECK(std::string(bad.message()).find("multipart_expiry") != std::string::npos);
+  CHECK_FALSE(LoadConfigString("multipart_expiry: -5s\n", "t.yaml", &o).ok());
 }
 
 TEST_CASE("config: the archive example configs load") {

@@ -200,8 +200,45 @@ TEST_CASE("service: multipart upload ids are never path components") {
           "NoSuchUpload");
     CHECK(Fixture::Code(f.Send("POST", "/bkt/k", std::string("uploadId=") + id,
                                "<CompleteMultipartUpload/>")) == "NoSuchUpload");
+    CHECK(Fixture::Code(f.Call("GET", "/bkt/k", std::string("uploadId=") + id)) == "NoSuchUpload");
   }
   CHECK(fs::exists(f.dir + "/victim/keep"));
+}
+
+TEST_CASE("service: ListMultipartUploads and ListParts answer as AWS, bad parameters 400") {
+  Fixture f;
+  REQUIRE(f.Call("PUT", "/bkt").status == 200);
+  auto created = f.Call("POST", "/bkt/dir/k%26x", "uploads=");
+  REQUIRE(created.status == 200);
+  const size_t a = created.body.find("<UploadId>") + 10;
+  const std::string id = created.body.substr(a, created.body.find("</UploadId>") - a);
+
+  auto list = f.Call("GET", "/bkt", "uploads=");
+  CHECK(list.status == 200);
+  CHECK(list.body.find("<Key>dir/k&amp;x</Key>") != std::string::npos);
+  CHECK(list.body.find("<UploadId>" + id + "</UploadId>") != std::string::npos);
+  auto encoded = f.Call("GET", "/bkt", "delimiter=%2F&encoding-type=url&uploads=");
+  CHECK(encoded.status == 200);
+  CHECK(encoded.body.find("<CommonPrefixes><Prefix>dir/</Prefix></CommonPrefixes>") !=
+        std::string::npos);
+  CHECK(encoded.body.find("<EncodingType>url</EncodingType>") != std::string::npos);
+  CHECK(Fixture::Code(f.Call("GET", "/bkt", "max-uploads=abc&uploads=")) == "InvalidArgument");
+  CHECK(Fixture::Code(f.Call("GET", "/bkt", "max-uploads=-1&uploads=")) == "InvalidArgument");
+  CHECK(Fixture::Code(f.Call("GET", "/bkt", "encoding-type=xml&uploads=")) == "InvalidArgument");
+  CHECK(Fixture::Code(f.Call("GET", "/nobkt", "uploads=")) == "NoSuchBucket");
+
+  auto parts = f.Call("GET", "/bkt/dir/k%26x", "uploadId=" + id);
+  CHECK(parts.status == 200);
+  CHECK(parts.body.find("<ListPartsResult") != std::string::npos);
+  CHECK(parts.body.find("<IsTruncated>false</IsTruncated>") != std::string::npos);
+  CHECK(Fixture::Code(f.Call("GET", "/bkt/dir/k%26x", "max-parts=x&uploadId=" + id)) ==
+        "InvalidArgument");
+  CHECK(Fixture::Code(f.Call("GET", "/bkt/dir/k%26x", "part-number-marker=-3&uploadId=" + id)) ==
+        "InvalidArgument");
+  // Another key's upload id, and a hostile key: refused before any listing.
+  CHECK(Fixture::Code(f.Call("GET", "/bkt/other", "uploadId=" + id)) == "NoSuchUpload");
+  CHECK(f.Call("GET", "/bkt/a/../../x", "uploadId=" + id).status == 400);
+  CHECK(f.Call("HEAD", "/bkt/dir/k%26x", "uploadId=" + id).status == 405);
 }
 
 TEST_CASE("service: ListObjects v1 pages by marker, NextMarker only with a delimiter") {
