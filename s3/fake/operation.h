@@ -25,8 +25,9 @@ enum class Operation {
   kDeleteObjects,
   kCopyObject,
   kRestoreObject,
+  kUploadPartCopy,
 };
-inline constexpr size_t kOperationCount = static_cast<size_t>(Operation::kRestoreObject) + 1;
+inline constexpr size_t kOperationCount = static_cast<size_t>(Operation::kUploadPartCopy) + 1;
 
 inline constexpr std::string_view OperationName(Operation op) {
   constexpr std::string_view kNames[kOperationCount] = {"ListBuckets",
@@ -43,7 +44,8 @@ inline constexpr std::string_view OperationName(Operation op) {
                                                         "DeleteObject",
                                                         "DeleteObjects",
                                                         "CopyObject",
-                                                        "RestoreObject"};
+                                                        "RestoreObject",
+                                                        "UploadPartCopy"};
   return kNames[static_cast<size_t>(op)];
 }
 
