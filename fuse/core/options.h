@@ -63,6 +63,13 @@ struct WriteOptions {
   uint64_t part_size = 8ull << 20;
   // Upload parts in flight per file. 4 parts of 8 MiB keep a loopback gateway busy (bench/fuse).
   uint32_t max_parts_in_flight = 4;
+  // rename: objects up to this size are one CopyObject (S3 copies at most 5 GiB so); larger ones
+  // a multipart upload of UploadPartCopy parts (`--copy-threshold`, for tests; default 5 GiB).
+  uint64_t copy_threshold = 5ull << 30;
+  // Part size of such a multipart copy (`--copy-part-size`, 5 MiB..5 GiB), doubled until the
+  // object fits in 10 000 parts; max_parts_in_flight parts are copied at a time. 512 MiB: each
+  // part costs the server one copy and us one request, and a 5 TiB object still fits.
+  uint64_t copy_part_size = 512ull << 20;
 };
 
 struct MountOptions {
