@@ -164,7 +164,14 @@ void Core::Rename(InodeId parent, std::string_view name, InodeId new_parent,
     CopyWholeObject(core.store_, std::move(plan), [job, steps](Result<CopyOutcome> copied) {
       Core& c = *job->core;
       // Nothing was created: the source stays as it was.
-      if (!copied.ok()) return job->done(std::move(copied).status());
+      if (!copied.ok()) {
+        if (copied.status().reason() == StatusReason::kArchived) {
+          // Released to tape since its HEAD: the same advice as above.
+          return job->done(std::move(copied).status().WithContext(
+              "rename: the source went offline; stage it first (reelfs stage)"));
+        }
+        return job->done(std::move(copied).status());
+      }
       Count(c.stats_.copy_parts, copied->parts);
       s3::ObjectInfo dest = job->source;
       dest.key = steps.dest_key;
