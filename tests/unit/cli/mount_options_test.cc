@@ -80,7 +80,7 @@ TEST_SUITE("cli") {
     CHECK(c->mount.write.copy_part_size == (5ull << 20));
     f.copy_threshold = "6GiB";  // CopyObject copies at most 5 GiB
     CHECK(ParseMountFlags(f).status().code() == StatusCode::kInvalidArgument);
-    f.copy_threshold = "0";  // every non-empty rename a multipart copy: allowed
+    f.copy_threshold = "1MiB";  // small thresholds force the multipart copy (tests do)
     CHECK(ParseMountFlags(f).ok());
     f.copy_part_size = "4MiB";
     CHECK(ParseMountFlags(f).status().code() == StatusCode::kInvalidArgument);
