@@ -187,7 +187,8 @@ TEST_CASE("object operations") {
       g_client->CreateMultipartUpload({kBucket, "ops/copy-joined"}, cb);
     });
     REQUIRE_MESSAGE(id.ok(), id.status().ToString());
-    auto part = [&](int n, std::string src, std::optional<ByteRange> range, std::string if_match) {
+    auto copy_part = [&](int n, std::string src, std::optional<ByteRange> range,
+                         std::string if_match) {
       UploadPartCopyRequest r;
       r.source_bucket = kBucket;
       r.source_key = std::move(src);
@@ -199,17 +200,17 @@ TEST_CASE("object operations") {
       r.part_number = n;
       return Await<std::string>([&](auto cb) { g_client->UploadPartCopy(r, cb); });
     };
-    auto p1 = part(1, "ops/copy-src", ByteRange{kMin + 11, kMin}, big_etag);
+    auto p1 = copy_part(1, "ops/copy-src", ByteRange{kMin + 11, kMin}, big_etag);
     REQUIRE_MESSAGE(p1.ok(), p1.status().ToString());
-    auto p2 = part(2, "ops/a key+~é.bin", std::nullopt, "");
+    auto p2 = copy_part(2, "ops/a key+~é.bin", std::nullopt, "");
     REQUIRE_MESSAGE(p2.ok(), p2.status().ToString());
-    auto past = part(3, "ops/copy-src", ByteRange{kMin, 2 * kMin}, "");
+    auto past = copy_part(3, "ops/copy-src", ByteRange{kMin, 2 * kMin}, "");
     CHECK(past.status().code() == StatusCode::kInvalidArgument);
     CHECK(past.status().detail().s3_code == "InvalidArgument");
-    auto missing = part(3, "ops/no-such-key", std::nullopt, "");
+    auto missing = copy_part(3, "ops/no-such-key", std::nullopt, "");
     CHECK(missing.status().code() == StatusCode::kNotFound);
     CHECK(missing.status().detail().s3_code == "NoSuchKey");
-    auto moved = part(3, "ops/copy-src", std::nullopt, "0123456789abcdef0123456789abcdef");
+    auto moved = copy_part(3, "ops/copy-src", std::nullopt, "0123456789abcdef0123456789abcdef");
     CHECK(moved.status().code() == StatusCode::kFailedPrecondition);
     CompleteMultipartUploadRequest complete{kBucket, "ops/copy-joined", *id, {{1, *p1}, {2, *p2}}};
     auto joined_etag =
