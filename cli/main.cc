@@ -96,6 +96,15 @@ int main(int argc, char** argv) {
   mount_cmd->add_option("--abort-stale-uploads", mount.abort_stale_uploads,
                         "at start, abort multipart uploads under the prefix older than this "
                         "(default 24h; 0: off)");
+  // Advanced: how rename copies; tests force the multipart copy with small values.
+  mount_cmd
+      ->add_option("--copy-threshold", mount.copy_threshold,
+                   "rename: larger objects are copied in UploadPartCopy parts (default 5GiB)")
+      ->group("Advanced");
+  mount_cmd
+      ->add_option("--copy-part-size", mount.copy_part_size,
+                   "rename: part size of such a multipart copy (default 512MiB, 5MiB..5GiB)")
+      ->group("Advanced");
   mount_cmd->add_option("--metadata-ttl", mount.metadata_ttl, "entry/attr cache (default 1h)");
   mount_cmd->add_option("--negative-ttl", mount.negative_ttl, "'no such name' cache (default 60s)");
   mount_cmd->add_option("--max-memory", mount.max_memory, "prefetch budget (default 1GiB)");

@@ -157,6 +157,14 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   if (m.write.part_size < fuse::kMinPartSize || m.write.part_size > kMaxPartSize) {
     return Status::InvalidArgument("--write-part-size: 5MiB..5GiB (S3's part size limits)");
   }
+  REELFS_ASSIGN_OR_RETURN(m.write.copy_threshold, ParseSize("--copy-threshold", f.copy_threshold));
+  if (m.write.copy_threshold > kMaxPartSize) {
+    return Status::InvalidArgument("--copy-threshold: at most 5GiB (S3's CopyObject limit)");
+  }
+  REELFS_ASSIGN_OR_RETURN(m.write.copy_part_size, ParseSize("--copy-part-size", f.copy_part_size));
+  if (m.write.copy_part_size < fuse::kMinPartSize || m.write.copy_part_size > kMaxPartSize) {
+    return Status::InvalidArgument("--copy-part-size: 5MiB..5GiB (S3's part size limits)");
+  }
   if (!f.max_window.empty()) {
     REELFS_ASSIGN_OR_RETURN(m.prefetch.max_window, ParseSize("--max-window", f.max_window));
     if (m.prefetch.max_window < m.prefetch.part_size) {

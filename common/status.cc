@@ -98,6 +98,8 @@ std::string_view StatusReasonName(StatusReason reason) {
       return "file too large";
     case StatusReason::kNoSpace:
       return "no space";
+    case StatusReason::kCrossDevice:
+      return "cross device";
     case StatusReason::kSystemError:
       return "system error";
   }

@@ -78,6 +78,7 @@ enum class StatusReason : uint8_t {
   kBusy,          // the file is being written by an open handle of this mount
   kFileTooLarge,  // past S3's object size or part count limit
   kNoSpace,       // the server has no room for the object (InsufficientStorage, HTTP 507)
+  kCrossDevice,   // a rename the mount does not make (a directory): the caller copies instead
   // A system call failed; its errno is in detail().sys_errno (ErrnoToStatus).
   kSystemError,
 };

@@ -123,6 +123,21 @@ struct CopyObjectRequest {
   std::optional<std::map<std::string, std::string>> replace_metadata;
 };
 
+// UploadPartCopy: part `part_number` of upload `upload_id` (of bucket/key) is bytes of an existing
+// object, copied by the server (no body travels). S3 takes a source range of at most 5 GiB per
+// part; a source in an archive storage class that is not restored is kFailedPrecondition with
+// reason kArchived (403 InvalidObjectState), a missing one kNotFound (NoSuchKey).
+struct UploadPartCopyRequest {
+  std::string source_bucket;
+  std::string source_key;
+  std::optional<ByteRange> source_range;  // absent: the whole source (x-amz-copy-source-range)
+  std::string source_if_match;  // ETag the source must still have (else kFailedPrecondition)
+  std::string bucket;
+  std::string key;
+  std::string upload_id;
+  int part_number = 0;  // 1..10000
+};
+
 struct RestoreObjectRequest {
   std::string bucket;
   std::string key;
@@ -160,6 +175,8 @@ class ObjectStore {
                              Callback<DeleteObjectsResult> done) = 0;
   // Result: the new object's ETag.
   virtual void CopyObject(const CopyObjectRequest& req, Callback<std::string> done) = 0;
+  // Result: the part's ETag (for CompleteMultipartUpload).
+  virtual void UploadPartCopy(const UploadPartCopyRequest& req, Callback<std::string> done) = 0;
   virtual void RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOutcome> done) = 0;
 
   // One page of the multipart uploads in progress (s3/upload_types.h): the mount's sweep of

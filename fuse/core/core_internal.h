@@ -80,6 +80,8 @@ struct CoreCounters {
   std::atomic<uint64_t> files_written{0};
   std::atomic<uint64_t> uploads_failed{0};
   std::atomic<uint64_t> deletes{0};
+  std::atomic<uint64_t> renames{0};
+  std::atomic<uint64_t> copy_parts{0};
 };
 
 inline void Count(std::atomic<uint64_t>& counter, uint64_t n = 1) {
@@ -216,6 +218,9 @@ class Core : public std::enable_shared_from_this<Core> {
       EXCLUDES(mutex_);
   void RmDir(InodeId parent, std::string_view name, std::function<void(Status)> done)
       EXCLUDES(mutex_);
+  // RENAME of a file (core_rename.cc; FileSystem::Rename says what is refused).
+  void Rename(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
+              unsigned flags, std::function<void(Status)> done) EXCLUDES(mutex_);
   // SETATTR that is not a truncate of a file being written (WriteHandles answers those).
   void SetAttr(InodeId ino, const FileSystem::SetAttrRequest& request, Callback<Attributes> done)
       EXCLUDES(mutex_);
@@ -229,6 +234,24 @@ class Core : public std::enable_shared_from_this<Core> {
     TapeState tape;
     std::optional<LocalEntry> local;  // its local entry then (kWritten), if any
   };
+  // What a rename needs to know before it asks S3 (core_rename.cc).
+  struct RenameSteps {
+    std::string source_key;
+    std::string dest_key;
+    bool dest_known = false;   // the destination's existence is known without a HEAD
+    bool dest_exists = false;  // (when known) an object has the destination name
+  };
+  Result<RenameSteps> CheckRenameLocked(InodeId parent, std::string_view name, InodeId new_parent,
+                                        std::string_view new_name, unsigned flags) REQUIRES(mutex_);
+  // The destination exists: EEXIST with RENAME_NOREPLACE, EPERM without --allow-overwrite.
+  Status RefuseReplace(const RenameSteps& steps, unsigned flags) const;
+  // The copy and the delete succeeded (`deleted`), or only the copy: the caches follow S3.
+  void FinishRenameLocked(InodeId parent, std::string_view name, InodeId new_parent,
+                          std::string_view new_name, const RenameSteps& steps,
+                          const s3::ObjectInfo& dest, bool deleted) REQUIRES(mutex_);
+  // A file was published below directory `parent`: the directories made here above it exist in
+  // S3 too now (PublishFile, FinishRenameLocked).
+  void PublishedBelowLocked(InodeId parent) REQUIRES(mutex_);
   // Marks `rec` (named `key`) as a new, empty file being written, pinned for its handle.
   void StartWritingLocked(InodeRecord* rec, const std::string& key) REQUIRES(mutex_);
   // Local entries: the directory is pinned while it has any (local_entries.h).

@@ -234,6 +234,10 @@ void Core::PublishFile(InodeId ino, const s3::ObjectInfo& info) {
     SetLocalLocked(parent, rec->id.name, LocalEntry{LocalKind::kWritten, ino, info, clock_.Now()});
   }
   negative_.Erase(rec->id.key);
+  PublishedBelowLocked(parent);
+}
+
+void Core::PublishedBelowLocked(InodeId parent) {
   // Directories made here above it now exist in S3 too; each stays a local entry of its own
   // parent until a listing there shows it (ReconcileLocked), so lookups keep finding it.
   for (InodeRecord* d = inodes_.Find(parent); d != nullptr && d->id.ino != kRootInode;

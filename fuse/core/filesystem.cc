@@ -95,7 +95,9 @@ std::string Core::MetricsJson() const {
                    {"http_put_parts", c.http_put_parts},
                    {"http_put_bytes", c.http_put_bytes},
                    {"put_fallbacks", c.put_fallbacks},
-                   {"deletes", c.deletes}};
+                   {"deletes", c.deletes},
+                   {"renames", c.renames},
+                   {"copy_parts", c.copy_parts}};
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
   const Json side_channel = data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
   return DumpJson(
@@ -132,6 +134,8 @@ FsCounters Core::counters() const {
   c.http_put_parts = puts.http_put_parts;
   c.http_put_bytes = puts.http_put_bytes;
   c.put_fallbacks = puts.put_fallbacks;
+  c.renames = stats_.renames.load(std::memory_order_relaxed);
+  c.copy_parts = stats_.copy_parts.load(std::memory_order_relaxed);
   c.write_handles = writes_.size();  // its own lock, not nested with mutex_
   c.open_handles = files_.size();    // its own lock, not nested with mutex_
   MutexLock lock(mutex_);
@@ -217,6 +221,10 @@ class FileSystemImpl final : public FileSystem {
   }
   void Unlink(InodeId parent, std::string_view name, std::function<void(Status)> done) override {
     core_->Unlink(parent, name, std::move(done));
+  }
+  void Rename(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
+              unsigned flags, std::function<void(Status)> done) override {
+    core_->Rename(parent, name, new_parent, new_name, flags, std::move(done));
   }
   void RmDir(InodeId parent, std::string_view name, std::function<void(Status)> done) override {
     core_->RmDir(parent, name, std::move(done));

@@ -80,7 +80,9 @@ struct FsCounters {
   uint64_t http_put_parts = 0;
   uint64_t http_put_bytes = 0;
   uint64_t put_fallbacks = 0;
-  uint64_t deletes = 0;  // objects deleted by unlink / rmdir
+  uint64_t deletes = 0;          // objects deleted by unlink / rmdir
+  uint64_t renames = 0;          // files renamed (copied to the new key, the old key deleted)
+  uint64_t copy_parts = 0;       // UploadPartCopy parts of renames above --copy-threshold
 };
 
 // How file bytes travel besides the ObjectStore. Empty: every read is a GET through the store.
@@ -194,6 +196,16 @@ class FileSystem {
   virtual void MkDir(InodeId parent, std::string_view name, Callback<Entry> done) = 0;
   // DeleteObject of file `name` (EPERM-class without write.allow_delete).
   virtual void Unlink(InodeId parent, std::string_view name, std::function<void(Status)> done) = 0;
+  // RENAME of file `name` in `parent` to `new_name` in `new_parent` (docs/semantics.md "Writes"):
+  // a server-side copy (CopyObject up to write.copy_threshold, a multipart UploadPartCopy above),
+  // then DeleteObject of the old key; the inode keeps its number under the new name. `flags`
+  // are renameat2's: RENAME_NOREPLACE onto an existing name is EEXIST-class, RENAME_EXCHANGE
+  // (and any other flag) EINVAL-class. A directory is EXDEV-class (mv then copies and deletes);
+  // an existing destination EPERM-class without write.allow_overwrite; an archived source that
+  // is not restored EACCES-class (kArchived); a file being written EBUSY-class.
+  virtual void Rename(InodeId parent, std::string_view name, InodeId new_parent,
+                      std::string_view new_name, unsigned flags,
+                      std::function<void(Status)> done) = 0;
   // An empty directory: one made here goes at once; one S3 has needs write.allow_delete and goes
   // with its marker object. ENOTEMPTY-class when anything is below it.
   virtual void RmDir(InodeId parent, std::string_view name, std::function<void(Status)> done) = 0;

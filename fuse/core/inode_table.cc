@@ -46,6 +46,18 @@ void InodeTable::RemoveName(InodeId parent, std::string_view name, InodeId ino) 
   if (it != by_name_.end() && it->second == ino) by_name_.erase(it);
 }
 
+bool InodeTable::Move(InodeId ino, InodeId new_parent, std::string_view new_name,
+                      std::string new_key) {
+  InodeRecord* record = Find(ino);
+  if (record == nullptr) return false;
+  RemoveName(record->id.parent, record->id.name, ino);
+  record->id.parent = new_parent;
+  record->id.name = std::string(new_name);
+  record->id.key = std::move(new_key);
+  by_name_.insert_or_assign(std::make_pair(new_parent, std::string(new_name)), ino);
+  return true;
+}
+
 bool InodeTable::Forget(InodeId ino, uint64_t n) {
   InodeRecord* record = Find(ino);
   if (record == nullptr) return false;

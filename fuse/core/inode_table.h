@@ -107,6 +107,11 @@ class InodeTable {
   // the kernel forgets it (unlink, rmdir, an upload that failed).
   void RemoveName(InodeId parent, std::string_view name, InodeId ino);
 
+  // Rename: `ino` (a file) becomes the inode of (new_parent, new_name) with key `new_key`, as the
+  // kernel moves its dentry; its old name is forgotten if it still maps to it, and an inode that
+  // had the new name lives on unnamed, as after RemoveName. False when `ino` is unknown.
+  bool Move(InodeId ino, InodeId new_parent, std::string_view new_name, std::string new_key);
+
   // Subtracts `n` lookups (clamped at zero) and drops the record if unused. False when `ino` is
   // unknown.
   bool Forget(InodeId ino, uint64_t n);

@@ -68,6 +68,13 @@ struct WriteOptions {
   // than any write through a mount takes (5 TiB at 100 MB/s is 15 h), so another host's upload
   // in progress is never cut. 0: off (docs/semantics.md "Writes").
   std::chrono::seconds abort_stale_uploads{24 * 3600};
+  // rename: objects up to this size are one CopyObject (S3 copies at most 5 GiB so); larger ones
+  // a multipart upload of UploadPartCopy parts (`--copy-threshold`, for tests; default 5 GiB).
+  uint64_t copy_threshold = 5ull << 30;
+  // Part size of such a multipart copy (`--copy-part-size`, 5 MiB..5 GiB), doubled until the
+  // object fits in 10 000 parts; max_parts_in_flight parts are copied at a time. 512 MiB: each
+  // part costs the server one copy and us one request, and a 5 TiB object still fits.
+  uint64_t copy_part_size = 512ull << 20;
 };
 
 struct MountOptions {

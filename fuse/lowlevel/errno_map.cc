@@ -82,6 +82,10 @@ std::optional<int> ReasonErrno(const Status& status) {
       return EFBIG;
     case StatusReason::kNoSpace:
       return ENOSPC;  // the gateway's disk is full (507): the object was not stored
+    case StatusReason::kCrossDevice:
+      // A directory rename would be one copy and delete per key, not atomic and unbounded:
+      // EXDEV makes mv (and every other tool) fall back to copying and deleting, visibly.
+      return EXDEV;
     case StatusReason::kSystemError: {
       // A system call the daemon made failed (ErrnoToStatus): its errno is the most precise
       // answer (ENOSPC, EMFILE, ...), except for the network: a socket errno of a gateway that

@@ -524,6 +524,14 @@ void RmDir(fuse_req_t req, fuse_ino_t parent, const char* name) noexcept {
   });
 }
 
+void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent,
+            const char* new_name, unsigned flags) noexcept {
+  Guard(req, {.op = "rename", .ino = parent}, [&](OpsContext& ctx, ReplyPtr reply) {
+    // A copy and a delete in S3 (docs/semantics.md "Writes"); answered when both are done.
+    ctx.fs.Rename(parent, name, new_parent, new_name, flags, StatusCompletion(reply));
+  });
+}
+
 // ---- what S3 cannot hold: EROFS on a read-only mount, EPERM otherwise ----
 
 void Unsupported(fuse_req_t req, const char* op, fuse_ino_t ino) noexcept {
@@ -539,10 +547,6 @@ void MkNod(fuse_req_t req, fuse_ino_t parent, const char*, mode_t, dev_t) noexce
 }
 void SymLink(fuse_req_t req, const char*, fuse_ino_t parent, const char*) noexcept {
   Unsupported(req, "symlink", parent);
-}
-void Rename(fuse_req_t req, fuse_ino_t parent, const char*, fuse_ino_t, const char*,
-            unsigned) noexcept {
-  Unsupported(req, "rename", parent);
 }
 void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t, const char*) noexcept {
   Unsupported(req, "link", ino);

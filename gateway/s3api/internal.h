@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "gateway/archive/archive.h"
 #include "gateway/archive/personality.h"
@@ -85,6 +86,15 @@ Started DeleteObjects(Context ctx, S3Request req);
 Started GetObject(Context ctx, const S3Request& req);  // also HEAD
 Started PutObject(Context ctx, S3Request req);
 Started CopyObject(Context ctx, const S3Request& req);
+// x-amz-copy-source ("[/]bucket/key[?versionId=...]", URL-encoded), validated; the error answer
+// otherwise. Shared by CopyObject and UploadPartCopy.
+struct CopySource {
+  std::string bucket;
+  std::string key;
+};
+std::variant<CopySource, http::Response> ParseCopySource(const S3Request& req);
+// PUT ?partNumber&uploadId with x-amz-copy-source (copy_part_ops.cc).
+Started UploadPartCopy(Context ctx, const S3Request& req);
 Started DeleteObject(Context ctx, const S3Request& req);
 Started RestoreObject(Context ctx, S3Request req);
 

@@ -245,7 +245,7 @@ Started PutObject(Context ctx, S3Request req) {
                      });
 }
 
-Started CopyObject(Context ctx, const S3Request& req) {
+std::variant<CopySource, http::Response> ParseCopySource(const S3Request& req) {
   std::string source = *req.Header("x-amz-copy-source");
   if (size_t q = source.find('?'); q != std::string::npos) source.resize(q);
   auto decoded = s3::UriDecode(source);
@@ -259,10 +259,17 @@ Started CopyObject(Context ctx, const S3Request& req) {
                          "key: sourcebucket/sourcekey",
                          400);
   }
-  std::string src_bucket(src.substr(0, slash));
-  std::string src_key(src.substr(slash + 1));
-  if (Status st = ValidateBucketName(src_bucket); !st.ok()) return ErrorResponse(req, st);
-  if (Status st = ValidateObjectKey(src_key); !st.ok()) return ErrorResponse(req, st);
+  CopySource out{std::string(src.substr(0, slash)), std::string(src.substr(slash + 1))};
+  if (Status st = ValidateBucketName(out.bucket); !st.ok()) return ErrorResponse(req, st);
+  if (Status st = ValidateObjectKey(out.key); !st.ok()) return ErrorResponse(req, st);
+  return out;
+}
+
+Started CopyObject(Context ctx, const S3Request& req) {
+  auto parsed_source = ParseCopySource(req);
+  if (auto* refused = std::get_if<http::Response>(&parsed_source)) return std::move(*refused);
+  const std::string src_bucket = std::get<CopySource>(parsed_source).bucket;
+  const std::string src_key = std::get<CopySource>(parsed_source).key;
   if (Status st = ctx.store.HeadBucket(req.bucket); !st.ok()) return ErrorResponse(req, st);
 
   const std::string* directive = req.Header("x-amz-metadata-directive");

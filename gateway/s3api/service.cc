@@ -184,7 +184,9 @@ std::string_view OperationName(const S3Request& req) {
   if (m == "GET") return req.Has("uploadId") ? "ListParts" : "GetObject";
   if (m == "HEAD") return "HeadObject";
   if (m == "PUT") {
-    if (req.Has("uploadId") || req.Has("partNumber")) return "UploadPart";
+    if (req.Has("uploadId") || req.Has("partNumber")) {
+      return req.Header("x-amz-copy-source") ? "UploadPartCopy" : "UploadPart";
+    }
     return req.Header("x-amz-copy-source") ? "CopyObject" : "PutObject";
   }
   if (m == "POST") {
@@ -232,9 +234,7 @@ s3api::Started Dispatch(s3api::Context ctx, S3Request req) {
   }
   if (m == "PUT") {
     if (req.Has("uploadId") || req.Has("partNumber")) {
-      if (req.Header("x-amz-copy-source")) {
-        return ErrorResponse(req, "NotImplemented", "UploadPartCopy is not implemented", 501);
-      }
+      if (req.Header("x-amz-copy-source")) return UploadPartCopy(ctx, req);
       return UploadPart(ctx, std::move(req));
     }
     if (req.Header("x-amz-copy-source")) return CopyObject(ctx, req);

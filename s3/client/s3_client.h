@@ -105,6 +105,7 @@ class S3Client final : public ObjectStore {
   void DeleteObject(const DeleteObjectRequest& req, StatusCallback done) override;
   void DeleteObjects(const DeleteObjectsRequest& req, Callback<DeleteObjectsResult> done) override;
   void CopyObject(const CopyObjectRequest& req, Callback<std::string> done) override;
+  void UploadPartCopy(const UploadPartCopyRequest& req, Callback<std::string> done) override;
   void RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOutcome> done) override;
 
   ClientCounters counters() const;

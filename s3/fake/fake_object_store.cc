@@ -586,6 +586,56 @@ Result<std::string> FakeObjectStore::DoCopyObject(const CopyObjectRequest& req) 
   return etag;
 }
 
+void FakeObjectStore::UploadPartCopy(const UploadPartCopyRequest& req, Callback<std::string> done) {
+  Dispatch(Operation::kUploadPartCopy,
+           [this, req, done = std::move(done)] { done(DoUploadPartCopy(req)); });
+}
+
+Result<std::string> FakeObjectStore::DoUploadPartCopy(const UploadPartCopyRequest& req) {
+  MutexLock lock(mutex_);
+  const std::string resource = "/" + req.bucket + "/" + req.key;
+  // As S3 checks them: the upload, the part number, then the source.
+  auto u = uploads_.find(req.upload_id);
+  if (u == uploads_.end() || u->second.bucket != req.bucket || u->second.key != req.key) {
+    return ErrorLocked(404, "NoSuchUpload", "The specified upload does not exist.", resource);
+  }
+  if (req.part_number < 1 || req.part_number > kMaxPartNumber) {
+    return ErrorLocked(400, "InvalidArgument",
+                       "Part number must be an integer between 1 and 10000, inclusive", resource);
+  }
+  REELFS_ASSIGN_OR_RETURN(const Object* source,
+                          FindObjectLocked(req.source_bucket, req.source_key, true));
+  if (!req.source_if_match.empty() && StripEtagQuotes(req.source_if_match) != source->etag) {
+    return ErrorLocked(412, kS3PreconditionFailed,
+                       "At least one of the pre-conditions you specified did not hold", resource);
+  }
+  uint64_t offset = 0;
+  uint64_t length = source->size;
+  if (req.source_range.has_value()) {
+    // AWS: a range that is empty or runs past the source is 400 InvalidArgument (not 416).
+    if (req.source_range->length == 0 || req.source_range->offset >= source->size ||
+        req.source_range->length > source->size - req.source_range->offset) {
+      return ErrorLocked(
+          400, "InvalidArgument",
+          "Range specified is not valid for source object of size: " + std::to_string(source->size),
+          resource);
+    }
+    offset = req.source_range->offset;
+    length = req.source_range->length;
+  }
+  std::string bytes(length, '\0');
+  if (source->data) {
+    std::memcpy(bytes.data(), source->data->data() + offset, length);
+  } else {
+    GeneratedContent(req.source_key, offset,
+                     std::span(reinterpret_cast<std::byte*>(bytes.data()), bytes.size()));
+  }
+  auto data = std::make_shared<const std::string>(std::move(bytes));
+  std::string etag = Md5Hex(*data);
+  u->second.parts[req.part_number] = Part{std::move(data), etag};
+  return etag;
+}
+
 // --- Archive ---
 
 void FakeObjectStore::RestoreObject(const RestoreObjectRequest& req,

@@ -6,7 +6,8 @@
 //    at 1000 like S3), continuation tokens and start_after, in byte-wise lexicographic order.
 //  - Head, ranged Get into a buffer or a sink (a body longer than the buffer is kOutOfRange),
 //    if_match (kFailedPrecondition), cancellation (kCancelled), Put, multipart upload (ETag
-//    "md5-of-part-md5s-N"), DeleteObject(s), Copy.
+//    "md5-of-part-md5s-N"), DeleteObject(s), Copy, UploadPartCopy (a source range, the source's
+//    If-Match; a generated source is materialised for the range copied).
 //  - The archive: an object in an archive storage class (GLACIER, DEEP_ARCHIVE) cannot be read
 //    (kFailedPrecondition, s3_code InvalidObjectState, http 403) until restored. RestoreObject
 //    answers kAccepted and leaves the restore ongoing until the test calls CompleteRestore(), or
@@ -92,6 +93,7 @@ class FakeObjectStore final : public ObjectStore {
   void DeleteObject(const DeleteObjectRequest& req, StatusCallback done) override;
   void DeleteObjects(const DeleteObjectsRequest& req, Callback<DeleteObjectsResult> done) override;
   void CopyObject(const CopyObjectRequest& req, Callback<std::string> done) override;
+  void UploadPartCopy(const UploadPartCopyRequest& req, Callback<std::string> done) override;
   void RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOutcome> done) override;
   void ListMultipartUploads(const ListMultipartUploadsRequest& req,
                             Callback<ListMultipartUploadsPage> done) override;
@@ -185,6 +187,7 @@ class FakeObjectStore final : public ObjectStore {
   Result<GetObjectResult> DoGetObject(const GetObjectRequest& req);
   Result<std::string> DoCompleteMultipartUpload(const CompleteMultipartUploadRequest& req);
   Result<std::string> DoCopyObject(const CopyObjectRequest& req);
+  Result<std::string> DoUploadPartCopy(const UploadPartCopyRequest& req);
   Result<RestoreOutcome> DoRestoreObject(const RestoreObjectRequest& req);
   Result<ListMultipartUploadsPage> DoListMultipartUploads(const ListMultipartUploadsRequest& req);
   Result<ListPartsPage> DoListParts(const ListPartsRequest& req);

@@ -275,6 +275,18 @@ void FaultInjectingStore::CopyObject(const CopyObjectRequest& req, Callback<std:
       [done](Status s) { done(std::move(s)); });
 }
 
+void FaultInjectingStore::UploadPartCopy(const UploadPartCopyRequest& req,
+                                         Callback<std::string> done) {
+  Intercept(
+      {.op = Operation::kUploadPartCopy,
+       .bucket = req.source_bucket,
+       .key = req.source_key,
+       .range = req.source_range,
+       .part_number = req.part_number},
+      [this, req, done] { inner_->UploadPartCopy(req, done); },
+      [done](Status s) { done(std::move(s)); });
+}
+
 void FaultInjectingStore::RestoreObject(const RestoreObjectRequest& req,
                                         Callback<RestoreOutcome> done) {
   Intercept(

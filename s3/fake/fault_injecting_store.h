@@ -49,10 +49,10 @@ class CallbackExecutor;
 struct RequestInfo {
   Operation op = Operation::kHeadObject;
   std::string bucket;
-  std::string key;                 // source key for CopyObject; the prefix for
+  std::string key;                 // source key for CopyObject and UploadPartCopy; the prefix for
                                    // ListMultipartUploads; empty for other bucket operations
-  std::optional<ByteRange> range;  // GetObject only
-  int part_number = 0;             // UploadPart only
+  std::optional<ByteRange> range;  // GetObject; UploadPartCopy: the source range
+  int part_number = 0;             // UploadPart and UploadPartCopy only
 };
 
 // Returns the Status to fail the call with, or nullopt to let it through.
@@ -101,6 +101,7 @@ class FaultInjectingStore final : public ObjectStore {
   void DeleteObject(const DeleteObjectRequest& req, StatusCallback done) override;
   void DeleteObjects(const DeleteObjectsRequest& req, Callback<DeleteObjectsResult> done) override;
   void CopyObject(const CopyObjectRequest& req, Callback<std::string> done) override;
+  void UploadPartCopy(const UploadPartCopyRequest& req, Callback<std::string> done) override;
   void RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOutcome> done) override;
 
  private:

@@ -27,8 +27,9 @@ enum class Operation {
   kRestoreObject,
   kListMultipartUploads,
   kListParts,
+  kUploadPartCopy,
 };
-inline constexpr size_t kOperationCount = static_cast<size_t>(Operation::kListParts) + 1;
+inline constexpr size_t kOperationCount = static_cast<size_t>(Operation::kUploadPartCopy) + 1;
 
 inline constexpr std::string_view OperationName(Operation op) {
   constexpr std::string_view kNames[kOperationCount] = {"ListBuckets",
@@ -47,7 +48,8 @@ inline constexpr std::string_view OperationName(Operation op) {
                                                         "CopyObject",
                                                         "RestoreObject",
                                                         "ListMultipartUploads",
-                                                        "ListParts"};
+                                                        "ListParts",
+                                                        "UploadPartCopy"};
   return kNames[static_cast<size_t>(op)];
 }
 

@@ -233,19 +233,21 @@ Result<DeleteObjectsResult> ParseDeleteResult(std::string_view xml) {
   return result;
 }
 
-std::string EncodeCopyObjectResult(const CopyObjectResult& r) {
+namespace {
+
+// CopyObjectResult and CopyPartResult: one shape under two root names.
+std::string EncodeCopyResult(const CopyObjectResult& r, const char* root_name) {
   pugi::xml_document doc;
-  pugi::xml_node root = xml_internal::NewDocument(doc, "CopyObjectResult", /*with_ns=*/true);
+  pugi::xml_node root = xml_internal::NewDocument(doc, root_name, /*with_ns=*/true);
   AppendText(root, "LastModified", FormatIso8601(r.last_modified));
   AppendText(root, "ETag", xml_internal::QuoteEtag(r.etag));
   return xml_internal::Serialize(doc);
 }
 
-Result<CopyObjectResult> ParseCopyObjectResult(std::string_view xml) {
+Result<CopyObjectResult> ParseCopyResult(std::string_view xml, const char* root_name) {
   REELFS_RETURN_IF_ERROR(ErrorDocumentStatus(xml));
   pugi::xml_document doc;
-  REELFS_ASSIGN_OR_RETURN(pugi::xml_node root,
-                          xml_internal::ParseDocument(xml, "CopyObjectResult", doc));
+  REELFS_ASSIGN_OR_RETURN(pugi::xml_node root, xml_internal::ParseDocument(xml, root_name, doc));
   CopyObjectResult r;
   REELFS_ASSIGN_OR_RETURN(std::string etag, RequiredText(root, "ETag"));
   r.etag = xml_internal::StripEtagQuotes(etag);
@@ -259,6 +261,24 @@ Result<CopyObjectResult> ParseCopyObjectResult(std::string_view xml) {
     r.last_modified = *t;
   }
   return r;
+}
+
+}  // namespace
+
+std::string EncodeCopyObjectResult(const CopyObjectResult& r) {
+  return EncodeCopyResult(r, "CopyObjectResult");
+}
+
+Result<CopyObjectResult> ParseCopyObjectResult(std::string_view xml) {
+  return ParseCopyResult(xml, "CopyObjectResult");
+}
+
+std::string EncodeCopyPartResult(const CopyPartResult& r) {
+  return EncodeCopyResult(r, "CopyPartResult");
+}
+
+Result<CopyPartResult> ParseCopyPartResult(std::string_view xml) {
+  return ParseCopyResult(xml, "CopyPartResult");
 }
 
 std::string EncodeRestoreRequest(const RestoreRequestBody& body) {

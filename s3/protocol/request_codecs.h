@@ -1,5 +1,5 @@
 // XML codecs for request and response bodies other than listings and errors: multipart upload,
-// DeleteObjects, CopyObject, RestoreObject, CreateBucket.
+// DeleteObjects, CopyObject, UploadPartCopy, RestoreObject, CreateBucket.
 //
 // Encoders produce what a client sends (or a server answers); parsers accept what the other side
 // sends and reject malformed XML with kInvalidArgument (S3: MalformedXML).
@@ -60,6 +60,12 @@ struct CopyObjectResult {
 std::string EncodeCopyObjectResult(const CopyObjectResult& r);
 // Like Complete, a 200 CopyObject response may carry an <Error> document: returned as a Status.
 Result<CopyObjectResult> ParseCopyObjectResult(std::string_view xml);
+// UploadPartCopy's answer, <CopyPartResult><LastModified/><ETag/></CopyPartResult>: the same two
+// fields (the ETag is the part's, for CompleteMultipartUpload), and likewise an <Error> inside a
+// 200 is returned as a Status.
+using CopyPartResult = CopyObjectResult;
+std::string EncodeCopyPartResult(const CopyPartResult& r);
+Result<CopyPartResult> ParseCopyPartResult(std::string_view xml);
 
 // <RestoreRequest><Days/><GlacierJobParameters><Tier/></GlacierJobParameters></RestoreRequest>
 // The tier goes only in GlacierJobParameters (a top-level Tier draws MalformedXML on AWS, and the

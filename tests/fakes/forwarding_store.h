@@ -72,6 +72,9 @@ class ForwardingStore : public s3::ObjectStore {
   void CopyObject(const s3::CopyObjectRequest& r, s3::Callback<std::string> done) override {
     inner_->CopyObject(r, std::move(done));
   }
+  void UploadPartCopy(const s3::UploadPartCopyRequest& r, s3::Callback<std::string> done) override {
+    inner_->UploadPartCopy(r, std::move(done));
+  }
   void RestoreObject(const s3::RestoreObjectRequest& r,
                      s3::Callback<s3::RestoreOutcome> done) override {
     inner_->RestoreObject(r, std::move(done));

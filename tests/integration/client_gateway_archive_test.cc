@@ -193,6 +193,24 @@ void ArchiveRestoreScenario(const std::string& personality) {
     w.client->GetObject(req, cb);
   });
   CHECK(ranged.status().detail().s3_code == "InvalidObjectState");
+  // UploadPartCopy of an offline source: the same answer, with the reason the mount acts on.
+  auto upload = Await<std::string>([&](auto cb) {
+    w.client->CreateMultipartUpload({kBucket, "a/one-copy"}, cb);
+  });
+  REQUIRE_MESSAGE(upload.ok(), upload.status().ToString());
+  UploadPartCopyRequest part_copy;
+  part_copy.source_bucket = kBucket;
+  part_copy.source_key = "a/one";
+  part_copy.bucket = kBucket;
+  part_copy.key = "a/one-copy";
+  part_copy.upload_id = *upload;
+  part_copy.part_number = 1;
+  auto copied = Await<std::string>([&](auto cb) { w.client->UploadPartCopy(part_copy, cb); });
+  CHECK(copied.status().detail().s3_code == "InvalidObjectState");
+  CHECK(copied.status().reason() == StatusReason::kArchived);
+  CHECK(AwaitStatus([&](auto cb) {
+          w.client->AbortMultipartUpload({kBucket, "a/one-copy", *upload}, cb);
+        }).ok());
 
   ListObjectsRequest lr;
   lr.bucket = kBucket;

@@ -177,6 +177,55 @@ TEST_CASE("object operations") {
   REQUIRE(copy_data.ok());
   CHECK(*copy_data == data);
 
+  // UploadPartCopy: a range of a source pinned to its ETag, then all of another, joined; the
+  // errors a range past the end, a missing source and a moved ETag draw.
+  {
+    const uint64_t kMin = 5ull << 20;  // the gateway's smallest part but the last
+    const auto big = Content(0, 2 * kMin + 11, 9);
+    const std::string big_etag = Put(*g_client, "ops/copy-src", big);
+    auto id = Await<std::string>([](auto cb) {
+      g_client->CreateMultipartUpload({kBucket, "ops/copy-joined"}, cb);
+    });
+    REQUIRE_MESSAGE(id.ok(), id.status().ToString());
+    auto copy_part = [&](int n, std::string src, std::optional<ByteRange> range,
+                         std::string if_match) {
+      UploadPartCopyRequest r;
+      r.source_bucket = kBucket;
+      r.source_key = std::move(src);
+      r.source_range = range;
+      r.source_if_match = std::move(if_match);
+      r.bucket = kBucket;
+      r.key = "ops/copy-joined";
+      r.upload_id = *id;
+      r.part_number = n;
+      return Await<std::string>([&](auto cb) { g_client->UploadPartCopy(r, cb); });
+    };
+    auto p1 = copy_part(1, "ops/copy-src", ByteRange{kMin + 11, kMin}, big_etag);
+    REQUIRE_MESSAGE(p1.ok(), p1.status().ToString());
+    auto p2 = copy_part(2, "ops/a key+~é.bin", std::nullopt, "");
+    REQUIRE_MESSAGE(p2.ok(), p2.status().ToString());
+    auto past = copy_part(3, "ops/copy-src", ByteRange{kMin, 2 * kMin}, "");
+    CHECK(past.status().code() == StatusCode::kInvalidArgument);
+    CHECK(past.status().detail().s3_code == "InvalidArgument");
+    auto missing = copy_part(3, "ops/no-such-key", std::nullopt, "");
+    CHECK(missing.status().code() == StatusCode::kNotFound);
+    CHECK(missing.status().detail().s3_code == "NoSuchKey");
+    auto moved = copy_part(3, "ops/copy-src", std::nullopt, "0123456789abcdef0123456789abcdef");
+    CHECK(moved.status().code() == StatusCode::kFailedPrecondition);
+    CompleteMultipartUploadRequest complete{kBucket, "ops/copy-joined", *id, {{1, *p1}, {2, *p2}}};
+    auto joined_etag =
+        Await<std::string>([&](auto cb) { g_client->CompleteMultipartUpload(complete, cb); });
+    REQUIRE_MESSAGE(joined_etag.ok(), joined_etag.status().ToString());
+    std::vector<std::byte> want(big.begin() + static_cast<ptrdiff_t>(kMin + 11),
+                                big.begin() + static_cast<ptrdiff_t>(2 * kMin + 11));
+    want.insert(want.end(), data.begin(), data.end());
+    auto joined = Get("ops/copy-joined", std::nullopt, want.size());
+    REQUIRE_MESSAGE(joined.ok(), joined.status().ToString());
+    CHECK(*joined == want);
+    for (const char* key : {"ops/copy-src", "ops/copy-joined"}) {
+      CHECK(AwaitStatus([&](auto cb) { g_client->DeleteObject({kBucket, key}, cb); }).ok());
+    }
+  }
   Status del = AwaitStatus([](auto cb) { g_client->DeleteObject({kBucket, "ops/copy"}, cb); });
   CHECK_MESSAGE(del.ok(), del.ToString());
   CHECK(Get("ops/copy", std::nullopt, 10).status().code() == StatusCode::kNotFound);

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Interop: boto3 against reelfs-gateway's archive, both personalities, real tape library on a
 x1000 clock: admin archive/release/metrics/timeline (SigV4-signed with botocore), restore_object,
-head_object()['Restore'] and StorageClass, list StorageClass and RestoreStatus, GET of an offline
-object -> InvalidObjectState, restore then GET verified by SHA-256, a restored object released
+head_object()['Restore'] and StorageClass, list StorageClass and RestoreStatus, GET, CopyObject and
+UploadPartCopy of an offline object -> InvalidObjectState, restore then GET verified by SHA-256, a restored object released
 again.
 
 Exits 77 (skip) when boto3 or the gateway binary is missing.
@@ -96,6 +96,15 @@ def run(personality):
         assert error_code(lambda: s3.get_object(Bucket=b, Key="k0")) == ("InvalidObjectState", 403)
         listing = s3.list_objects_v2(Bucket=b, OptionalObjectAttributes=["RestoreStatus"])
         assert [o["StorageClass"] for o in listing["Contents"]] == ["GLACIER"] * 3, listing
+        # An offline source cannot be copied, whole or as a part (as AWS answers a GLACIER one).
+        assert error_code(lambda: s3.copy_object(
+            Bucket=b, Key="k0-copy", CopySource={"Bucket": b, "Key": "k1"})) == (
+                "InvalidObjectState", 403)
+        upload = s3.create_multipart_upload(Bucket=b, Key="k0-copy")["UploadId"]
+        assert error_code(lambda: s3.upload_part_copy(
+            Bucket=b, Key="k0-copy", UploadId=upload, PartNumber=1,
+            CopySource={"Bucket": b, "Key": "k1"})) == ("InvalidObjectState", 403)
+        s3.abort_multipart_upload(Bucket=b, Key="k0-copy", UploadId=upload)
 
         r = s3.restore_object(Bucket=b, Key="k0", RestoreRequest={"Days": 2})
         status = r["ResponseMetadata"]["HTTPStatusCode"]

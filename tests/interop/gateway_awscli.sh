@@ -116,6 +116,58 @@ if AWS_SECRET_ACCESS_KEY=wrong-secret "${AWS[@]}" s3 ls s3://interop 2>"$WORK/wr
 fi
 grep -q SignatureDoesNotMatch "$WORK/wrong.err" || fail "expected SignatureDoesNotMatch: $(cat "$WORK/wrong.err")"
 
+step "s3 cp between keys above the multipart threshold: UploadPartCopy parts"
+"${AWS[@]}" s3 cp --only-show-errors s3://interop/big.bin s3://interop/copies/big.bin
+etag=$("${AWSQ[@]}" s3api head-object --bucket interop --key copies/big.bin --query ETag --output text)
+[[ "$etag" == *-13\" || "$etag" == *-13 ]] || fail "copied ETag expected 13 parts, got $etag"
+"${AWS[@]}" s3 cp --only-show-errors s3://interop/copies/big.bin "$WORK/copy.back"
+[[ "$(sha256sum <"$WORK/big.bin")" == "$(sha256sum <"$WORK/copy.back")" ]] || fail "copy mismatch"
+[[ -z "$(ls "$ROOT/.reelfs-gateway/uploads")" ]] || fail "multipart staging not cleaned up"
+
+step "s3api upload-part-copy: a source range and a whole source, then complete"
+uid=$("${AWSQ[@]}" s3api create-multipart-upload --bucket interop --key joined.bin \
+  --query UploadId --output text)
+"${AWSQ[@]}" s3api upload-part-copy --bucket interop --key joined.bin --upload-id "$uid" \
+  --part-number 1 --copy-source interop/big.bin --copy-source-range bytes=1000-5243879 \
+  >"$WORK/upc1.json" || fail "upload-part-copy 1"
+"${AWSQ[@]}" s3api upload-part-copy --bucket interop --key joined.bin --upload-id "$uid" \
+  --part-number 2 --copy-source interop/dir/sub/small.bin \
+  --copy-source-if-match "$("${AWSQ[@]}" s3api head-object --bucket interop \
+    --key dir/sub/small.bin --query ETag --output text)" >"$WORK/upc2.json" ||
+  fail "upload-part-copy 2"
+e1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["CopyPartResult"]["ETag"])' "$WORK/upc1.json")
+e2=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["CopyPartResult"]["ETag"])' "$WORK/upc2.json")
+grep -q LastModified "$WORK/upc1.json" || fail "no LastModified: $(cat "$WORK/upc1.json")"
+dd if="$WORK/big.bin" of="$WORK/part1.ref" iflag=skip_bytes,count_bytes skip=1000 count=5242880 \
+  status=none
+[[ "$e1" == "\"$(md5sum <"$WORK/part1.ref" | cut -d' ' -f1)\"" ]] || fail "part 1 ETag $e1"
+"${AWSQ[@]}" s3api complete-multipart-upload --bucket interop --key joined.bin --upload-id "$uid" \
+  --multipart-upload "{\"Parts\":[{\"PartNumber\":1,\"ETag\":$e1},{\"PartNumber\":2,\"ETag\":$e2}]}" \
+  >/dev/null || fail "complete"
+"${AWS[@]}" s3 cp --only-show-errors s3://interop/joined.bin "$WORK/joined.back"
+cat "$WORK/part1.ref" "$WORK/small.bin" >"$WORK/joined.ref"
+cmp "$WORK/joined.back" "$WORK/joined.ref" || fail "joined.bin is not the two ranges"
+
+step "s3api upload-part-copy errors: NoSuchKey, InvalidArgument (range), PreconditionFailed"
+uid=$("${AWSQ[@]}" s3api create-multipart-upload --bucket interop --key bad.bin \
+  --query UploadId --output text)
+upc() {  # upc ARGS...: upload-part-copy part 1 of bad.bin, stderr to $WORK/upc.err
+  "${AWSQ[@]}" s3api upload-part-copy --bucket interop --key bad.bin --upload-id "$uid" \
+    --part-number 1 "$@" >/dev/null 2>"$WORK/upc.err"
+}
+upc --copy-source interop/no-such-key && fail "a missing source was copied"
+grep -q NoSuchKey "$WORK/upc.err" || fail "missing source: $(cat "$WORK/upc.err")"
+upc --copy-source interop/big.bin --copy-source-range bytes=0-104857600 && fail "range past the end"
+grep -q InvalidArgument "$WORK/upc.err" || fail "range past the end: $(cat "$WORK/upc.err")"
+upc --copy-source interop/big.bin --copy-source-range bytes=10- && fail "open range accepted"
+grep -q InvalidArgument "$WORK/upc.err" || fail "open range: $(cat "$WORK/upc.err")"
+upc --copy-source interop/big.bin --copy-source-if-match '"0123"' && fail "if-match ignored"
+grep -q PreconditionFailed "$WORK/upc.err" || fail "if-match: $(cat "$WORK/upc.err")"
+"${AWSQ[@]}" s3api abort-multipart-upload --bucket interop --key bad.bin --upload-id "$uid"
+[[ -z "$(ls "$ROOT/.reelfs-gateway/uploads")" ]] || fail "multipart staging not cleaned up"
+"${AWS[@]}" s3 rm --only-show-errors --recursive s3://interop/copies
+"${AWS[@]}" s3 rm --only-show-errors s3://interop/joined.bin
+
 step rm / rb
 "${AWS[@]}" s3 rm s3://interop/dir/sub/small.bin
 [[ ! -e "$ROOT/interop/dir" ]] || fail "empty parent directories left behind"

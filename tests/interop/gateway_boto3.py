@@ -169,6 +169,43 @@ def run(gw):
     s3.copy_object(Bucket=b, Key="copy/big.bin", CopySource={"Bucket": b, "Key": "multi/part.bin"})
     assert s3.head_object(Bucket=b, Key="copy/big.bin")["ContentLength"] == 23 * MiB + 12345
 
+    # UploadPartCopy: boto3's managed copy above its threshold (parts copied by the server), then
+    # explicit ranges, If-Match and the error answers
+    s3.copy({"Bucket": b, "Key": "multi/part.bin"}, b, "copy/managed.bin", Config=cfg)
+    h = s3.head_object(Bucket=b, Key="copy/managed.bin")
+    assert h["ETag"].endswith('-5"'), h["ETag"]
+    got = s3.get_object(Bucket=b, Key="copy/managed.bin")["Body"].read()
+    assert hashlib.sha256(got).hexdigest() == hashlib.sha256(data).hexdigest()
+    up = s3.create_multipart_upload(Bucket=b, Key="copy/ranges.bin")["UploadId"]
+    src_etag = s3.head_object(Bucket=b, Key="multi/part.bin")["ETag"]
+    r1 = s3.upload_part_copy(Bucket=b, Key="copy/ranges.bin", UploadId=up, PartNumber=1,
+                             CopySource={"Bucket": b, "Key": "multi/part.bin"},
+                             CopySourceRange=f"bytes={7 * MiB}-{13 * MiB - 1}",
+                             CopySourceIfMatch=src_etag)["CopyPartResult"]
+    assert r1["ETag"] == '"%s"' % hashlib.md5(data[7 * MiB:13 * MiB]).hexdigest(), r1
+    assert r1["LastModified"].year >= 2024, r1
+    r2 = s3.upload_part_copy(Bucket=b, Key="copy/ranges.bin", UploadId=up, PartNumber=2,
+                             CopySource=f"{b}/meta/obj.txt")["CopyPartResult"]
+    for bad_range in ("bytes=0-99999999999", "bytes=5-2", "0-10", "bytes=-10"):
+        expect_client_error(lambda: s3.upload_part_copy(
+            Bucket=b, Key="copy/ranges.bin", UploadId=up, PartNumber=3,
+            CopySource={"Bucket": b, "Key": "multi/part.bin"}, CopySourceRange=bad_range),
+            {"InvalidArgument"}, {400})
+    expect_client_error(lambda: s3.upload_part_copy(
+        Bucket=b, Key="copy/ranges.bin", UploadId=up, PartNumber=3,
+        CopySource={"Bucket": b, "Key": "missing"}), {"NoSuchKey"}, {404})
+    expect_client_error(lambda: s3.upload_part_copy(
+        Bucket=b, Key="copy/ranges.bin", UploadId=up, PartNumber=3,
+        CopySource={"Bucket": b, "Key": "multi/part.bin"}, CopySourceIfMatch='"0"'),
+        {"PreconditionFailed"}, {412})
+    expect_client_error(lambda: s3.upload_part_copy(
+        Bucket=b, Key="copy/ranges.bin", UploadId="0" * 32, PartNumber=1,
+        CopySource={"Bucket": b, "Key": "multi/part.bin"}), {"NoSuchUpload"}, {404})
+    s3.complete_multipart_upload(Bucket=b, Key="copy/ranges.bin", UploadId=up, MultipartUpload={
+        "Parts": [{"PartNumber": 1, "ETag": r1["ETag"]}, {"PartNumber": 2, "ETag": r2["ETag"]}]})
+    got = s3.get_object(Bucket=b, Key="copy/ranges.bin")["Body"].read()
+    assert got == data[7 * MiB:13 * MiB] + b"hello", len(got)
+
     # list_objects_v2 pagination with delimiter
     for i in range(25):
         s3.put_object(Bucket=b, Key=f"list/f{i:02d}", Body=b"")

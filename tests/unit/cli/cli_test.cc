@@ -75,6 +75,8 @@ class ReversingStore final : public s3::ObjectStore {
                                   s3::Callback<s3::DeleteObjectsResult> done) override
       REFUSE() void CopyObject(const s3::CopyObjectRequest&,
                                s3::Callback<std::string> done) override
+      REFUSE() void UploadPartCopy(const s3::UploadPartCopyRequest&,
+                                   s3::Callback<std::string> done) override
       REFUSE() void RestoreObject(const s3::RestoreObjectRequest&,
                                   s3::Callback<s3::RestoreOutcome> done) override
       REFUSE() void ListMultipartUploads(const s3::ListMultipartUploadsRequest&,

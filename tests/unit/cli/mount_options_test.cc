@@ -66,6 +66,28 @@ TEST_SUITE("cli") {
     CHECK(ParseMountFlags(g).status().code() == StatusCode::kInvalidArgument);
   }
 
+  TEST_CASE("mount: --copy-threshold, --copy-part-size (rename's copies)") {
+    MountFlags f = Flags();
+    auto c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->mount.write.copy_threshold == (5ull << 30));
+    CHECK(c->mount.write.copy_part_size == (512ull << 20));
+    f.copy_threshold = "8MiB";
+    f.copy_part_size = "5MiB";
+    c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->mount.write.copy_threshold == (8ull << 20));
+    CHECK(c->mount.write.copy_part_size == (5ull << 20));
+    f.copy_threshold = "6GiB";  // CopyObject copies at most 5 GiB
+    CHECK(ParseMountFlags(f).status().code() == StatusCode::kInvalidArgument);
+    f.copy_threshold = "1MiB";  // small thresholds force the multipart copy (tests do)
+    CHECK(ParseMountFlags(f).ok());
+    f.copy_part_size = "4MiB";
+    CHECK(ParseMountFlags(f).status().code() == StatusCode::kInvalidArgument);
+    f.copy_part_size = "6GiB";
+    CHECK(ParseMountFlags(f).status().code() == StatusCode::kInvalidArgument);
+  }
+
   TEST_CASE("mount: --rdma, --rdma=DEV, --rdma-sessions") {
     MountFlags f = Flags();
     f.rdma = true;

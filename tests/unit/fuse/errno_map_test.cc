@@ -112,6 +112,8 @@ std::vector<Row> Table() {
       {"file being written", Reason(StatusCode::kFailedPrecondition, StatusReason::kBusy), EBUSY},
       {"past 10 000 parts", Reason(StatusCode::kOutOfRange, StatusReason::kFileTooLarge), EFBIG},
       {"gateway disk full", S3Answer(507, "InsufficientStorage"), ENOSPC},
+      {"rename of a directory", Reason(StatusCode::kInvalidArgument, StatusReason::kCrossDevice),
+       EXDEV},
       // Reads of offline objects (docs/semantics.md "Offline objects").
       {"offline, --offline=eagain or O_NONBLOCK",
        Reason(StatusCode::kFailedPrecondition, StatusReason::kArchivedNoWait), EAGAIN},
@@ -188,6 +190,8 @@ std::string Identifier(StatusReason reason) {
       return "kFileTooLarge";
     case StatusReason::kNoSpace:
       return "kNoSpace";
+    case StatusReason::kCrossDevice:
+      return "kCrossDevice";
     case StatusReason::kSystemError:
       return "kSystemError";
   }
@@ -259,6 +263,8 @@ std::string ErrnoName(int err) {
       return "ENOSYS";
     case EEXIST:
       return "EEXIST";
+    case EXDEV:
+      return "EXDEV";
     default:
       return "errno " + std::to_string(err);
   }

@@ -64,6 +64,7 @@ class GetOnlyStore : public s3::ObjectStore {
   REELFS_UNUSED_OP(DeleteObjects, const s3::DeleteObjectsRequest&,
                    s3::Callback<s3::DeleteObjectsResult>)
   REELFS_UNUSED_OP(CopyObject, const s3::CopyObjectRequest&, s3::Callback<std::string>)
+  REELFS_UNUSED_OP(UploadPartCopy, const s3::UploadPartCopyRequest&, s3::Callback<std::string>)
   REELFS_UNUSED_OP(RestoreObject, const s3::RestoreObjectRequest&, s3::Callback<s3::RestoreOutcome>)
   REELFS_UNUSED_OP(ListMultipartUploads, const s3::ListMultipartUploadsRequest&,
                    s3::Callback<s3::ListMultipartUploadsPage>)

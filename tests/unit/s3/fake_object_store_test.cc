@@ -386,6 +386,64 @@ TEST_SUITE("s3") {
           }).code() == StatusCode::kNotFound);
   }
 
+  TEST_CASE("FakeObjectStore: UploadPartCopy (ranges, If-Match, archived and missing sources)") {
+    FakeObjectStore store;
+    store.PutObjectForTest("b", "src", "0123456789abcdef");
+    const std::string src_etag = store.PutObjectForTest("b", "other", "XYZ");
+    store.PutObjectForTest("b", "cold", "zzz", "GLACIER");
+    Result<std::string> id = Await<std::string>(
+        [&](auto cb) { store.CreateMultipartUpload({.bucket = "b", .key = "dst"}, cb); });
+    REQUIRE(id.ok());
+    auto copy = [&](int n, const std::string& src, std::optional<ByteRange> range,
+                    std::string if_match = "") {
+      UploadPartCopyRequest r{.source_bucket = "b",
+                              .source_key = src,
+                              .source_range = range,
+                              .source_if_match = std::move(if_match),
+                              .bucket = "b",
+                              .key = "dst",
+                              .upload_id = *id,
+                              .part_number = n};
+      return Await<std::string>([&](auto cb) { store.UploadPartCopy(r, cb); });
+    };
+    Result<std::string> e1 = copy(1, "src", ByteRange{10, 6});
+    Result<std::string> e2 = copy(2, "other", std::nullopt, "\"" + src_etag + "\"");
+    REQUIRE(e1.ok());
+    REQUIRE(e2.ok());
+    CHECK(store.CallCount(Operation::kUploadPartCopy) == 2);
+    // A range past the end or empty: InvalidArgument (400), as AWS answers UploadPartCopy.
+    Result<std::string> past = copy(3, "src", ByteRange{10, 7});
+    CHECK(past.status().code() == StatusCode::kInvalidArgument);
+    CHECK(past.status().detail().s3_code == "InvalidArgument");
+    CHECK(copy(3, "src", ByteRange{16, 1}).status().code() == StatusCode::kInvalidArgument);
+    CHECK(copy(3, "src", ByteRange{0, 0}).status().code() == StatusCode::kInvalidArgument);
+    CHECK(copy(3, "src", std::nullopt, "nope").status().detail().s3_code == "PreconditionFailed");
+    CHECK(copy(3, "missing", std::nullopt).status().detail().s3_code == "NoSuchKey");
+    Result<std::string> cold = copy(3, "cold", std::nullopt);
+    CHECK(cold.status().reason() == StatusReason::kArchived);
+    CHECK(copy(0, "src", std::nullopt).status().code() == StatusCode::kInvalidArgument);
+    Result<std::string> etag = Await<std::string>([&](auto cb) {
+      store.CompleteMultipartUpload(
+          {.bucket = "b", .key = "dst", .upload_id = *id, .parts = {{1, *e1}, {2, *e2}}}, cb);
+    });
+    REQUIRE(etag.ok());
+    CHECK(GetString(store, "b", "dst").value_or("") == "abcdefXYZ");
+    // A generated source is materialised for the range copied.
+    store.PutGeneratedObjectForTest("b", "gen", 1000);
+    id = Await<std::string>(
+        [&](auto cb) { store.CreateMultipartUpload({.bucket = "b", .key = "dst"}, cb); });
+    REQUIRE(id.ok());
+    Result<std::string> g = copy(1, "gen", ByteRange{100, 50});
+    REQUIRE(g.ok());
+    REQUIRE(Await<std::string>([&](auto cb) {
+              store.CompleteMultipartUpload(
+                  {.bucket = "b", .key = "dst", .upload_id = *id, .parts = {{1, *g}}}, cb);
+            }).ok());
+    std::string want(50, '\0');
+    FakeObjectStore::GeneratedContent("gen", 100, Bytes(want));
+    CHECK(GetString(store, "b", "dst").value_or("") == want);
+  }
+
   TEST_CASE("FakeObjectStore: min_part_size") {
     FakeObjectStore store({.min_part_size = 10});
     store.CreateBucketForTest("b");

@@ -85,6 +85,41 @@ TEST_SUITE("s3") {
     CHECK(f.Head("other").ok());
   }
 
+  TEST_CASE("FaultInjectingStore: UploadPartCopy faults see the source, range and part") {
+    Fixture f;
+    f.fake->PutObjectForTest("b", "src", "0123456789");
+    auto id = Await<std::string>(
+        [&](auto cb) { f.store.CreateMultipartUpload({.bucket = "b", .key = "dst"}, cb); });
+    REQUIRE(id.ok());
+    std::vector<RequestInfo> seen;
+    f.store.SetFault(Operation::kUploadPartCopy,
+                     [&](const RequestInfo& r) -> std::optional<Status> {
+                       seen.push_back(r);
+                       if (r.part_number == 2) return Status::Unavailable("injected 503");
+                       return std::nullopt;
+                     });
+    auto copy = [&](int n) {
+      UploadPartCopyRequest r{.source_bucket = "b",
+                              .source_key = "src",
+                              .source_range = ByteRange{static_cast<uint64_t>(n), 3},
+                              .bucket = "b",
+                              .key = "dst",
+                              .upload_id = *id,
+                              .part_number = n};
+      return Await<std::string>([&](auto cb) { f.store.UploadPartCopy(r, cb); });
+    };
+    CHECK(copy(1).ok());
+    CHECK(copy(2).status().code() == StatusCode::kUnavailable);
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[1].key == "src");
+    CHECK(seen[1].bucket == "b");
+    CHECK(seen[1].part_number == 2);
+    CHECK(seen[1].range == std::optional<ByteRange>(ByteRange{2, 3}));
+    CHECK(f.fake->CallCount(Operation::kUploadPartCopy) == 1);  // the injected one never arrived
+    f.store.FailNext(Operation::kUploadPartCopy, 1, Status::PermissionDenied("injected"));
+    CHECK(copy(3).status().code() == StatusCode::kPermissionDenied);
+  }
+
   TEST_CASE("FaultInjectingStore: a retry loop recovers after injected failures") {
     Fixture f;
     f.store.FailNext(Operation::kHeadObject, 3, Status::Unavailable("SlowDown"));

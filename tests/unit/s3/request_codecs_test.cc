@@ -192,6 +192,39 @@ TEST_SUITE("s3") {
     CHECK_FALSE(ParseCopyObjectResult("<CopyObjectResult/>").ok());
   }
 
+  TEST_CASE("CopyPartResult (UploadPartCopy) round-trips; another root or an error is refused") {
+    Result<std::chrono::system_clock::time_point> t = ParseIso8601("2011-04-11T20:34:56.000Z");
+    REQUIRE(t.ok());
+    CopyPartResult in{"b4b3a4e4c3d2e1f0a9b8c7d6e5f40312", *t};
+    const std::string xml = EncodeCopyPartResult(in);
+    CHECK(xml.find("<CopyPartResult") != std::string::npos);
+    CHECK(xml.find("\"b4b3a4e4c3d2e1f0a9b8c7d6e5f40312\"") != std::string::npos);
+    Result<CopyPartResult> out = ParseCopyPartResult(xml);
+    REQUIRE(out.ok());
+    CHECK(out->etag == in.etag);
+    CHECK(out->last_modified == in.last_modified);
+
+    // AWS's documented example answer.
+    Result<CopyPartResult> aws = ParseCopyPartResult(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CopyPartResult "
+        "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><LastModified>2011-04-11T20:34:56.000Z"
+        "</LastModified><ETag>\"9b2cf535f27731c974343645a3985328\"</ETag></CopyPartResult>");
+    REQUIRE(aws.ok());
+    CHECK(aws->etag == "9b2cf535f27731c974343645a3985328");
+
+    CHECK_FALSE(ParseCopyPartResult(EncodeCopyObjectResult(in)).ok());
+    CHECK_FALSE(ParseCopyObjectResult(xml).ok());
+    Result<CopyPartResult> err = ParseCopyPartResult(
+        "<Error><Code>InvalidObjectState</Code><Message>archived</Message></Error>");
+    REQUIRE_FALSE(err.ok());
+    CHECK(err.status().code() == StatusCode::kFailedPrecondition);
+    CHECK(err.status().reason() == StatusReason::kArchived);
+    CHECK_FALSE(ParseCopyPartResult("<CopyPartResult/>").ok());
+    CHECK_FALSE(ParseCopyPartResult("<CopyPartResult><ETag>e</ETag><LastModified>x</LastModified>"
+                                    "</CopyPartResult>")
+                    .ok());
+  }
+
   TEST_CASE("RestoreRequest round-trips every tier") {
     for (RestoreTier tier : {RestoreTier::kStandard, RestoreTier::kBulk, RestoreTier::kExpedited}) {
       for (std::optional<int> days :
