@@ -66,9 +66,23 @@ Status RefuseExisting(s3::ObjectStore& store, const std::string& bucket, const s
     const std::string& key = list->sources.front().key;
     auto head = s3::Await<s3::ObjectInfo>(
         [&](auto cb) { store.HeadObject({.bucket = bucket, .key = key}, cb); });
+    const StatusCode code = head.status().code();
     if (head.ok()) {
       existing.insert(key);
-    } else if (head.status().code() != StatusCode::kNotFound) {
+    } else if (code == StatusCode::kPermissionDenied || code == StatusCode::kUnauthenticated) {
+      // A refused HEAD has no body, so no S3 code says why (bad keys? no read permission?). A
+      // one-key listing does say, and answers the question too where listing is allowed.
+      s3::ListObjectsRequest req;
+      req.bucket = bucket;
+      req.prefix = key;
+      req.max_keys = 1;
+      auto page = s3::Await<s3::ListObjectsPage>([&](auto cb) { store.ListObjects(req, cb); });
+      if (!page.ok()) {
+        return page.status().WithContext(fmt::format(
+            "checking whether s3://{}/{} exists (--overwrite skips the check)", bucket, key));
+      }
+      if (!page->objects.empty() && page->objects.front().key == key) existing.insert(key);
+    } else if (code != StatusCode::kNotFound) {
       return head.status().WithContext(fmt::format("HEAD s3://{}/{}", bucket, key));
     }
   } else if (!list->sources.empty()) {
