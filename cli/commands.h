@@ -19,11 +19,22 @@ struct LsArgs {
 };
 int RunLs(s3::ObjectStore& store, const LsArgs& args);
 
+// `reelfs cp SOURCE DEST`: a download when SOURCE is s3://bucket/key (DEST a file or - for
+// stdout), an upload when DEST is s3://bucket/key-or-prefix (SOURCE a file, - for stdin, or a
+// directory with `recursive`). Exit status: 0 everything copied, 1 something was not (one line
+// per file says why), 2 a usage error (nothing copied). cli/README.md has the rules.
 struct CpArgs {
-  std::string url;
-  std::string dest;     // a file path, or "-" for stdout
-  int concurrency = 8;  // ranged GETs in flight
-  uint64_t part_size = 8 << 20;
+  std::string source;   // s3://bucket/key, a local path, or "-" for stdin
+  std::string dest;     // a local path or "-" for stdout, or s3://bucket/key-or-prefix
+  int concurrency = 8;  // ranged GETs in flight; for an upload, UploadParts in flight per file
+  uint64_t part_size = 8 << 20;  // bytes per ranged GET; for an upload, the first part size
+  // Uploads only.
+  bool recursive = false;            // SOURCE is a directory: every regular file below it
+  bool overwrite = false;            // replace existing objects (off: refuse each, exit 1)
+  bool follow_symlinks = true;       // off: skip every symbolic link with a note
+  int files_in_flight = 4;           // files uploaded at once
+  uint64_t max_memory = 1ull << 30;  // part buffers of all files together
+  bool progress = false;             // draw the progress bar (stderr is a tty, no --quiet)
 };
 int RunCp(s3::ObjectStore& store, const CpArgs& args);
 

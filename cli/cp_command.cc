@@ -3,12 +3,21 @@
 
 #include <cerrno>
 #include <iostream>
+#include <unordered_set>
+
+#include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
+#include "cli/local_sources.h"
+#include "cli/progress.h"
 #include "cli/ranged_reader.h"
 #include "cli/s3_url.h"
+#include "cli/uploader.h"
 #include "common/unique_fd.h"
+#include "fuse/core/upload.h"
 #include "s3/await.h"
+#include "s3/list_pages.h"
 
 namespace reelfs::cli {
 namespace {
@@ -46,12 +55,158 @@ Status CopyToFile(s3::ObjectStore& store, const S3Url& url, const s3::ObjectInfo
   return s;
 }
 
+bool IsS3Url(const std::string& s) { return s.rfind("s3://", 0) == 0; }
+
+// Removes from `list` the sources whose key already names an object, each with a problem line.
+// One HEAD for a single source, else one listing of the prefix the keys share.
+Status RefuseExisting(s3::ObjectStore& store, const std::string& bucket, const std::string& prefix,
+                      LocalSourceList* list) {
+  std::unordered_set<std::string> existing;
+  if (list->sources.size() == 1) {
+    const std::string& key = list->sources.front().key;
+    auto head = s3::Await<s3::ObjectInfo>(
+        [&](auto cb) { store.HeadObject({.bucket = bucket, .key = key}, cb); });
+    const StatusCode code = head.status().code();
+    if (head.ok()) {
+      existing.insert(key);
+    } else if (code == StatusCode::kPermissionDenied || code == StatusCode::kUnauthenticated) {
+      // A refused HEAD has no body, so no S3 code says why (bad keys? no read permission?). A
+      // one-key listing does say, and answers the question too where listing is allowed.
+      s3::ListObjectsRequest req;
+      req.bucket = bucket;
+      req.prefix = key;
+      req.max_keys = 1;
+      auto page = s3::Await<s3::ListObjectsPage>([&](auto cb) { store.ListObjects(req, cb); });
+      if (!page.ok()) {
+        return page.status().WithContext(fmt::format(
+            "checking whether s3://{}/{} exists (--overwrite skips the check)", bucket, key));
+      }
+      if (!page->objects.empty() && page->objects.front().key == key) existing.insert(key);
+    } else if (code != StatusCode::kNotFound) {
+      return head.status().WithContext(fmt::format("HEAD s3://{}/{}", bucket, key));
+    }
+  } else if (!list->sources.empty()) {
+    s3::ListObjectsRequest req;
+    req.bucket = bucket;
+    req.prefix = prefix;
+    Status s = s3::ListPagesBlocking(store, req, [&](s3::ListObjectsPage page, bool) {
+      for (s3::ObjectInfo& o : page.objects) existing.insert(std::move(o.key));
+      return true;
+    });
+    if (!s.ok()) return s.WithContext(fmt::format("listing s3://{}/{}", bucket, prefix));
+  }
+  if (existing.empty()) return Status::Ok();
+  std::vector<LocalSource> kept;
+  for (LocalSource& src : list->sources) {
+    if (existing.contains(src.key)) {
+      list->problems.push_back(
+          fmt::format("{} -> s3://{}/{}: the object exists; not replaced (--overwrite replaces it)",
+                      src.path == "-" ? "(stdin)" : src.path, bucket, src.key));
+    } else {
+      kept.push_back(std::move(src));
+    }
+  }
+  list->sources = std::move(kept);
+  return Status::Ok();
+}
+
+int RunUpload(s3::ObjectStore& store, const CpArgs& args) {
+  auto url = ParseS3Url(args.dest);
+  if (!url.ok()) {
+    std::cerr << "reelfs cp: expected s3://bucket/key or s3://bucket/prefix/, got '" << args.dest
+              << "'\n";
+    return 2;
+  }
+  if (args.part_size < fuse::kMinPartSize || args.part_size > fuse::kMaxPartSize) {
+    std::cerr << fmt::format(
+        "reelfs cp: --part-size {} for an upload: S3 takes parts of {} to {} bytes\n",
+        args.part_size, fuse::kMinPartSize, fuse::kMaxPartSize);
+    return 2;
+  }
+  if (args.concurrency < 1 || args.files_in_flight < 1) {
+    std::cerr << "reelfs cp: --concurrency and --files-in-flight must be at least 1\n";
+    return 2;
+  }
+  auto listed =
+      ListLocalSources(args.source, url->key,
+                       {.recursive = args.recursive, .follow_symlinks = args.follow_symlinks});
+  if (!listed.ok()) {
+    std::cerr << "reelfs cp: " << listed.status().message() << "\n";
+    return listed.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  LocalSourceList list = std::move(listed).value();
+  if (!args.overwrite) {
+    const std::string prefix =
+        url->key.empty() || url->key.back() == '/' ? url->key : url->key + "/";
+    if (Status s = RefuseExisting(store, url->bucket, prefix, &list); !s.ok()) {
+      std::cerr << "reelfs cp: " << s.ToString() << "\n";
+      return 1;
+    }
+  }
+  for (const std::string& note : list.notes) std::cerr << "reelfs cp: " << note << "\n";
+  for (const std::string& problem : list.problems) std::cerr << "reelfs cp: " << problem << "\n";
+
+  uint64_t total = 0;
+  bool total_known = true;
+  for (const LocalSource& src : list.sources) {
+    total += src.size;
+    total_known = total_known && src.size_known;
+  }
+  // Ctrl-C aborts the uploads in flight rather than leaving them on the server.
+  auto cancel = CancellationToken::Create();
+  auto interrupt = InterruptCancel::Install(cancel);
+  if (!interrupt.ok()) {
+    std::cerr << "reelfs cp: " << interrupt.status().ToString() << "\n";
+    return 1;
+  }
+  Progress progress(args.progress, total, total_known, list.sources.size());
+  // The store outlives the copy: UploadSources returns once every request has been answered.
+  std::shared_ptr<s3::ObjectStore> shared(std::shared_ptr<s3::ObjectStore>(), &store);
+  UploadReport report =
+      UploadSources(shared, url->bucket, list.sources,
+                    {.part_size = args.part_size,
+                     .parts_in_flight = static_cast<uint32_t>(args.concurrency),
+                     .files_in_flight = static_cast<uint32_t>(args.files_in_flight),
+                     .max_memory = args.max_memory,
+                     .cancel = cancel},
+                    progress);
+  progress.Finish();
+  if (const int sig = (*interrupt)->signal(); sig != 0) {
+    std::cerr << fmt::format(
+        "reelfs cp: interrupted (signal {}): the uploads in flight were aborted; {} file(s) "
+        "uploaded, {} not\n",
+        sig, report.uploaded, report.failed + report.not_started);
+    return 128 + sig;
+  }
+  const uint64_t not_copied = report.failed + report.not_started + list.problems.size();
+  if (not_copied > 0 && report.uploaded + not_copied > 1) {
+    std::cerr << fmt::format(
+        "reelfs cp: {} file(s) not uploaded ({} failed, {} not started after a failure that "
+        "stops the copy, {} refused before the upload); {} uploaded ({} bytes)\n",
+        not_copied, report.failed, report.not_started, list.problems.size(), report.uploaded,
+        report.bytes);
+  }
+  return not_copied > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int RunCp(s3::ObjectStore& store, const CpArgs& args) {
-  auto url = ParseS3Url(args.url);
+  if (IsS3Url(args.dest)) {
+    if (IsS3Url(args.source)) {
+      std::cerr << "reelfs cp: copies between two s3:// URLs are not supported\n";
+      return 2;
+    }
+    return RunUpload(store, args);
+  }
+  if (args.recursive) {
+    std::cerr << "reelfs cp: -r copies a local tree to s3://; a download copies one object\n";
+    return 2;
+  }
+  auto url = ParseS3Url(args.source);
   if (!url.ok() || url->key.empty()) {
-    std::cerr << "reelfs cp: expected s3://bucket/key, got '" << args.url << "'\n";
+    std::cerr << "reelfs cp: expected s3://bucket/key as the source or the destination, got '"
+              << args.source << "' and '" << args.dest << "'\n";
     return 2;
   }
   auto info = s3::Await<s3::ObjectInfo>(
@@ -68,7 +223,7 @@ int RunCp(s3::ObjectStore& store, const CpArgs& args) {
     s = CopyToFile(store, *url, *info, args);
   }
   if (!s.ok()) {
-    std::cerr << "reelfs cp: " << args.url << ": " << s.ToString() << "\n";
+    std::cerr << "reelfs cp: " << args.source << ": " << s.ToString() << "\n";
     return 1;
   }
   return 0;

@@ -1,6 +1,8 @@
 // reelfs: the client's command line, the composition root (docs/architecture.md "Composition
 // roots"): parse options, build the S3 client from them and the AWS environment, hand it to a
 // subcommand.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 
@@ -60,11 +62,31 @@ int main(int argc, char** argv) {
 
   reelfs::cli::CpArgs cp;
   std::string part = "8MiB";
-  auto* cp_cmd = app.add_subcommand("cp", "copy an object to a local file (or - for stdout)");
-  cp_cmd->add_option("url", cp.url, "s3://bucket/key")->required();
-  cp_cmd->add_option("dest", cp.dest, "local path or -")->required();
-  cp_cmd->add_option("--concurrency", cp.concurrency, "ranged GETs in flight (default 8)");
-  cp_cmd->add_option("--part-size", part, "bytes per ranged GET (default 8MiB)");
+  std::string cp_max_memory = "1GiB";
+  bool cp_quiet = false;
+  bool cp_no_follow = false;
+  auto* cp_cmd = app.add_subcommand(
+      "cp",
+      "copy an object to a local file (or - for stdout), or a local file (- for stdin) or tree "
+      "(-r) to s3://");
+  cp_cmd->add_option("source", cp.source, "s3://bucket/key, or a local path or - (upload)")
+      ->required();
+  cp_cmd->add_option("dest", cp.dest, "local path or -, or s3://bucket/key or prefix/ (upload)")
+      ->required();
+  cp_cmd->add_option("--concurrency", cp.concurrency,
+                     "ranged GETs in flight; upload: parts in flight per file (default 8)");
+  cp_cmd->add_option("--part-size", part,
+                     "bytes per ranged GET; upload: first part size, 5MiB..5GiB (default 8MiB)");
+  cp_cmd->add_flag("-r,--recursive", cp.recursive, "upload every regular file below a directory");
+  cp_cmd->add_option("--files-in-flight", cp.files_in_flight,
+                     "upload: files uploaded at once (default 4)");
+  cp_cmd->add_option("--max-memory", cp_max_memory,
+                     "upload: part buffers of all files together (default 1GiB)");
+  cp_cmd->add_flag("--overwrite", cp.overwrite,
+                   "upload: replace existing objects (default: refuse each one, exit 1)");
+  cp_cmd->add_flag("--no-follow-symlinks", cp_no_follow,
+                   "upload: skip symbolic links (default: follow them, as aws s3 cp)");
+  cp_cmd->add_flag("-q,--quiet", cp_quiet, "upload: no progress bar on a terminal");
 
   std::string cat_url;
   auto* cat_cmd = app.add_subcommand("cat", "write an object to stdout");
@@ -184,6 +206,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   cp.part_size = *part_size;
+  auto cp_memory = reelfs::ParseByteSize(cp_max_memory);
+  if (!cp_memory.ok() || *cp_memory == 0) {
+    std::cerr << "reelfs: --max-memory: " << cp_memory.status().message() << "\n";
+    return 2;
+  }
+  cp.max_memory = *cp_memory;
+  cp.follow_symlinks = !cp_no_follow;
+  // The bar is for a person watching: only on a terminal, never in pipes or logs.
+  cp.progress = !cp_quiet && ::isatty(STDERR_FILENO) == 1;
   if (*mount_cmd) {
     mount.rdma = rdma_flag->count() > 0;
     return reelfs::cli::RunMount(mount, [&g]() -> reelfs::Result<reelfs::cli::S3Clients> {
@@ -210,7 +241,7 @@ int main(int argc, char** argv) {
   reelfs::s3::ObjectStore& store = **client;
   if (*ls_cmd) return reelfs::cli::RunLs(store, ls);
   if (*cp_cmd) return reelfs::cli::RunCp(store, cp);
-  if (*cat_cmd) return reelfs::cli::RunCp(store, {.url = cat_url, .dest = "-"});
+  if (*cat_cmd) return reelfs::cli::RunCp(store, {.source = cat_url, .dest = "-"});
   if (*stat_cmd) return reelfs::cli::RunStat(store, stat_url);
   return 2;
 }

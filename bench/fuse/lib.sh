@@ -16,7 +16,7 @@ bench_credentials() {
 bench_require_single() {
   local build=$1 b c
   shift
-  gw=$build/gateway/reelfs-gateway
+  gw=${GATEWAY_BIN:-$build/gateway/reelfs-gateway}  # GATEWAY_BIN: another build of it
   reelfs=$build/cli/reelfs
   for b in "$gw" "$reelfs"; do [ -x "$b" ] || { echo "missing $b" >&2; exit 77; }; done
   for c in "$@"; do command -v "$c" >/dev/null || { echo "missing $c" >&2; exit 77; }; done

@@ -6,3 +6,11 @@ reelfs_add_test(client_s3rver_test LABEL interop
   NO_DOCTEST_MAIN
   TIMEOUT 300
   ENV REELFS_S3RVER_BIN=${CMAKE_CURRENT_SOURCE_DIR}/node_modules/.bin/s3rver)
+
+# `reelfs cp` uploads against reelfs-gateway, checked through the AWS CLI (cp_upload_awscli.sh).
+if(TARGET reelfs-gateway AND TARGET reelfs)
+  reelfs_add_script_test(cp_upload_awscli LABEL interop
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/cp_upload_awscli.sh
+    ENV REELFS_GATEWAY_BIN=$<TARGET_FILE:reelfs-gateway> REELFS_BIN=$<TARGET_FILE:reelfs>
+    TIMEOUT 600)
+endif()

@@ -174,7 +174,8 @@ TEST_SUITE("cli") {
     std::string dest = TempPath("cp");
     // 100 000 bytes in 4 KiB parts: 25 ranges, 5 in flight, the last one short.
     CHECK(RunCp(store,
-                {.url = "s3://b/dir/obj", .dest = dest, .concurrency = 5, .part_size = 4096}) == 0);
+                {.source = "s3://b/dir/obj", .dest = dest, .concurrency = 5, .part_size = 4096}) ==
+          0);
     CHECK(ReadFile(dest) == data);
     std::remove(dest.c_str());
   }
@@ -183,10 +184,10 @@ TEST_SUITE("cli") {
     s3::FakeObjectStore store;
     store.CreateBucketForTest("b");
     std::string dest = TempPath("missing");
-    CHECK(RunCp(store, {.url = "s3://b/nope", .dest = dest}) == 1);
+    CHECK(RunCp(store, {.source = "s3://b/nope", .dest = dest}) == 1);
     CHECK(::access(dest.c_str(), F_OK) != 0);
     CHECK(::access((dest + ".reelfs-partial").c_str(), F_OK) != 0);
-    CHECK(RunCp(store, {.url = "s3://b", .dest = dest}) == 2);
+    CHECK(RunCp(store, {.source = "s3://b", .dest = dest}) == 2);
   }
 
   TEST_CASE("ls pages through a listing") {
