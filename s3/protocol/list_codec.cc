@@ -17,6 +17,7 @@ namespace {
 using xml_internal::AppendText;
 using xml_internal::Child;
 using xml_internal::ChildText;
+using xml_internal::DecodeCommonPrefixes;
 using xml_internal::DecodeListValue;
 using xml_internal::ForEachChild;
 using xml_internal::ParseTimeElement;
@@ -133,19 +134,7 @@ Result<ListObjectsPage> ParseListObjectsV2(std::string_view xml) {
   });
   REELFS_RETURN_IF_ERROR(status);
 
-  // AWS puts one <Prefix> in each <CommonPrefixes>; some servers put several in one.
-  ForEachChild(root, "CommonPrefixes", [&](const pugi::xml_node& group) {
-    ForEachChild(group, "Prefix", [&](const pugi::xml_node& node) {
-      if (!status.ok()) return;
-      Result<std::string> prefix = DecodeListValue(Text(node), url_encoded, "Prefix");
-      if (!prefix.ok()) {
-        status = std::move(prefix).status();
-        return;
-      }
-      page.common_prefixes.push_back(std::move(prefix).value());
-    });
-  });
-  REELFS_RETURN_IF_ERROR(status);
+  REELFS_RETURN_IF_ERROR(DecodeCommonPrefixes(root, url_encoded, &page.common_prefixes));
   return page;
 }
 

@@ -13,6 +13,7 @@ namespace {
 using xml_internal::AppendText;
 using xml_internal::Child;
 using xml_internal::ChildText;
+using xml_internal::DecodeCommonPrefixes;
 using xml_internal::DecodeListValue;
 using xml_internal::ForEachChild;
 using xml_internal::ParseTimeElement;
@@ -147,18 +148,7 @@ Result<ListMultipartUploadsResult> ParseListMultipartUploadsResult(std::string_v
     page.uploads.push_back(std::move(upload).value());
   });
   REELFS_RETURN_IF_ERROR(status);
-  ForEachChild(root, "CommonPrefixes", [&](const pugi::xml_node& group) {
-    ForEachChild(group, "Prefix", [&](const pugi::xml_node& node) {
-      if (!status.ok()) return;
-      Result<std::string> prefix = DecodeListValue(Text(node), url, "Prefix");
-      if (!prefix.ok()) {
-        status = std::move(prefix).status();
-        return;
-      }
-      page.common_prefixes.push_back(std::move(prefix).value());
-    });
-  });
-  REELFS_RETURN_IF_ERROR(status);
+  REELFS_RETURN_IF_ERROR(DecodeCommonPrefixes(root, url, &page.common_prefixes));
   if (page.is_truncated && page.next_key_marker.empty()) {
     return Status::InvalidArgument(
         "malformed XML: a truncated ListMultipartUploadsResult without <NextKeyMarker>");

@@ -20,6 +20,8 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <pugixml.hpp>
 
@@ -159,6 +161,25 @@ inline Result<std::string> DecodeListValue(std::string value, bool url_encoded,
         "> is not valid url encoding: " + std::string(decoded.status().message()));
   }
   return decoded;
+}
+
+// Every <CommonPrefixes><Prefix> of a listing (ListObjects, ListMultipartUploads), decoded, in
+// document order. AWS puts one <Prefix> in each <CommonPrefixes>; some servers put several in one.
+inline Status DecodeCommonPrefixes(const pugi::xml_node& root, bool url_encoded,
+                                   std::vector<std::string>* out) {
+  Status status;
+  ForEachChild(root, "CommonPrefixes", [&](const pugi::xml_node& group) {
+    ForEachChild(group, "Prefix", [&](const pugi::xml_node& node) {
+      if (!status.ok()) return;
+      Result<std::string> prefix = DecodeListValue(Text(node), url_encoded, "Prefix");
+      if (!prefix.ok()) {
+        status = std::move(prefix).status();
+        return;
+      }
+      out->push_back(std::move(prefix).value());
+    });
+  });
+  return status;
 }
 
 inline Result<WallTime> ParseTimeElement(const pugi::xml_node& node, std::string_view field) {
