@@ -251,6 +251,25 @@ for _ in range(200):
     time.sleep(0.1)
 sys.exit(1)
 PY
+
+  say "Write, then rename into place (rsync's and atomic checkpoint writers' pattern): a server-side copy"
+  mkdir -p "$mnt/results"
+  printf '{"epoch": 1, "loss": 0.25}\n' >"$mnt/results/.metrics.json.tmp"
+  mv "$mnt/results/.metrics.json.tmp" "$mnt/results/metrics.json"
+  "$reelfs" ls s3://dataset/results/
+  "$reelfs" cp s3://dataset/results/metrics.json -
+
+  say "reelfs cp uploads a local tree (the mount's multipart code, parts in flight; no mount needed)"
+  mkdir -p "$work/logs/run-1"
+  for i in 1 2 3; do head -c $((i * 3 * 1048576)) /dev/urandom >"$work/logs/run-1/rank-$i.log"; done
+  "$reelfs" cp -r -q "$work/logs" s3://dataset/logs/
+  "$reelfs" ls -r s3://dataset/logs/
+  python3 - "$mnt" <<'PY'
+import json, os, sys
+fs = json.loads(os.getxattr(sys.argv[1], "user.reelfs.metrics"))["fs"]
+print("mount's writes so far: %d parts / %d bytes over HTTP, %d over RDMA, %d renames" %
+      (fs["http_put_parts"], fs["http_put_bytes"], fs["rdma_put_bytes"], fs["renames"]))
+PY
 else
   say "No FUSE here ($fuse_reason): reading the dataset through the reelfs client instead"
   echo "Copying every object out with the reelfs client and verifying checksums"
