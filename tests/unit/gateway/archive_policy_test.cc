@@ -236,7 +236,7 @@ TEST_CASE("policy engine: a PUT racing the tape write never commits stale bytes"
   CHECK(r.archived == 0);
   CHECK(r.skipped == 1);
   CHECK_FALSE(env.State("ckpt/x").has_value());  // the new content has no tape copy
-  CHECK(ReadFile(env.dir + "/root/b/ckpt/x") == new_body);
+  CHECK(ReadFile(env.dir + "/root/bkt/ckpt/x") == new_body);
 
   // Not due until it is `after` old itself, then archived with the new bytes.
   env.library->set_on_write(nullptr);
@@ -305,7 +305,8 @@ TEST_CASE("policy engine: release_after takes archived copies offline, not resto
   CHECK(r.released == 1);
   CHECK(env.State("ckpt/r")->state == ArchiveState::kOffline);
   CHECK(env.State("ckpt/s")->state == ArchiveState::kPremigrated);
-  CHECK(ReadFile(env.dir + "/root/b/ckpt/r").empty());  // the placeholder
+  REQUIRE(std::filesystem::exists(env.dir + "/root/bkt/ckpt/r"));
+  CHECK(ReadFile(env.dir + "/root/bkt/ckpt/r").empty());  // the placeholder
   CHECK(env.Scan().released == 0);
 }
 
