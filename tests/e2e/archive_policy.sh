@@ -61,7 +61,8 @@ OPT_SUM=$(sha256sum <"$WORK/opt.bin" | cut -d' ' -f1)
 echo "   $what: $(stat -c %s "$WORK/step-100.pt") bytes, sha256 $CKPT_SUM"
 
 step "the policy archives them; opt/ goes offline by release_after"
-archived() { echo $(($(catalog_count train premigrated) + $(catalog_count train offline))); }
+# One catalog read: two reads would count opt/ twice when it goes offline between them.
+archived() { catalog_states train | awk -F'\t' '$2 == "premigrated" || $2 == "offline" { n++ } END { print n + 0 }'; }
 for _ in $(seq 300); do
   [[ $(archived) == 2 ]] && break
   sleep 0.1
