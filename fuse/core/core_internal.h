@@ -241,8 +241,14 @@ class Core : public std::enable_shared_from_this<Core> {
     bool dest_known = false;   // the destination's existence is known without a HEAD
     bool dest_exists = false;  // (when known) an object has the destination name
   };
+  // `busy` (when not null) gets the inode of a source or destination being written (EBUSY).
   Result<RenameSteps> CheckRenameLocked(InodeId parent, std::string_view name, InodeId new_parent,
-                                        std::string_view new_name, unsigned flags) REQUIRES(mutex_);
+                                        std::string_view new_name, unsigned flags, InodeId* busy)
+      REQUIRES(mutex_);
+  // Rename; `may_wait`: a name whose empty file was closed but not yet released is waited for
+  // (WriteHandles::AfterEmptyClose) once, then checked again.
+  void RenameOnce(InodeId parent, std::string name, InodeId new_parent, std::string new_name,
+                  unsigned flags, bool may_wait, std::function<void(Status)> done) EXCLUDES(mutex_);
   // The destination exists: EEXIST with RENAME_NOREPLACE, EPERM without --allow-overwrite.
   Status RefuseReplace(const RenameSteps& steps, unsigned flags) const;
   // The copy and the delete succeeded (`deleted`), or only the copy: the caches follow S3.

@@ -60,7 +60,7 @@ Status Core::RefuseReplace(const RenameSteps& steps, unsigned flags) const {
 
 Result<Core::RenameSteps> Core::CheckRenameLocked(InodeId parent, std::string_view name,
                                                   InodeId new_parent, std::string_view new_name,
-                                                  unsigned flags) {
+                                                  unsigned flags, InodeId* busy) {
   if ((flags & ~static_cast<unsigned>(RENAME_NOREPLACE)) != 0) {
     // RENAME_EXCHANGE would be two copies and no atomicity at all; EINVAL is what rename(2) says
     // a file system answers for a flag it does not support.
@@ -93,6 +93,7 @@ Result<Core::RenameSteps> Core::CheckRenameLocked(InodeId parent, std::string_vi
                                 "key would be copied and deleted); mv copies them instead",
                                 PrintableKey(steps.source_key)));
     case NameIs::kWriting:
+      if (busy != nullptr && child != nullptr) *busy = child->id.ino;
       return Status(StatusCode::kFailedPrecondition, StatusReason::kBusy,
                     fmt::format("rename '{}': it is being written by a handle of this mount "
                                 "(close it first)",
@@ -113,6 +114,10 @@ Result<Core::RenameSteps> Core::CheckRenameLocked(InodeId parent, std::string_vi
                       fmt::format("rename onto '{}': a directory has this name",
                                   PrintableKey(steps.dest_key)));
       case NameIs::kWriting:
+        if (const InodeRecord* d = inodes_.FindChild(new_parent, new_name);
+            busy != nullptr && d != nullptr) {
+          *busy = d->id.ino;
+        }
         return Status(StatusCode::kFailedPrecondition, StatusReason::kBusy,
                       fmt::format("rename onto '{}': it is being written by a handle of this "
                                   "mount",
@@ -128,13 +133,34 @@ Result<Core::RenameSteps> Core::CheckRenameLocked(InodeId parent, std::string_vi
 
 void Core::Rename(InodeId parent, std::string_view name, InodeId new_parent,
                   std::string_view new_name, unsigned flags, std::function<void(Status)> done) {
+  RenameOnce(parent, std::string(name), new_parent, std::string(new_name), flags,
+             /*may_wait=*/true, std::move(done));
+}
+
+void Core::RenameOnce(InodeId parent, std::string name, InodeId new_parent, std::string new_name,
+                      unsigned flags, bool may_wait, std::function<void(Status)> done) {
   if (options_.write.read_only) return done(ReadOnly("rename"));
   RenameSteps steps;
   {
     MutexLock lock(mutex_);
-    Result<RenameSteps> checked = CheckRenameLocked(parent, name, new_parent, new_name, flags);
+    InodeId busy = 0;
+    Result<RenameSteps> checked =
+        CheckRenameLocked(parent, name, new_parent, new_name, flags, &busy);
     if (!checked.ok()) {
       lock.unlock();
+      if (busy != 0 && may_wait) {
+        // An empty new file is uploaded at its RELEASE, which the kernel sends after close has
+        // returned: `touch f && mv f g` (rsync with an empty file) can arrive first. Wait for
+        // that upload, briefly, then decide again (EBUSY if the file is still being written).
+        auto held = std::make_shared<std::function<void(Status)>>(std::move(done));
+        auto again = [self = shared_from_this(), parent, name, new_parent, new_name, flags,
+                      held]() {
+          self->RenameOnce(parent, name, new_parent, new_name, flags, /*may_wait=*/false,
+                           std::move(*held));
+        };
+        if (writes_.AfterEmptyClose(busy, options_.write.release_wait, std::move(again))) return;
+        done = std::move(*held);
+      }
       return done(std::move(checked).status());
     }
     steps = std::move(*checked);

@@ -202,7 +202,9 @@ class FileSystem {
   // are renameat2's: RENAME_NOREPLACE onto an existing name is EEXIST-class, RENAME_EXCHANGE
   // (and any other flag) EINVAL-class. A directory is EXDEV-class (mv then copies and deletes);
   // an existing destination EPERM-class without write.allow_overwrite; an archived source that
-  // is not restored EACCES-class (kArchived); a file being written EBUSY-class.
+  // is not restored EACCES-class (kArchived); a file being written EBUSY-class, except an empty
+  // one its writer has closed: that rename waits (write.release_wait at most) for the RELEASE
+  // that uploads it.
   virtual void Rename(InodeId parent, std::string_view name, InodeId new_parent,
                       std::string_view new_name, unsigned flags,
                       std::function<void(Status)> done) = 0;

@@ -75,6 +75,11 @@ struct WriteOptions {
   // object fits in 10 000 parts; max_parts_in_flight parts are copied at a time. 512 MiB: each
   // part costs the server one copy and us one request, and a 5 TiB object still fits.
   uint64_t copy_part_size = 512ull << 20;
+  // A rename of an empty new file after its close but before its RELEASE (the kernel sends that
+  // after close returns; the empty file is uploaded then) waits this long for the upload, then
+  // answers EBUSY (core_rename.cc). The RELEASE comes within microseconds unless the writer
+  // still holds another descriptor of the file.
+  std::chrono::milliseconds release_wait{2000};
 };
 
 struct MountOptions {

@@ -8,8 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/timer.h"
 #include "fuse/core/core_internal.h"
 #include "fuse/core/dir_listing.h"
 #include "fuse/core/process_identity.h"
@@ -20,6 +22,18 @@ namespace {
 Status HandleNotOpen(uint64_t fh) {
   return Status(StatusCode::kInvalidArgument, StatusReason::kBadHandle,
                 fmt::format("file handle {} is not open for writing", fh));
+}
+
+// The timer behind AfterEmptyClose's patience: one per process and never destroyed, because a
+// callback may drop the last reference to a Core, whose destruction must not join the thread it
+// runs on.
+Timer& PatienceTimer() {
+  static Timer* const timer = CreateRealTimer(RealClock(), "reelfs-release").release();
+  return *timer;
+}
+
+void RunAll(std::vector<std::pair<uint64_t, std::function<void()>>>& callbacks) {
+  for (auto& [id, fn] : callbacks) fn();
 }
 
 }  // namespace
@@ -87,6 +101,7 @@ void WriteHandles::Write(uint64_t fh, uint64_t offset, std::span<const std::byte
     }
     upload = it->second.upload;
     ino = it->second.ino;
+    if (!data.empty()) it->second.closed_empty = false;  // its writer still writes
   }
   if (offset != upload->size()) {
     // Only sequential writes can stream into an upload. The file is dropped, not stored with a
@@ -139,6 +154,7 @@ void WriteHandles::Complete(uint64_t fh, bool even_empty, uint32_t pid,
       return done(Status::Ok());  // an inherited copy closed (fork + exec): not the writer's close
     }
     if (!even_empty && !h.finishing && h.upload->size() == 0) {
+      h.closed_empty = true;
       lock.unlock();
       return done(Status::Ok());  // dd's dup-and-close: the writes are still to come
     }
@@ -171,6 +187,7 @@ void WriteHandles::Finished(uint64_t fh, Result<s3::ObjectInfo> r) {
     core_.AbandonFile(ino);
   }
   std::vector<std::function<void(Status)>> waiting;
+  std::vector<std::pair<uint64_t, std::function<void()>>> after_close;
   bool drop = false;
   Status result = r.ok() ? Status::Ok() : r.status();
   {
@@ -181,16 +198,19 @@ void WriteHandles::Finished(uint64_t fh, Result<s3::ObjectInfo> r) {
     h.finished = true;
     h.result = result;
     waiting.swap(h.waiting);
+    after_close.swap(h.after_close);
     drop = h.released;
     if (drop) handles_.erase(it);
   }
   if (drop) core_.UnpinInode(ino);
   for (auto& w : waiting) w(result);
+  RunAll(after_close);  // a waiting rename finds the file published (or abandoned) now
 }
 
 void WriteHandles::Fail(uint64_t fh, const Status& why) {
   std::shared_ptr<Upload> upload;
   InodeId ino = 0;
+  std::vector<std::pair<uint64_t, std::function<void()>>> after_close;
   {
     MutexLock lock(mutex_);
     auto it = handles_.find(fh);
@@ -201,9 +221,54 @@ void WriteHandles::Fail(uint64_t fh, const Status& why) {
     h.result = why;
     upload = h.upload;
     ino = h.ino;
+    after_close.swap(h.after_close);
   }
   upload->Abort();
   core_.AbandonFile(ino);
+  RunAll(after_close);
+}
+
+bool WriteHandles::AfterEmptyClose(InodeId ino, std::chrono::milliseconds patience,
+                                   std::function<void()> then) {
+  uint64_t fh = 0;
+  uint64_t id = 0;
+  {
+    MutexLock lock(mutex_);
+    for (auto& [handle, h] : handles_) {
+      // A file with bytes is complete when its writer's close returns; only an empty one waits
+      // for the RELEASE (Complete). `finishing`: that upload is under way.
+      if (h.ino == ino && !h.finished && (h.closed_empty || (h.finishing && h.released))) {
+        fh = handle;
+        id = next_after_close_++;
+        h.after_close.emplace_back(id, std::move(then));
+        break;
+      }
+    }
+  }
+  if (fh == 0) return false;
+  // The Core may be gone when the timer fires: the callback keeps only a weak reference.
+  PatienceTimer().After(patience, [weak = core_.weak_from_this(), fh, id] {
+    if (std::shared_ptr<Core> core = weak.lock()) core->writes().AfterCloseTimedOut(fh, id);
+  });
+  return true;
+}
+
+void WriteHandles::AfterCloseTimedOut(uint64_t fh, uint64_t id) {
+  std::function<void()> fn;
+  {
+    MutexLock lock(mutex_);
+    auto it = handles_.find(fh);
+    if (it == handles_.end()) return;  // finished: the callback ran then
+    auto& list = it->second.after_close;
+    for (auto w = list.begin(); w != list.end(); ++w) {
+      if (w->first == id) {
+        fn = std::move(w->second);
+        list.erase(w);
+        break;
+      }
+    }
+  }
+  if (fn) fn();
 }
 
 bool WriteHandles::Owns(uint64_t fh) const {
@@ -253,16 +318,20 @@ std::optional<Status> WriteHandles::Truncate(InodeId ino, uint64_t size) {
 
 void WriteHandles::AbortAll() {
   std::vector<std::pair<InodeId, std::shared_ptr<Upload>>> uploads;
+  std::vector<std::pair<uint64_t, std::function<void()>>> after_close;
   {
     MutexLock lock(mutex_);
     for (auto& [fh, h] : handles_) {
       if (!h.finishing) uploads.emplace_back(h.ino, h.upload);
+      for (auto& w : h.after_close) after_close.push_back(std::move(w));
+      h.after_close.clear();
     }
   }
   for (auto& [ino, upload] : uploads) {
     upload->Abort();
     core_.AbandonFile(ino);
   }
+  RunAll(after_close);  // the waiting renames are answered, not dropped
 }
 
 size_t WriteHandles::size() const {

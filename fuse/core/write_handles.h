@@ -11,6 +11,7 @@
 // Internal to fuse/core.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -19,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/mutex.h"
@@ -42,6 +44,10 @@ struct WriteHandle {
   Status result;
   uint32_t writer = 0;  // the process (ProcessOf) that created the file; 0: unknown
   std::vector<std::function<void(Status)>> waiting;  // FLUSH/FSYNC answers waiting for Finish
+  // The writer closed it with nothing written (the upload waits for RELEASE), and no byte since.
+  bool closed_empty = false;
+  // AfterEmptyClose's callbacks, by id, each run once: at Finish's answer or at its timeout.
+  std::vector<std::pair<uint64_t, std::function<void()>>> after_close;
 };
 
 class WriteHandles {
@@ -68,6 +74,13 @@ class WriteHandles {
   // SETATTR size of inode `ino` while one of these handles writes it (Upload::Truncate); nullopt
   // when no handle writes `ino`.
   std::optional<Status> Truncate(InodeId ino, uint64_t size) EXCLUDES(mutex_);
+  // A RENAME of `ino` between the writer's close of an empty file and the RELEASE that uploads
+  // it: when a handle of `ino` is in that state, `then` runs once its upload has answered, or
+  // after `patience` (the writer kept another descriptor), and this returns true. Otherwise it
+  // returns false and drops `then`. `then` runs without any lock held, on the thread that
+  // finished the upload or on a timer's.
+  bool AfterEmptyClose(InodeId ino, std::chrono::milliseconds patience, std::function<void()> then)
+      EXCLUDES(mutex_);
   // Aborts every upload (the file system is going away): nothing half-written becomes visible.
   void AbortAll() EXCLUDES(mutex_);
   size_t size() const EXCLUDES(mutex_);
@@ -80,10 +93,13 @@ class WriteHandles {
  private:
   // The handle for a file Core has marked as being written (`ino`, `key`): its Upload.
   uint64_t AddHandle(InodeId ino, const std::string& key, uint32_t pid) EXCLUDES(mutex_);
+  // Runs AfterEmptyClose callback `id` of handle `fh` unless it already ran.
+  void AfterCloseTimedOut(uint64_t fh, uint64_t id) EXCLUDES(mutex_);
 
   Core& core_;           // owns this part
   mutable Mutex mutex_;  // leaf lock (core_internal.h)
   std::unordered_map<uint64_t, WriteHandle> handles_ GUARDED_BY(mutex_);
+  uint64_t next_after_close_ GUARDED_BY(mutex_) = 1;
 };
 
 }  // namespace reelfs::fuse::detail

@@ -96,8 +96,9 @@ if command -v rsync >/dev/null; then
   mkdir -p "$SRC/x/y" "$SRC/z"
   for i in 0 1 2 3 4; do head -c $((i * 900001 + 17)) /dev/urandom >"$SRC/x/y/r$i"; done
   echo "hello" >"$SRC/z/hello.txt"
-  # No empty file: its upload completes at RELEASE, after close, and rsync's rename can arrive
-  # before that (EBUSY; docs/semantics.md "Writes", a known limitation).
+  # Empty files too: each is uploaded at its RELEASE, after close, and rsync's rename waits for
+  # that (docs/semantics.md "Writes").
+  : >"$SRC/z/empty" && : >"$SRC/x/y/empty2"
   rsync -a "$SRC/" "$MNT/synced/" || fail "rsync -a"
   rm -rf "$WORK/back" && mkdir "$WORK/back"
   s3 s3 cp --only-show-errors --recursive "s3://$B/synced" "$WORK/back" || fail "aws cp -r synced"
@@ -109,6 +110,18 @@ if command -v rsync >/dev/null; then
 else
   echo "  SKIPPED: rsync is not installed"
 fi
+
+step "an empty file renamed right after its close (the upload waits for RELEASE)"
+for i in $(seq 20); do
+  : >"$MNT/e$i" || fail "create e$i"
+  mv "$MNT/e$i" "$MNT/renamed-e$i" || fail "mv of the empty file e$i"
+done
+n=$(s3 s3api list-objects-v2 --bucket "$B" --prefix renamed-e --output text \
+  --query 'Contents[].[Key,Size]' | awk '$2 == 0 { n++ } END { print n + 0 }')
+[[ $n == 20 ]] || fail "$n of 20 renamed empty objects"
+[[ -z $(s3 s3api list-objects-v2 --bucket "$B" --prefix e --output text --query 'Contents[].Key' |
+  grep -v None) ]] || fail "e* objects left behind"
+echo "  20 empty files renamed"
 
 step "checkpoint writer: save to a temp file, os.replace onto the final name"
 # Prints the sha256 of the bytes it wrote (torch.save into memory first, then one write), so the

@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -326,6 +329,73 @@ TEST_CASE("read_only: rename is EROFS") {
   f.Put("a", "A");
   REQUIRE(f.Lookup(kRootInode, "a").ok());
   CHECK(Errno(f.Rename(kRootInode, "a", kRootInode, "b")) == EROFS);
+  CHECK(f.Stored("a").value() == "A");
+}
+
+// An empty new file is uploaded at its RELEASE, which the kernel sends after close returns.
+struct EmptyFile {
+  EmptyFile(Fixture& f, const char* name) {
+    auto w = Await<FileSystem::CreatedFile>([&](auto cb) {
+      f.fs->Create(kRootInode, name, O_WRONLY | O_CREAT, static_cast<uint32_t>(::getpid()), cb);
+    });
+    REQUIRE(w.ok());
+    ino = w->entry.attr.ino;
+    fh = w->file.fh;
+    // The writer's close with nothing written: answered OK, nothing stored yet.
+    REQUIRE(AwaitStatus([&](auto cb) {
+              f.fs->Flush(ino, fh, /*fsync=*/false, static_cast<uint32_t>(::getpid()), cb);
+            }).ok());
+  }
+  InodeId ino = 0;
+  uint64_t fh = 0;
+};
+
+std::future<Status> StartRename(Fixture& f, const char* from, const char* to) {
+  auto answer = std::make_shared<std::promise<Status>>();
+  f.fs->Rename(kRootInode, from, kRootInode, to, 0,
+               [answer](Status s) { answer->set_value(std::move(s)); });
+  return answer->get_future();
+}
+
+TEST_CASE("a rename between an empty file's close and its RELEASE waits for the upload") {
+  Fixture f;
+  EmptyFile e(f, "e.bin");
+  std::future<Status> renamed = StartRename(f, "e.bin", "f.bin");
+  // Not answered while the upload waits for the RELEASE (not EBUSY, as before).
+  CHECK(renamed.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout);
+  CHECK(f.Stored("e.bin").status().code() == StatusCode::kNotFound);
+  f.fs->Release(e.fh);  // uploads the empty object, then the rename goes on
+  REQUIRE(renamed.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(renamed.get().ok());
+  CHECK(f.Stored("f.bin").value().empty());
+  CHECK(f.Stored("e.bin").status().code() == StatusCode::kNotFound);
+  CHECK(f.Names(kRootInode) == std::vector<std::string>{"f.bin"});
+}
+
+TEST_CASE("an empty file never released: the waiting rename gets EBUSY after release_wait") {
+  WriteOptions w;
+  w.release_wait = std::chrono::milliseconds(100);
+  Fixture f(w);
+  EmptyFile e(f, "e.bin");
+  const auto start = std::chrono::steady_clock::now();
+  std::future<Status> renamed = StartRename(f, "e.bin", "f.bin");
+  REQUIRE(renamed.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(100));
+  CHECK(Errno(renamed.get()) == EBUSY);
+  // As the destination too.
+  f.Put("a", "A");
+  REQUIRE(f.Lookup(kRootInode, "a").ok());
+  CHECK(Errno(StartRename(f, "a", "e.bin").get()) == EBUSY);
+  // The writer writes after all (its close was of a dup): a rename is EBUSY at once.
+  const std::string byte = "x";
+  REQUIRE(Await<size_t>([&](auto cb) {
+            f.fs->Write(e.ino, e.fh, 0, std::as_bytes(std::span(byte)), cb);
+          }).ok());
+  std::future<Status> busy = StartRename(f, "e.bin", "f.bin");
+  REQUIRE(busy.wait_for(std::chrono::milliseconds(50)) == std::future_status::ready);
+  CHECK(Errno(busy.get()) == EBUSY);
+  f.fs->Release(e.fh);
+  CHECK(f.Stored("e.bin").value() == "x");
   CHECK(f.Stored("a").value() == "A");
 }
 
