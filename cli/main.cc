@@ -115,6 +115,8 @@ int main(int argc, char** argv) {
                       "let open(O_TRUNC) replace an object at close (off: EPERM)");
   mount_cmd->add_option("--write-part-size", mount.write_part_size,
                         "first upload part size of a new file (default 8MiB; grows for big files)");
+  mount_cmd->add_option("--write-parts-in-flight", mount.write_parts_in_flight,
+                        "upload parts sent at once per file being written (default 4, 1..64)");
   mount_cmd->add_option("--abort-stale-uploads", mount.abort_stale_uploads,
                         "at start, abort multipart uploads under the prefix older than this "
                         "(default 24h; 0: off)");

@@ -157,6 +157,10 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   if (m.write.part_size < fuse::kMinPartSize || m.write.part_size > kMaxPartSize) {
     return Status::InvalidArgument("--write-part-size: 5MiB..5GiB (S3's part size limits)");
   }
+  if (f.write_parts_in_flight < 1 || f.write_parts_in_flight > 64) {
+    return Status::InvalidArgument("--write-parts-in-flight: 1..64");
+  }
+  m.write.max_parts_in_flight = static_cast<uint32_t>(f.write_parts_in_flight);
   REELFS_ASSIGN_OR_RETURN(m.write.copy_threshold, ParseSize("--copy-threshold", f.copy_threshold));
   if (m.write.copy_threshold > kMaxPartSize) {
     return Status::InvalidArgument("--copy-threshold: at most 5GiB (S3's CopyObject limit)");

@@ -41,9 +41,10 @@ struct MountFlags {
   bool allow_delete = false;
   bool allow_overwrite = false;
   std::string write_part_size = "8MiB";
+  int write_parts_in_flight = 4;            // UploadParts in flight per file being written
   std::string abort_stale_uploads = "24h";  // 0: off
-  std::string copy_threshold = "5GiB";    // rename: CopyObject up to this size
-  std::string copy_part_size = "512MiB";  // rename: UploadPartCopy part size above it
+  std::string copy_threshold = "5GiB";      // rename: CopyObject up to this size
+  std::string copy_part_size = "512MiB";    // rename: UploadPartCopy part size above it
   // Tape (docs/semantics.md "Offline objects").
   std::string offline = "wait";  // wait | eagain | eacces
   std::string offline_timeout = "30m";

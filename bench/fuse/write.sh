@@ -6,8 +6,10 @@
 #           one PUT. The time includes the close, which completes the upload.
 #   large4  4 writers at once, each a different quarter (mounts: dd bs=1M skip=...; cp: 4
 #           `reelfs cp` of quarter files; curl: 4 PUTs of them)
-#   small   SMALL_FILES files of SMALL_KIB (default 1000 x 1 MiB): mounts `cp -r`; cp `reelfs cp
-#           -r --files-in-flight 8`; curl `--parallel --parallel-max 8`
+#   small   SMALL_FILES files of SMALL_KIB (default 1000 x 1 MiB), one at a time: mounts `cp -r`;
+#           cp `reelfs cp -r --files-in-flight 1`; curl one PUT after the other
+#   small8  the same files, 8 at a time: mounts `xargs -P 8 cp` (8 writers); cp `reelfs cp -r
+#           --files-in-flight 8`; curl `--parallel --parallel-max 8`
 # rclone runs with `--vfs-cache-mode writes --vfs-write-back 0s`: its close returns once the
 # file is in its cache (on disk) and the upload follows, so its time runs until every object is
 # in the gateway's root (polled), not until dd returns. Every object is then compared with its
@@ -85,7 +87,8 @@ mount_tool() {  # mount_tool TOOL -> mnt, pid
     reelfs) AWS_ENDPOINT_URL=$endpoint "$reelfs" mount bench "$mnt" --max-memory "$MAX_MEMORY" \
               --log-file "$work/logs/reelfs.$seq_n.log" >"$work/logs/mount.$seq_n.out" 2>&1 ;;
     s3fs) s3fs bench "$mnt" -o "$s3fs_opts" >"$work/logs/mount.$seq_n.out" 2>&1 ;;
-    rclone) rclone --config "$work/rclone.conf" mount gw:bench "$mnt" --vfs-cache-mode writes \
+    # AWS_CA_BUNDLE (set on some machines) makes rclone's S3 SDK fail on a plain-http endpoint.
+    rclone) env -u AWS_CA_BUNDLE rclone --config "$work/rclone.conf" mount gw:bench "$mnt" --vfs-cache-mode writes \
               --vfs-write-back 0s --cache-dir "$disk/rclone" --daemon \
               --log-file "$work/logs/rclone.$seq_n.log" --log-level NOTICE ;;
   esac
@@ -114,18 +117,18 @@ split_quarters() {
 declare -A cell rss
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for tool in $TOOLS; do
-  for c in large1 large4 small; do
+  for c in large1 large4 small small8; do
     [ "$c" = large4 ] && { [ "$tool" = cp ] || [ "$tool" = curl ]; } && split_quarters
     case $tool in
       curl|cp)
-        if [ "$tool" = curl ] && [ "$c" = small ]; then
-          python3 - "$here" "$endpoint" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" "$work" >"$work/curl.cfg" <<'PY'
+        if [ "$tool" = curl ] && [ "${c#small}" != "$c" ]; then
+          python3 - "$here" "$endpoint" "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" "$work" "$c" >"$work/curl.cfg" <<'PY'
 import os, sys
 sys.path.insert(0, sys.argv[1])
 from s3sign import presign
-endpoint, key, secret, work = sys.argv[2:6]
+endpoint, key, secret, work, case = sys.argv[2:7]
 for name in sorted(os.listdir(work + "/small")):
-    url = presign(endpoint, key, secret, "us-east-1", "PUT", "/bench/curl/small/" + name)
+    url = presign(endpoint, key, secret, "us-east-1", "PUT", f"/bench/curl/{case}/" + name)
     print(f'upload-file = "{work}/small/{name}"\nurl = "{url}"\noutput = /dev/null')
 PY
         fi
@@ -136,12 +139,14 @@ PY
           curl/large4) pids=()
                        for i in 0 1 2 3; do curl -sf -o /dev/null -T "$work/q$i.src" "$(presign "curl/q$i.bin")" & pids+=($!); done
                        wait "${pids[@]}" ;;
-          curl/small) curl -sf --no-progress-meter --parallel --parallel-max 8 -K "$work/curl.cfg" ;;
+          curl/small) curl -sf --no-progress-meter -K "$work/curl.cfg" ;;
+          curl/small8) curl -sf --no-progress-meter --parallel --parallel-max 8 -K "$work/curl.cfg" ;;
           cp/large1) timed_cp "$work/rss.0" "$work/large.src" s3://bench/cp/large.bin ;;
           cp/large4) pids=()
                      for i in 0 1 2 3; do timed_cp "$work/rss.$i" "$work/q$i.src" "s3://bench/cp/q$i.bin" & pids+=($!); done
                      wait "${pids[@]}" ;;
-          cp/small) timed_cp "$work/rss.0" -r --files-in-flight 8 "$work/small" s3://bench/cp/small/ ;;
+          cp/small) timed_cp "$work/rss.0" -r --files-in-flight 1 "$work/small" s3://bench/cp/small/ ;;
+          cp/small8) timed_cp "$work/rss.0" -r --files-in-flight 8 "$work/small" s3://bench/cp/small8/ ;;
         esac
         secs=$(since "$t0")
         if [ "$tool" = cp ]; then
@@ -162,6 +167,9 @@ PY
                   [ "$tool" = rclone ] && wait_objects "$tool" 4 ;;
           small) cp -r "$work/small" "$mnt/$tool/small"
                  [ "$tool" = rclone ] && wait_objects "$tool/small" "$SMALL_FILES" ;;
+          small8) mkdir -p "$mnt/$tool/small8"  # not small/: the gateway's catalog still lists it
+                  (cd "$work/small" && find . -type f -printf '%f\n' | xargs -P 8 -I{} cp {} "$mnt/$tool/small8/{}")
+                  [ "$tool" = rclone ] && wait_objects "$tool/small8" "$SMALL_FILES" ;;
         esac
         secs=$(since "$t0")
         h=$(unmount_tool)
@@ -173,7 +181,7 @@ PY
       large4) for i in 0 1 2 3; do dd if="$work/large.src" bs=1M skip=$((i * q)) count=$q status=none |
                 cmp -s - "$work/root/bench/$tool/q$i.bin" || { echo "MISMATCH: $tool/q$i.bin" >&2; exit 1; }; done
               cell[$c/$tool]=$(mibs $((4 * q << 20)) "$secs") ;;
-      small) for f in "$work"/small/*; do verify "$f" "$tool/small/$(basename "$f")"; done
+      small|small8) for f in "$work"/small/*; do verify "$f" "$tool/$c/$(basename "$f")"; done
              cell[$c/$tool]=$(awk -v n="$SMALL_FILES" -v s="$secs" 'BEGIN { printf "%.0f", n / s }') ;;
     esac
     echo "$tool $c: ${cell[$c/$tool]} (${secs} s) load $(cut -d' ' -f1 /proc/loadavg)" >&2
@@ -185,11 +193,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) pri
 {
   printf '| case |'; for t in $TOOLS; do printf ' %s |' "$t"; done; echo ' reelfs ÷ cp | reelfs ÷ s3fs |'
   printf '|---|'; for t in $TOOLS; do printf -- '---|'; done; echo '---|---|'
-  for c in large1 large4 small; do
+  for c in large1 large4 small small8; do
     case $c in
       large1) printf '| %s MiB, dd bs=1M, 1 writer (MiB/s) |' "$LARGE_MIB" ;;
       large4) printf '| 4 writers x %s MiB (MiB/s, all) |' "$q" ;;
-      small) printf '| %s x %s KiB, cp -r (files/s) |' "$SMALL_FILES" "$SMALL_KIB" ;;
+      small) printf '| %s x %s KiB, one at a time (files/s) |' "$SMALL_FILES" "$SMALL_KIB" ;;
+      small8) printf '| %s x %s KiB, 8 at a time (files/s) |' "$SMALL_FILES" "$SMALL_KIB" ;;
     esac
     for t in $TOOLS; do printf ' %s |' "${cell[$c/$t]:-—}"; done
     printf ' %s | %s |\n' "$(ratio "${cell[$c/reelfs]:-}" "${cell[$c/cp]:-}")" "$(ratio "${cell[$c/reelfs]:-}" "${cell[$c/s3fs]:-}")"

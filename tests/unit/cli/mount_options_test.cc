@@ -66,6 +66,17 @@ TEST_SUITE("cli") {
     CHECK(ParseMountFlags(g).status().code() == StatusCode::kInvalidArgument);
   }
 
+  TEST_CASE("mount: --write-parts-in-flight") {
+    MountFlags f = Flags();
+    CHECK(ParseMountFlags(f)->mount.write.max_parts_in_flight == 4);
+    f.write_parts_in_flight = 8;
+    CHECK(ParseMountFlags(f)->mount.write.max_parts_in_flight == 8);
+    for (int bad : {0, -1, 65}) {
+      f.write_parts_in_flight = bad;
+      CHECK(ParseMountFlags(f).status().code() == StatusCode::kInvalidArgument);
+    }
+  }
+
   TEST_CASE("mount: --copy-threshold, --copy-part-size (rename's copies)") {
     MountFlags f = Flags();
     auto c = ParseMountFlags(f);
