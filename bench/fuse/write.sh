@@ -8,7 +8,7 @@
 #           `reelfs cp` of quarter files; curl: 4 PUTs of them)
 #   small   SMALL_FILES files of SMALL_KIB (default 1000 x 1 MiB), one at a time: mounts `cp -r`;
 #           cp `reelfs cp -r --files-in-flight 1`; curl one PUT after the other
-#   small8  the same files, 8 at a time: mounts `xargs -P 8 cp` (8 writers); cp `reelfs cp -r
+#   small8  the same files, 8 at a time: mounts 8 `cp` processes (xargs -P 8); cp `reelfs cp -r
 #           --files-in-flight 8`; curl `--parallel --parallel-max 8`
 # rclone runs with `--vfs-cache-mode writes --vfs-write-back 0s`: its close returns once the
 # file is in its cache (on disk) and the upload follows, so its time runs until every object is
@@ -168,7 +168,10 @@ PY
           small) cp -r "$work/small" "$mnt/$tool/small"
                  [ "$tool" = rclone ] && wait_objects "$tool/small" "$SMALL_FILES" ;;
           small8) mkdir -p "$mnt/$tool/small8"  # not small/: the gateway's catalog still lists it
-                  (cd "$work/small" && find . -type f -printf '%f\n' | xargs -P 8 -I{} cp {} "$mnt/$tool/small8/{}")
+                  # 8 cp processes of SMALL_FILES/8 files each (not a process per file: fork+exec
+                  # would cost more than a 1 MiB write)
+                  (cd "$work/small" && find . -type f -printf '%f\n' |
+                     xargs -P 8 -n $(((SMALL_FILES + 7) / 8)) cp -t "$mnt/$tool/small8")
                   [ "$tool" = rclone ] && wait_objects "$tool/small8" "$SMALL_FILES" ;;
         esac
         secs=$(since "$t0")
