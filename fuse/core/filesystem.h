@@ -80,9 +80,9 @@ struct FsCounters {
   uint64_t http_put_parts = 0;
   uint64_t http_put_bytes = 0;
   uint64_t put_fallbacks = 0;
-  uint64_t deletes = 0;          // objects deleted by unlink / rmdir
-  uint64_t renames = 0;          // files renamed (copied to the new key, the old key deleted)
-  uint64_t copy_parts = 0;       // UploadPartCopy parts of renames above --copy-threshold
+  uint64_t deletes = 0;     // objects deleted by unlink / rmdir
+  uint64_t renames = 0;     // files renamed (copied to the new key, the old key deleted)
+  uint64_t copy_parts = 0;  // UploadPartCopy parts of renames above --copy-threshold
 };
 
 // How file bytes travel besides the ObjectStore. Empty: every read is a GET through the store.
