@@ -7,8 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
+#include "cli/uploader.h"
+#include "common/result.h"
 #include "s3/object_store.h"
 
 namespace reelfs::cli {
@@ -35,6 +38,10 @@ struct CpArgs {
   int files_in_flight = 4;           // files uploaded at once
   uint64_t max_memory = 1ull << 30;  // part buffers of all files together
   bool progress = false;             // draw the progress bar (stderr is a tty, no --quiet)
+  // --rdma (uploads only): opens the parts' transport (cli/rdma_open.h) once the upload is
+  // known to happen; null without the flag. The counters of the paths the parts took end the
+  // copy on stderr.
+  std::function<Result<UploadTransport>()> open_rdma;
 };
 int RunCp(s3::ObjectStore& store, const CpArgs& args);
 

@@ -159,6 +159,15 @@ int RunUpload(s3::ObjectStore& store, const CpArgs& args) {
     std::cerr << "reelfs cp: " << interrupt.status().ToString() << "\n";
     return 1;
   }
+  UploadTransport transport;
+  if (args.open_rdma) {
+    auto opened = args.open_rdma();
+    if (!opened.ok()) {
+      std::cerr << "reelfs cp: " << opened.status().message() << "\n";
+      return 2;
+    }
+    transport = std::move(opened).value();
+  }
   Progress progress(args.progress, total, total_known, list.sources.size());
   // The store outlives the copy: UploadSources returns once every request has been answered.
   std::shared_ptr<s3::ObjectStore> shared(std::shared_ptr<s3::ObjectStore>(), &store);
@@ -168,9 +177,20 @@ int RunUpload(s3::ObjectStore& store, const CpArgs& args) {
                      .parts_in_flight = static_cast<uint32_t>(args.concurrency),
                      .files_in_flight = static_cast<uint32_t>(args.files_in_flight),
                      .max_memory = args.max_memory,
-                     .cancel = cancel},
+                     .cancel = cancel,
+                     .pool = transport.pool,
+                     .sender = transport.sender},
                     progress);
   progress.Finish();
+  if (args.open_rdma) {
+    // Which path the bytes took: --rdma asked for RDMA, so say where they did not.
+    const fuse::PutCounters& c = report.puts;
+    std::cerr << fmt::format(
+        "reelfs cp: over RDMA PUT {} bytes ({} payloads); over HTTP {} bytes ({} payloads, {} "
+        "fallbacks){}\n",
+        c.rdma_put_bytes, c.rdma_put_parts, c.http_put_bytes, c.http_put_parts, c.put_fallbacks,
+        transport.sender == nullptr ? "; no RDMA data path" : "");
+  }
   if (const int sig = (*interrupt)->signal(); sig != 0) {
     std::cerr << fmt::format(
         "reelfs cp: interrupted (signal {}): the uploads in flight were aborted; {} file(s) "
@@ -201,6 +221,13 @@ int RunCp(s3::ObjectStore& store, const CpArgs& args) {
   }
   if (args.recursive) {
     std::cerr << "reelfs cp: -r copies a local tree to s3://; a download copies one object\n";
+    return 2;
+  }
+  if (args.open_rdma) {
+    // A download is ranged GETs into a local file; the mount (`reelfs mount --rdma`) and its side
+    // channel are where reads land over RDMA.
+    std::cerr << "reelfs cp: --rdma sends an upload's parts over RDMA; a download reads over "
+                 "HTTP (reelfs mount --rdma reads over RDMA)\n";
     return 2;
   }
   auto url = ParseS3Url(args.source);

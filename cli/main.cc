@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/mount_command.h"
+#include "cli/rdma_open.h"
 #include "cli/s3_clients.h"
 #include "cli/tape_commands.h"
 #include "common/log.h"
@@ -87,6 +88,13 @@ int main(int argc, char** argv) {
   cp_cmd->add_flag("--no-follow-symlinks", cp_no_follow,
                    "upload: skip symbolic links (default: follow them, as aws s3 cp)");
   cp_cmd->add_flag("-q,--quiet", cp_quiet, "upload: no progress bar on a terminal");
+  // A flag, as the mount's: `--rdma` never takes the next word (the source) as its device.
+  std::string cp_rdma_device;
+  auto* cp_rdma = cp_cmd
+                      ->add_flag("--rdma{}", cp_rdma_device,
+                                 "upload: parts read by the gateway over RDMA (as reelfs mount "
+                                 "--rdma writes): --rdma or --rdma=DEVICE")
+                      ->option_text("[=DEVICE]");
 
   std::string cat_url;
   auto* cat_cmd = app.add_subcommand("cat", "write an object to stdout");
@@ -240,7 +248,13 @@ int main(int argc, char** argv) {
     std::cerr << "reelfs: " << client.status().ToString() << "\n";
     return 2;
   }
-  reelfs::s3::ObjectStore& store = **client;
+  const auto clients = reelfs::cli::S3Clients::Of(std::move(client).value());
+  reelfs::s3::ObjectStore& store = *clients.store;
+  if (*cp_cmd && cp_rdma->count() > 0) {
+    cp.open_rdma = [&clients, device = cp_rdma_device, max_memory = cp.max_memory] {
+      return reelfs::cli::OpenRdmaUploads({.enabled = true, .device = device}, clients, max_memory);
+    };
+  }
   if (*ls_cmd) return reelfs::cli::RunLs(store, ls);
   if (*cp_cmd) return reelfs::cli::RunCp(store, cp);
   if (*cat_cmd) return reelfs::cli::RunCp(store, {.source = cat_url, .dest = "-"});

@@ -14,6 +14,7 @@
 
 #include "cli/mount_stack.h"
 #include "cli/rdma_data_path.h"
+#include "cli/rdma_open.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "common/units.h"
@@ -76,14 +77,6 @@ class Notifier {
   }
   UniqueFd fd_;
 };
-
-// REELFS_HAVE_RDMA: cli/CMakeLists.txt sets it where rdmaio/verbs (rdma-core) was built, and with
-// it cli/rdma_data_path.cc.
-#if REELFS_HAVE_RDMA
-constexpr bool kBuiltWithRdma = true;
-#else
-constexpr bool kBuiltWithRdma = false;
-#endif
 
 void DetachStdio() {
   auto null = UniqueFd::Open("/dev/null", O_RDWR);
@@ -249,7 +242,7 @@ int RunMount(const MountFlags& flags, const ClientFactory& make_clients) {
     std::cerr << "reelfs mount: " << cfg.status().message() << "\n";
     return 2;
   }
-  if (cfg->rdma.enabled && !kBuiltWithRdma) {
+  if (cfg->rdma.enabled && !BuiltWithRdma()) {
     std::cerr << "reelfs mount: --rdma: reelfs was built without rdma-core (libibverbs-dev, "
                  "librdmacm-dev); mount without --rdma\n";
     return 2;

@@ -5,8 +5,7 @@
 #include <optional>
 #include <utility>
 
-#include <sys/resource.h>
-
+#include "cli/rdma_open.h"
 #include "cli/side_channel_path.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -47,34 +46,6 @@ void CapOfflineWait(fuse::TapeOptions& tape) {
   }
 }
 
-// Registration pins pages: every prefetch buffer counts against RLIMIT_MEMLOCK unless we may
-// exceed it (root, CAP_IPC_LOCK). Over the limit a buffer stays unregistered and is read over
-// HTTP, which works but is not what --rdma asked for: say so once, up front.
-void WarnIfMemlockLow(uint64_t max_memory) {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_MEMLOCK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
-  if (geteuid() == 0 || limit.rlim_cur >= max_memory) return;
-  REELFS_LOG_WARN(kSubject,
-                  "--rdma: RLIMIT_MEMLOCK is {} but --max-memory is {}: buffers past the limit "
-                  "cannot be registered and are read over HTTP (raise it with ulimit -l)",
-                  FormatByteSize(limit.rlim_cur), FormatByteSize(max_memory));
-}
-
-// The mount's RDMA data path (--rdma): empty when rdma-core was not built in (RunMount refused
-// the flag then) or no RDMA port is usable (reads then go over HTTP, as without the flag).
-RdmaDataPath OpenRdma(const RdmaConfig& rdma, const S3Clients& s3) {
-#if REELFS_HAVE_RDMA
-  // Data GETs share the mount's client; control POSTs use its endpoint and credentials.
-  auto path = OpenRdmaDataPath(rdma, s3.store, s3.client->options());
-  if (path.ok()) return std::move(path).value();
-  REELFS_LOG_WARN(kSubject, "--rdma: {}; reading over HTTP", path.status().ToString());
-#else
-  (void)rdma;
-  (void)s3;
-#endif
-  return {};
-}
-
 // Registered buffers when there is an RDMA channel to register them with, else plain heap.
 // With --cuda-pin and a usable GPU every prefetch buffer is also pinned for CUDA
 // (cuda/pinning_registrar.h), in front of the RDMA registration when there is one.
@@ -108,7 +79,10 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
   REELFS_LOG_INFO(kSubject, "gpu: {}", cuda::Summary(stack->gpu_.probe));
   REELFS_ASSIGN_OR_RETURN(stack->s3_, make_clients());
   stack->budget_ = std::make_shared<fuse::MemoryBudget>(cfg.mount.max_memory);
-  if (cfg.rdma.enabled) stack->rdma_ = OpenRdma(cfg.rdma, stack->s3_);
+  // Empty when rdma-core is not built in (RunMount refused the flag then) or no port is usable.
+  if (cfg.rdma.enabled) {
+    stack->rdma_ = OpenRdmaOrWarn(cfg.rdma, stack->s3_, kSubject, "reading over HTTP");
+  }
   stack->pool_ = CreatePool(stack->rdma_, cfg.mount.max_memory, cfg.cuda_pin, stack->gpu_);
 
   fuse::MountOptions& mount = stack->mount_;

@@ -80,7 +80,8 @@ class Job {
 
     auto upload = fuse::Upload::Create(
         store_, budget_, bucket_, src.key,
-        {.part_size = options_.part_size, .max_in_flight = options_.parts_in_flight}, RealClock());
+        {.part_size = options_.part_size, .max_in_flight = options_.parts_in_flight}, RealClock(),
+        {.pool = options_.pool, .sender = options_.sender});
     // A cancel aborts the upload at once, even while this thread waits for a part to drain.
     uint64_t on_cancel = 0;
     if (options_.cancel != nullptr) {
@@ -187,6 +188,7 @@ UploadReport UploadSources(std::shared_ptr<s3::ObjectStore> store, const std::st
   report.bytes = bytes.load();
   report.not_started = sources.size() - report.uploaded - report.failed;
   report.peak_memory = budget->peak();
+  if (options.sender != nullptr) report.puts = options.sender->counters();
   return report;
 }
 

@@ -12,8 +12,10 @@
 // the server unreachable after the client's retries) stops new files from starting, as does
 // `cancel`, which also aborts the uploads in flight (each then fails with kCancelled).
 //
-// RDMA: Upload sends its parts through the ObjectStore it is given; when Upload learns to send
-// parts over a DataChannel (docs/protocols/rdma-put.md), the same Options reach it from here.
+// RDMA (`reelfs cp --rdma`): with a registered `pool` and a channel's `sender`
+// (fuse/core/part_sender.h), part buffers come from the pool and each part goes as the mount's
+// do: the server RDMA-reads it, falling back to HTTP per endpoint; the report then carries the
+// sender's counters. Without them part buffers are heap memory and every part is an HTTP body.
 //
 // Thread-safety: one call at a time; blocks the calling thread until every file has an answer
 // (never call from an ObjectStore callback).
@@ -27,6 +29,8 @@
 #include "cli/local_sources.h"
 #include "cli/progress.h"
 #include "common/cancel.h"
+#include "fuse/core/buffer_pool.h"
+#include "fuse/core/part_sender.h"
 #include "s3/object_store.h"
 
 namespace reelfs::cli {
@@ -38,6 +42,18 @@ struct UploaderOptions {
   uint64_t max_memory = 1ull << 30;  // part buffers of all files together
   // Optional: cancelled (Ctrl-C), every upload in flight is aborted and no file starts.
   std::shared_ptr<CancellationToken> cancel;
+  // Optional, together (see RDMA above): part buffers and how each part is sent.
+  std::shared_ptr<fuse::BufferPool> pool;
+  std::shared_ptr<fuse::PartSender> sender;
+};
+
+// A part transport for UploadSources (`reelfs cp --rdma`, cli/rdma_open.h) with what it runs
+// on; all null: heap buffers, every part through the store.
+struct UploadTransport {
+  std::shared_ptr<void> owner;  // the data path under `pool` and `sender`; declared first, so
+                                // destroyed last
+  std::shared_ptr<fuse::BufferPool> pool;
+  std::shared_ptr<fuse::PartSender> sender;
 };
 
 struct UploadReport {
@@ -46,6 +62,7 @@ struct UploadReport {
   uint64_t not_started = 0;  // files left after a failure (or a cancel) that stopped the copy
   uint64_t bytes = 0;        // bytes of the uploaded files
   uint64_t peak_memory = 0;  // the MemoryBudget's peak (part buffers)
+  fuse::PutCounters puts;    // the sender's (zero without one): which path each part took
 };
 
 UploadReport UploadSources(std::shared_ptr<s3::ObjectStore> store, const std::string& bucket,

@@ -29,6 +29,11 @@
 #               payload falls back to HTTP inside the channel, the objects intact,
 #               fs.http_put_bytes = both sizes, fs.rdma_put_bytes = 0, fallbacks counted.
 #
+# and `reelfs cp --rdma -r` of the same two files (the mount's part code outside the mount): in
+# the rdma case its closing line counts every byte over RDMA PUT and none over HTTP, in the
+# put-qp-error case every payload falls back; the objects are read back over HTTP with the AWS
+# SDK (boto3) and the gateway's stored files compared byte for byte.
+#
 # Needs /dev/fuse (rxe_vm.sh loads the fuse module). Exit 0 when every case holds.
 set -u
 reelfs=$REELFS_CLI
@@ -236,6 +241,61 @@ write_case() {
   rm -f "$root/bkt/up-big" "$root/bkt/up-small"
 }
 
+# cp_case NAME EXPECT: `reelfs cp --rdma=DEV -r` of $wfiles to s3://bkt/cp-NAME/, then its
+# closing counter line, the stored files and an HTTP read-back. EXPECT: rdma | fallback.
+cp_case() {
+  name=cp-$1 expect=$2
+  ok=1
+  src=$work/cpsrc
+  mkdir -p "$src"
+  for w in $wfiles; do ln -f "$work/$w" "$src/$w"; done
+  if ! "$reelfs" --endpoint "$endpoint" cp -q --rdma="$dev" -r "$src" "s3://bkt/$name/" \
+    2>"$work/$name.err"; then
+    echo "in_vm_mount: $name: reelfs cp --rdma failed"
+    ok=0
+  fi
+  line=$(grep "reelfs cp: over RDMA PUT" "$work/$name.err")
+  echo "in_vm_mount: $name: ${line:-<no counter line>}"
+  rdma=$(printf '%s' "$line" | sed -n 's/.*over RDMA PUT \([0-9]*\) bytes.*/\1/p')
+  http=$(printf '%s' "$line" | sed -n 's/.*over HTTP \([0-9]*\) bytes.*/\1/p')
+  falls=$(printf '%s' "$line" | sed -n 's/.* \([0-9]*\) fallbacks.*/\1/p')
+  case $expect in
+    rdma) [ "${rdma:-0}" -eq "$wtotal" ] && [ "${http:--1}" -eq 0 ] || ok=0 ;;
+    fallback) [ "${http:-0}" -eq "$wtotal" ] && [ "${rdma:--1}" -eq 0 ] &&
+      [ "${falls:-0}" -eq 6 ] || ok=0 ;;
+  esac
+  for w in $wfiles; do
+    if ! cmp "$work/$w" "$root/bkt/$name/$w"; then
+      echo "in_vm_mount: $name: the gateway's stored $w differs from its source"
+      ok=0
+    fi
+  done
+  # Read back over plain HTTP by the AWS SDK (sha256 against the source).
+  python3 - "$endpoint" "$work" "$name" $wfiles <<'PY' || ok=0
+import hashlib, os, sys
+import boto3
+from botocore.config import Config
+endpoint, work, prefix, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                  config=Config(s3={"addressing_style": "path"}))
+bad = 0
+for name in names:
+    want = hashlib.sha256(open(os.path.join(work, name), "rb").read()).hexdigest()
+    got = hashlib.sha256(
+        s3.get_object(Bucket="bkt", Key=f"{prefix}/{name}")["Body"].read()).hexdigest()
+    bad += got != want
+sys.exit(1 if bad else 0)
+PY
+  if [ "$ok" -eq 1 ]; then
+    echo "in_vm_mount: $name: OK (expect $expect; $wtotal bytes verified)"
+  else
+    echo "in_vm_mount: $name: FAILED (expect $expect)"
+    cat "$work/$name.err"
+    fail=1
+  fi
+  rm -rf "$src" "$root/bkt/$name"
+}
+
 # side_channel_rdma: on the rdma mount, a client of the side channel (reelfs.side_channel)
 # registers a sealed memfd, opens "big" by path and reads it whole in one READ: the daemon has
 # registered the memfd with the data channel, so the gateway RDMA-writes the bytes straight into
@@ -287,11 +347,13 @@ if start_gateway --rdma "$dev"; then
   run_case dc-on-rxe rdma --rdma="$dev" --rdma-transport=dc
   dc_unavailable
   run_case plain none
+  cp_case rdma rdma
 fi
 # The rdma case wrote $wfiles; the qp-error case writes them again (no overwrite: remove them).
 rm -f "$root/bkt/up-big" "$root/bkt/up-small"
 if start_gateway --rdma "$dev" --rdma-fault qp-error; then
   write_case put-qp-error --rdma="$dev"
+  cp_case put-qp-error fallback
 fi
 if start_gateway --rdma "$dev" --rdma-emulate vgwrdma; then
   run_case vgwrdma fallback --rdma="$dev"

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -16,6 +17,8 @@
 #include "cli/commands.h"
 #include "cli/local_sources.h"
 #include "cli/progress.h"
+#include "fuse/core/buffer_pool.h"
+#include "fuse/core/part_sender.h"
 #include "s3/await.h"
 #include "s3/fake/fake_object_store.h"
 #include "s3/fake/fault_injecting_store.h"
@@ -77,6 +80,25 @@ std::vector<std::string> Keys(s3::ObjectStore& store) {
   for (const auto& o : page->objects) keys.push_back(o.key);
   return keys;
 }
+
+// The transport `--rdma` opens (cli/rdma_open.h), with the store's sender behind a counter: what
+// the upload hands its sender is what a channel's sender would get.
+class CountingSender final : public fuse::PartSender {
+ public:
+  explicit CountingSender(std::shared_ptr<s3::ObjectStore> store)
+      : inner_(fuse::CreateStorePartSender(std::move(store))) {}
+  void Send(const fuse::PartPayload& payload, s3::Callback<fuse::PartSent> done) override {
+    ++sends;
+    bytes += payload.body.size();
+    inner_->Send(payload, std::move(done));
+  }
+  fuse::PutCounters counters() const override { return inner_->counters(); }
+  std::atomic<int> sends{0};
+  std::atomic<uint64_t> bytes{0};
+
+ private:
+  std::shared_ptr<fuse::PartSender> inner_;
+};
 
 CpArgs Upload(const std::string& source, const std::string& dest) {
   return {.source = source, .dest = dest, .concurrency = 3, .part_size = kPart};
@@ -219,6 +241,45 @@ TEST_SUITE("cp upload") {
     CHECK(RunCp(store, Upload("s3://b/x", "s3://b/y")) == 2);
     CHECK(RunCp(store, Upload((dir.path / "f").string(), "s3:///k")) == 2);
     CHECK(Keys(store).empty());
+  }
+
+  TEST_CASE("--rdma: every part through the transport's sender; a transport that cannot open") {
+    TempDir dir;
+    auto store = std::make_shared<s3::FakeObjectStore>();
+    store->CreateBucketForTest("b");
+    const std::string big = Pattern(2 * kPart + 12345, 7);
+    const std::string small = Pattern(3000, 8);
+    WriteFile(dir.path / "t" / "big", big);
+    WriteFile(dir.path / "t" / "small", small);
+    auto sender = std::make_shared<CountingSender>(store);
+    int opened = 0;
+    CpArgs args = Upload((dir.path / "t").string(), "s3://b/up/");
+    args.recursive = true;
+    args.open_rdma = [&]() -> Result<UploadTransport> {
+      ++opened;
+      return UploadTransport{.pool = fuse::CreateHeapBufferPool(64ull << 20), .sender = sender};
+    };
+    CHECK(RunCp(*store, args) == 0);
+    CHECK(opened == 1);
+    CHECK(sender->sends.load() == 4);  // three parts and one PutObject
+    CHECK(sender->bytes.load() == big.size() + small.size());
+    CHECK(store->CallCount(s3::Operation::kUploadPart) == 3);
+    CHECK(Object(*store, "up/big").value() == big);
+    CHECK(Object(*store, "up/small").value() == small);
+
+    // Built without rdma-core: exit 2 before anything is sent.
+    CpArgs refused = Upload((dir.path / "t" / "small").string(), "s3://b/other");
+    refused.open_rdma = []() -> Result<UploadTransport> {
+      return Status::FailedPrecondition("--rdma: reelfs was built without rdma-core (test)");
+    };
+    CHECK(RunCp(*store, refused) == 2);
+    CHECK_FALSE(Object(*store, "other").ok());
+    // A download with --rdma is a usage error, and writes no file.
+    CpArgs down{.source = "s3://b/up/small", .dest = (dir.path / "down").string()};
+    down.open_rdma = args.open_rdma;
+    CHECK(RunCp(*store, down) == 2);
+    CHECK_FALSE(fs::exists(dir.path / "down"));
+    CHECK(opened == 1);
   }
 
   TEST_CASE("keys of single files and validity of names") {
