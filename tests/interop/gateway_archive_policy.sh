@@ -71,7 +71,9 @@ for _ in $(seq 300); do
 done
 states
 [[ $(states | grep -c ' premigrated$') == 3 ]] || fail "not archived by the policy: $(states)"
-states | grep -qx 'other/out.bin online' || fail "other/out.bin archived: $(states)"
+# Read whole first: grep -q exits at its match and the lister's EPIPE would fail the pipe.
+listing=$(states)
+grep -qx 'other/out.bin online' <<<"$listing" || fail "other/out.bin archived: $(states)"
 [[ -s "$ROOT/.reelfs-gateway/tapes/RLT000L9.img" ]] || fail "no cartridge image RLT000L9.img"
 
 step "HEAD: GLACIER (aws personality), tape hint names RLT000L9; GET still serves the bytes"
