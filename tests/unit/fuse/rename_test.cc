@@ -11,6 +11,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -358,16 +359,23 @@ std::future<Status> StartRename(Fixture& f, const char* from, const char* to) {
 }
 
 TEST_CASE("a rename between an empty file's close and its RELEASE waits for the upload") {
-  Fixture f;
+  // Patience far beyond the test's own steps, which a loaded machine under TSan can stretch past
+  // the default 2 s: the RELEASE, not the timeout, must be what lets the rename go on.
+  WriteOptions w;
+  w.release_wait = std::chrono::seconds(120);
+  Fixture f(w);
   EmptyFile e(f, "e.bin");
   std::future<Status> renamed = StartRename(f, "e.bin", "f.bin");
   // Not answered while the upload waits for the RELEASE (not EBUSY, as before).
   CHECK(renamed.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout);
   CHECK(f.Stored("e.bin").status().code() == StatusCode::kNotFound);
   f.fs->Release(e.fh);  // uploads the empty object, then the rename goes on
-  REQUIRE(renamed.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
-  CHECK(renamed.get().ok());
-  CHECK(f.Stored("f.bin").value().empty());
+  REQUIRE(renamed.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  const Status status = renamed.get();
+  REQUIRE_MESSAGE(status.ok(), status.ToString());
+  Result<std::string> stored = f.Stored("f.bin");
+  REQUIRE_MESSAGE(stored.ok(), stored.status().ToString());
+  CHECK(stored->empty());
   CHECK(f.Stored("e.bin").status().code() == StatusCode::kNotFound);
   CHECK(f.Names(kRootInode) == std::vector<std::string>{"f.bin"});
 }
@@ -394,8 +402,14 @@ TEST_CASE("an empty file never released: the waiting rename gets EBUSY after rel
   std::future<Status> busy = StartRename(f, "e.bin", "f.bin");
   REQUIRE(busy.wait_for(std::chrono::milliseconds(50)) == std::future_status::ready);
   CHECK(Errno(busy.get()) == EBUSY);
-  f.fs->Release(e.fh);
-  CHECK(f.Stored("e.bin").value() == "x");
+  f.fs->Release(e.fh);  // completes the upload in the background: wait for the object
+  Result<std::string> stored = f.Stored("e.bin");
+  for (int i = 0; i < 6000 && !stored.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    stored = f.Stored("e.bin");
+  }
+  REQUIRE_MESSAGE(stored.ok(), stored.status().ToString());
+  CHECK(*stored == "x");
   CHECK(f.Stored("a").value() == "A");
 }
 
