@@ -51,12 +51,8 @@ void CapOfflineWait(fuse::TapeOptions& tape) {
 // (cuda/pinning_registrar.h), in front of the RDMA registration when there is one.
 std::shared_ptr<fuse::BufferPool> CreatePool(const RdmaDataPath& rdma, uint64_t max_memory,
                                              bool cuda_pin, const MountGpu& gpu) {
-  std::shared_ptr<rdmaio::MemoryRegistrar> registrar;
-  if (rdma.channel != nullptr) {
-    WarnIfMemlockLow(max_memory);
-    // The registrar lives as long as the channel it belongs to (an aliasing pointer keeps it).
-    registrar = std::shared_ptr<rdmaio::MemoryRegistrar>(rdma.channel, &rdma.channel->registrar());
-  }
+  std::shared_ptr<rdmaio::MemoryRegistrar> registrar = ChannelRegistrar(rdma);
+  if (registrar != nullptr) WarnIfMemlockLow(max_memory);
   if (cuda_pin && !gpu.probe.usable()) {
     REELFS_LOG_WARN(kSubject, "--cuda-pin: {}; prefetch buffers stay pageable",
                     cuda::Summary(gpu.probe));

@@ -47,6 +47,11 @@ RdmaDataPath OpenRdmaOrWarn(const RdmaConfig& config, const S3Clients& s3, std::
   return {};
 }
 
+std::shared_ptr<rdmaio::MemoryRegistrar> ChannelRegistrar(const RdmaDataPath& rdma) {
+  if (rdma.channel == nullptr) return nullptr;
+  return std::shared_ptr<rdmaio::MemoryRegistrar>(rdma.channel, &rdma.channel->registrar());
+}
+
 Result<UploadTransport> OpenRdmaUploads(const RdmaConfig& config, const S3Clients& s3,
                                         uint64_t max_memory) {
   if (!BuiltWithRdma()) {
@@ -57,10 +62,8 @@ Result<UploadTransport> OpenRdmaUploads(const RdmaConfig& config, const S3Client
       OpenRdmaOrWarn(config, s3, "cp", "uploading every part over HTTP"));
   if (path->channel == nullptr) return UploadTransport{};
   WarnIfMemlockLow(max_memory);
-  // The registrar lives as long as its channel (an aliasing pointer keeps the channel).
-  std::shared_ptr<rdmaio::MemoryRegistrar> registrar(path->channel, &path->channel->registrar());
   UploadTransport transport;
-  transport.pool = fuse::CreateRegisteredBufferPool(std::move(registrar), max_memory);
+  transport.pool = fuse::CreateRegisteredBufferPool(ChannelRegistrar(*path), max_memory);
   transport.sender = fuse::CreateChannelPartSender(path->channel, s3.store);
   transport.owner = std::move(path);
   return transport;

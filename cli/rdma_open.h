@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "cli/rdma_config.h"
@@ -32,6 +33,10 @@ void WarnIfMemlockLow(uint64_t max_memory);
 // `subject` then says so, ending "; " + `fallback` (e.g. "reading over HTTP").
 RdmaDataPath OpenRdmaOrWarn(const RdmaConfig& config, const S3Clients& s3, std::string_view subject,
                             std::string_view fallback);
+
+// The channel's memory registrar, sharing ownership of the channel (an aliasing pointer: the
+// registrar lives as long as its channel); null when `rdma` has no channel.
+std::shared_ptr<rdmaio::MemoryRegistrar> ChannelRegistrar(const RdmaDataPath& rdma);
 
 // `reelfs cp --rdma`: the data path, a registered pool of `max_memory` and the channel's sender,
 // the data path owned by the result. kFailedPrecondition when built without rdma-core; with no

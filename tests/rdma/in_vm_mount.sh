@@ -87,27 +87,30 @@ write_files() {
   done
 }
 
-# check_written NAME: each written object read back over plain HTTP by boto3 (sha256 against
-# the source) and the gateway's stored file compared byte for byte.
+# check_written NAME [PREFIX]: each written object (bkt/PREFIX/<name>, or bkt/<name> without
+# PREFIX) read back over plain HTTP by boto3 (sha256 against the source) and the gateway's
+# stored file compared byte for byte.
 check_written() {
+  local dir=$root/bkt${2:+/$2}
   for w in $wfiles; do
-    if ! cmp "$work/$w" "$root/bkt/$w"; then
+    if ! cmp "$work/$w" "$dir/$w"; then
       echo "in_vm_mount: $1: the gateway's stored $w differs from its source"
       return 1
     fi
   done
-  python3 - "$endpoint" "$work" $wfiles <<'PY'
+  python3 - "$endpoint" "$work" "${2:-}" $wfiles <<'PY'
 import hashlib, os, sys
 import boto3
 from botocore.config import Config
-endpoint, work, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+endpoint, work, prefix, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
                   config=Config(s3={"addressing_style": "path"}))
 bad = 0
 for name in names:
+    key = f"{prefix}/{name}" if prefix else name
     want = hashlib.sha256(open(os.path.join(work, name), "rb").read()).hexdigest()
-    got = hashlib.sha256(s3.get_object(Bucket="bkt", Key=name)["Body"].read()).hexdigest()
-    print(f"in_vm_mount: {name}: sha256 over HTTP {got[:16]}, source {want[:16]}")
+    got = hashlib.sha256(s3.get_object(Bucket="bkt", Key=key)["Body"].read()).hexdigest()
+    print(f"in_vm_mount: {key}: sha256 over HTTP {got[:16]}, source {want[:16]}")
     bad += got != want
 sys.exit(1 if bad else 0)
 PY
@@ -264,28 +267,7 @@ cp_case() {
     fallback) [ "${http:-0}" -eq "$wtotal" ] && [ "${rdma:--1}" -eq 0 ] &&
       [ "${falls:-0}" -eq 6 ] || ok=0 ;;
   esac
-  for w in $wfiles; do
-    if ! cmp "$work/$w" "$root/bkt/$name/$w"; then
-      echo "in_vm_mount: $name: the gateway's stored $w differs from its source"
-      ok=0
-    fi
-  done
-  # Read back over plain HTTP by the AWS SDK (sha256 against the source).
-  python3 - "$endpoint" "$work" "$name" $wfiles <<'PY' || ok=0
-import hashlib, os, sys
-import boto3
-from botocore.config import Config
-endpoint, work, prefix, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                  config=Config(s3={"addressing_style": "path"}))
-bad = 0
-for name in names:
-    want = hashlib.sha256(open(os.path.join(work, name), "rb").read()).hexdigest()
-    got = hashlib.sha256(
-        s3.get_object(Bucket="bkt", Key=f"{prefix}/{name}")["Body"].read()).hexdigest()
-    bad += got != want
-sys.exit(1 if bad else 0)
-PY
+  check_written "$name" "$name" || ok=0
   if [ "$ok" -eq 1 ]; then
     echo "in_vm_mount: $name: OK (expect $expect; $wtotal bytes verified)"
   else
