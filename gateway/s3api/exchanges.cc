@@ -205,6 +205,14 @@ class BufferedExchange : public http::Exchange {
 }  // namespace
 
 Started StartUpload(Context ctx, S3Request req, std::string_view purpose, UploadDone done) {
+  return StartUpload(
+      ctx, std::move(req),
+      [fs = &ctx.store.fs(), purpose](std::optional<uint64_t>) { return fs->CreateTmp(purpose); },
+      std::move(done));
+}
+
+Started StartUpload(Context ctx, S3Request req, const UploadTarget& make_target, UploadDone done) {
+  std::optional<uint64_t> declared;
   if (const std::string* len = req.Header("content-length")) {
     uint64_t n = 0;
     auto [p, ec] = std::from_chars(len->data(), len->data() + len->size(), n);
@@ -212,10 +220,18 @@ Started StartUpload(Context ctx, S3Request req, std::string_view purpose, Upload
       return ErrorResponse(req, "EntityTooLarge",
                            "Your proposed upload exceeds the maximum allowed object size.", 400);
     }
+    if (ec == std::errc() && p == len->data() + len->size() && !IsAwsChunked(req)) declared = n;
   }
+  if (const std::string* dl = req.Header("x-amz-decoded-content-length");
+      dl != nullptr && IsAwsChunked(req)) {
+    uint64_t n = 0;
+    auto [p, ec] = std::from_chars(dl->data(), dl->data() + dl->size(), n);
+    if (ec == std::errc() && p == dl->data() + dl->size()) declared = n;
+  }
+  if (!req.http.has_body) declared = 0;
   auto decoder = DecoderFor(req);
   if (!decoder.ok()) return ErrorResponse(req, decoder.status());
-  auto tmp = ctx.store.fs().CreateTmp(purpose);
+  auto tmp = make_target(declared);
   if (!tmp.ok()) return ErrorResponse(req, tmp.status());
   if (!req.http.has_body) {
     // No body at all: finish right away on an empty file.

@@ -69,6 +69,10 @@ using UploadDone =
 // Streams the body into a temporary file, hashing it (MD5 for the ETag, SHA-256 against the
 // signed x-amz-content-sha256, Content-MD5 when sent), decoding aws-chunked framing.
 Started StartUpload(Context ctx, S3Request req, std::string_view purpose, UploadDone done);
+// The same into the target `make_target` returns, given the body's declared decoded size
+// (x-amz-decoded-content-length for aws-chunked, else Content-Length; nullopt when neither).
+using UploadTarget = std::function<Result<TmpFile>(std::optional<uint64_t> declared_size)>;
+Started StartUpload(Context ctx, S3Request req, const UploadTarget& make_target, UploadDone done);
 using BufferedDone = std::function<http::Response(const S3Request& req, std::string body)>;
 // Collects a small body (XML) in memory, with the same hash checks; bodies over
 // options.max_xml_body draw MaxMessageLengthExceeded.

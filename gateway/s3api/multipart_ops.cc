@@ -47,7 +47,16 @@ RdmaPutPlan PlanUploadPart(Context ctx, const S3Request& req) {
 Started UploadPart(Context ctx, S3Request req) {
   RdmaPutPlan plan = PlanUploadPart(ctx, req);
   if (auto* refused = std::get_if<http::Response>(&plan)) return std::move(*refused);
-  return StartUpload(ctx, std::move(req), "part",
+  // Validated by PlanUploadPart. A body of known size goes in place in the upload's data file
+  // when it can, so that the usual upload completes with a rename (store.h CreatePartTarget).
+  int part_number = 0;
+  const std::string pn = req.Query("partNumber");
+  std::from_chars(pn.data(), pn.data() + pn.size(), part_number);
+  UploadTarget target = [store = &ctx.store, upload_id = req.Query("uploadId"),
+                         part_number](std::optional<uint64_t> size) {
+    return store->CreatePartTarget(upload_id, part_number, size);
+  };
+  return StartUpload(ctx, std::move(req), target,
                      [commit = std::get<RdmaPutCommit>(std::move(plan))](
                          const S3Request&, TmpFile& tmp, const UploadResult& result) {
                        return commit(tmp, result.md5_hex, result.size);

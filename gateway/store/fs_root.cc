@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <random>
 
@@ -199,13 +200,30 @@ TmpFile::TmpFile(TmpFile&& other) noexcept
     : dir_fd_(other.dir_fd_),
       name_(std::move(other.name_)),
       fd_(std::move(other.fd_)),
-      size_(other.size_) {
+      size_(other.size_),
+      region_(other.region_),
+      base_(other.base_),
+      capacity_(other.capacity_) {
   other.name_.clear();
 }
 
+TmpFile TmpFile::Region(UniqueFd fd, uint64_t base, uint64_t capacity) {
+  TmpFile t(-1, std::string(), std::move(fd));
+  t.region_ = true;
+  t.base_ = base;
+  t.capacity_ = capacity;
+  return t;
+}
+
 Status TmpFile::Write(std::string_view data) {
+  if (region_ && data.size() > capacity_ - size_) {
+    return S3CodeError(StatusCode::kInvalidArgument, "IncompleteBody", 400,
+                       "the part's body is longer than its declared length");
+  }
   while (!data.empty()) {
-    ssize_t n = ::write(fd_.get(), data.data(), data.size());
+    ssize_t n =
+        region_ ? ::pwrite(fd_.get(), data.data(), data.size(), static_cast<off_t>(base_ + size_))
+                : ::write(fd_.get(), data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoToStatus(errno, "write temporary file");
@@ -222,9 +240,14 @@ Status TmpFile::Sync() {
 }
 
 Status TmpFile::CopyFrom(int src_fd, uint64_t offset, uint64_t length) {
+  if (region_ && length > capacity_ - size_) {
+    return S3CodeError(StatusCode::kInvalidArgument, "InvalidRequest", 400,
+                       "the copied range is longer than the part's region");
+  }
   auto off = static_cast<off64_t>(offset);
   while (length > 0) {
-    ssize_t n = ::copy_file_range(src_fd, &off, fd_.get(), nullptr, length, 0);
+    off64_t out = static_cast<off64_t>(base_ + size_);
+    ssize_t n = ::copy_file_range(src_fd, &off, fd_.get(), region_ ? &out : nullptr, length, 0);
     if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
       // Fallback: plain pread/write.
       std::vector<char> buf(1 << 20);
@@ -482,11 +505,93 @@ Status FsRoot::MakeUploadDir(const std::string& upload_id) {
   return Status::Ok();
 }
 
+namespace {
+
+constexpr const char* kDataName = "data";
+constexpr const char* kSlotName = "slot";
+
+std::string ClaimName(int part_number) { return std::to_string(part_number) + ".claim"; }
+
+// The slot symlink's target, read without following it; nullopt when there is none.
+Result<std::optional<uint64_t>> ReadSlot(int dir_fd) {
+  char buf[32];
+  ssize_t n = ::readlinkat(dir_fd, kSlotName, buf, sizeof(buf));
+  if (n < 0) {
+    if (errno == ENOENT) return std::optional<uint64_t>();
+    return ErrnoToStatus(errno, "read upload slot");
+  }
+  uint64_t slot = 0;
+  auto [p, ec] = std::from_chars(buf, buf + n, slot);
+  if (ec != std::errc() || p != buf + n || slot == 0) {
+    return Status::DataLoss("upload slot link is not a size: " + std::string(buf, n));
+  }
+  return std::optional<uint64_t>(slot);
+}
+
+Status StatAt(int dir_fd, const std::string& name, struct stat* sb) {
+  if (::fstatat(dir_fd, name.c_str(), sb, AT_SYMLINK_NOFOLLOW) != 0) {
+    return ErrnoToStatus(errno, "stat " + name);
+  }
+  return Status::Ok();
+}
+
+Status NoSuchPart(int part_number) {
+  return S3CodeError(StatusCode::kInvalidArgument, "InvalidPart", 400,
+                     "part " + std::to_string(part_number) + " was not uploaded");
+}
+
+}  // namespace
+
+Result<std::optional<TmpFile>> FsRoot::CreatePartInPlace(const std::string& upload_id,
+                                                         int part_number, uint64_t size,
+                                                         uint64_t min_slot) {
+  if (!IsValidUploadId(upload_id)) return BadUploadId();
+  if (part_number < 1) return std::optional<TmpFile>();
+  REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
+  REELFS_ASSIGN_OR_RETURN(std::optional<uint64_t> slot, ReadSlot(dir.get()));
+  if (!slot.has_value()) {
+    if (size < min_slot || size == 0) return std::optional<TmpFile>();
+    // The first part large enough fixes the slot; symlink creation is atomic, so of two first
+    // parts racing one wins and both read the winner's value.
+    const std::string target = std::to_string(size);
+    if (::symlinkat(target.c_str(), dir.get(), kSlotName) != 0 && errno != EEXIST) {
+      return ErrnoToStatus(errno, "create upload slot");
+    }
+    REELFS_ASSIGN_OR_RETURN(slot, ReadSlot(dir.get()));
+    if (!slot.has_value()) return Status::Internal("upload slot vanished");
+  }
+  const uint64_t n = static_cast<uint64_t>(part_number);
+  if (size > *slot || *slot > kMaxInPlaceExtent / n) return std::optional<TmpFile>();
+  int claim = ::openat(dir.get(), ClaimName(part_number).c_str(),
+                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (claim < 0) {
+    if (errno == EEXIST) return std::optional<TmpFile>();  // written in place once already
+    return ErrnoToStatus(errno, "claim part region");
+  }
+  ::close(claim);
+  int fd = ::openat(dir.get(), kDataName, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoToStatus(errno, "open upload data file");
+  return std::optional<TmpFile>(TmpFile::Region(UniqueFd(fd), (n - 1) * *slot, *slot));
+}
+
 Status FsRoot::PublishPart(TmpFile& tmp, const std::string& upload_id, int part_number) {
   if (!IsValidUploadId(upload_id)) return BadUploadId();
-  if (::fsync(tmp.fd()) != 0) return ErrnoToStatus(errno, "fsync part");
   REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
   std::string name = std::to_string(part_number);
+  if (tmp.is_region()) {
+    if (::fdatasync(tmp.fd()) != 0) return ErrnoToStatus(errno, "fdatasync part");
+    // A file from an earlier upload of this number whose catalog entry never came (a crash
+    // between rename and record) would hide the region.
+    if (::unlinkat(dir.get(), name.c_str(), 0) != 0 && errno != ENOENT) {
+      return ErrnoToStatus(errno, "remove stale part file");
+    }
+    // The claim's mtime is the part's LastModified (ListParts).
+    if (::utimensat(dir.get(), ClaimName(part_number).c_str(), nullptr, AT_SYMLINK_NOFOLLOW) != 0) {
+      return ErrnoToStatus(errno, "touch part claim");
+    }
+    return Status::Ok();
+  }
+  if (::fsync(tmp.fd()) != 0) return ErrnoToStatus(errno, "fsync part");
   if (::renameat(tmp.dir_fd(), tmp.name().c_str(), dir.get(), name.c_str()) != 0) {
     return ErrnoToStatus(errno, "rename part");
   }
@@ -494,16 +599,74 @@ Status FsRoot::PublishPart(TmpFile& tmp, const std::string& upload_id, int part_
   return Status::Ok();
 }
 
-Result<UniqueFd> FsRoot::OpenPart(const std::string& upload_id, int part_number) const {
+Result<FsRoot::PartLocation> FsRoot::LocatePart(const std::string& upload_id,
+                                                int part_number) const {
   if (!IsValidUploadId(upload_id)) return BadUploadId();
   REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
   std::string name = std::to_string(part_number);
   int fd = ::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    return S3CodeError(StatusCode::kInvalidArgument, "InvalidPart", 400,
-                       "part " + name + " was not uploaded");
+  if (fd >= 0) return PartLocation{UniqueFd(fd), 0, false};
+  if (errno != ENOENT) return ErrnoToStatus(errno, "open part " + name);
+  struct stat sb {};
+  if (::fstatat(dir.get(), ClaimName(part_number).c_str(), &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+    return NoSuchPart(part_number);
   }
-  return UniqueFd(fd);
+  REELFS_ASSIGN_OR_RETURN(std::optional<uint64_t> slot, ReadSlot(dir.get()));
+  if (!slot.has_value()) return NoSuchPart(part_number);
+  fd = ::openat(dir.get(), kDataName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return NoSuchPart(part_number);
+  return PartLocation{UniqueFd(fd), static_cast<uint64_t>(part_number - 1) * *slot, true};
+}
+
+Result<FileStat> FsRoot::StatPart(const std::string& upload_id, int part_number) const {
+  if (!IsValidUploadId(upload_id)) return BadUploadId();
+  REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
+  struct stat sb {};
+  if (StatAt(dir.get(), std::to_string(part_number), &sb).ok() ||
+      StatAt(dir.get(), ClaimName(part_number), &sb).ok()) {
+    return ToFileStat(sb);
+  }
+  return NoSuchPart(part_number);
+}
+
+Result<std::optional<uint64_t>> FsRoot::UploadSlot(const std::string& upload_id) const {
+  if (!IsValidUploadId(upload_id)) return BadUploadId();
+  REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
+  return ReadSlot(dir.get());
+}
+
+Result<TmpFile> FsRoot::TakeUploadData(const std::string& upload_id, uint64_t size) {
+  if (!IsValidUploadId(upload_id)) return BadUploadId();
+  REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
+  static std::atomic<uint64_t> counter{0};
+  std::string name = "complete-" + RandomHex(8) + "-" + std::to_string(++counter);
+  if (::renameat(dir.get(), kDataName, tmp_.get(), name.c_str()) != 0) {
+    return ErrnoToStatus(errno, "take upload data file");
+  }
+  int fd = ::openat(tmp_.get(), name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    Status st = ErrnoToStatus(errno, "open assembled upload");
+    ::renameat(tmp_.get(), name.c_str(), dir.get(), kDataName);
+    return st;
+  }
+  TmpFile tmp(tmp_.get(), std::move(name), UniqueFd(fd));
+  if (::ftruncate(tmp.fd(), static_cast<off_t>(size)) != 0) {
+    Status st = ErrnoToStatus(errno, "truncate assembled upload");
+    ReturnUploadData(tmp, upload_id).IgnoreError();
+    return st;
+  }
+  return tmp;
+}
+
+Status FsRoot::ReturnUploadData(TmpFile& tmp, const std::string& upload_id) {
+  if (!IsValidUploadId(upload_id)) return BadUploadId();
+  REELFS_ASSIGN_OR_RETURN(UniqueFd dir, OpenDirAt(uploads_.get(), upload_id.c_str()));
+  if (tmp.name().empty()) return Status::FailedPrecondition("assembled upload already published");
+  if (::renameat(tmp.dir_fd(), tmp.name().c_str(), dir.get(), kDataName) != 0) {
+    return ErrnoToStatus(errno, "return upload data file");
+  }
+  tmp.MarkPublished();
+  return Status::Ok();
 }
 
 Status FsRoot::RemoveUploadDir(const std::string& upload_id) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,10 +36,15 @@ struct FileStat {
 
 // A file under ROOT/.reelfs-gateway/tmp (same filesystem as the buckets, so publishing it is one
 // rename). Unlinked on destruction unless it was published.
+//
+// Or a region of a shared file (Region(): a multipart part written in place in its upload's
+// data file, FsRoot::CreatePartInPlace): writes land at `base` onward and may not pass
+// `capacity`; dropping it unlinks nothing (the bytes stay, unreferenced, until the upload goes).
 class TmpFile {
  public:
   TmpFile(int dir_fd, std::string name, UniqueFd fd)
       : dir_fd_(dir_fd), name_(std::move(name)), fd_(std::move(fd)) {}
+  static TmpFile Region(UniqueFd fd, uint64_t base, uint64_t capacity);
   ~TmpFile();
   TmpFile(TmpFile&& other) noexcept;
   TmpFile& operator=(TmpFile&&) = delete;
@@ -49,7 +55,8 @@ class TmpFile {
   int dir_fd() const { return dir_fd_; }
   const std::string& name() const { return name_; }
   uint64_t size() const { return size_; }
-  // Appends all of `data` (retries short writes).
+  bool is_region() const { return region_; }
+  // Appends all of `data` (retries short writes). A region refuses bytes past its capacity.
   Status Write(std::string_view data);
   // fsync: the content is durable before it is published.
   Status Sync();
@@ -63,10 +70,17 @@ class TmpFile {
   std::string name_;
   UniqueFd fd_;
   uint64_t size_ = 0;
+  bool region_ = false;
+  uint64_t base_ = 0;      // region: file offset of byte 0
+  uint64_t capacity_ = 0;  // region: bytes it may hold
 };
 
 class FsRoot {
  public:
+  // In-place parts stay within this many bytes of the data file (ext4's largest file is 16 TiB;
+  // a part past it goes to its own file).
+  static constexpr uint64_t kMaxInPlaceExtent = 4ull << 40;
+
   // Opens (creating when needed) ROOT and its internal directories; clears stale tmp files.
   static Result<std::unique_ptr<FsRoot>> Open(const std::string& root);
 
@@ -103,10 +117,40 @@ class FsRoot {
   Status Walk(const std::string& bucket,
               const std::function<void(const std::string&, const FileStat&)>& fn) const;
 
-  // Multipart staging: ROOT/.reelfs-gateway/uploads/<upload_id>/.
+  // Multipart staging: ROOT/.reelfs-gateway/uploads/<upload_id>/ holds a part either as its own
+  // file "<n>" or in place in the upload's data file "data", at (n - 1) x slot, where the slot
+  // is the size of the first part of at least min_slot bytes to arrive (the symlink "slot" holds
+  // it: created atomically, read without following) and "<n>.claim" marks that part n was given
+  // its region. Only the first upload of a part number is written in place (the claim is taken
+  // with O_EXCL): a retry or a concurrent second upload of it gets its own file, which then
+  // takes precedence, so a half-written retry never damages a stored part. A whole upload whose
+  // parts are all in place, numbered 1..n and all but the last exactly one slot is completed
+  // by renaming the data file (TakeUploadData): no byte is copied (docs/gateway.md).
   Status MakeUploadDir(const std::string& upload_id);
+  // A region for part `part_number` of `size` bytes, or nullopt when the part cannot go in place
+  // (no slot yet and size < min_slot, larger than the slot, part already claimed, or past
+  // kMaxInPlaceExtent): the caller then writes it to a CreateTmp file.
+  Result<std::optional<TmpFile>> CreatePartInPlace(const std::string& upload_id, int part_number,
+                                                   uint64_t size, uint64_t min_slot);
+  // Makes a received part the stored one: renames a tmp file to "<n>"; for a region, syncs it and
+  // removes any "<n>" left over (a file there would take precedence over the region).
   Status PublishPart(TmpFile& tmp, const std::string& upload_id, int part_number);
-  Result<UniqueFd> OpenPart(const std::string& upload_id, int part_number) const;
+  // Where part n's bytes are: its own file (offset 0) or the data file at its region.
+  struct PartLocation {
+    UniqueFd fd;
+    uint64_t offset = 0;
+    bool in_place = false;
+  };
+  Result<PartLocation> LocatePart(const std::string& upload_id, int part_number) const;
+  // When part n was stored (its file's or its claim's mtime).
+  Result<FileStat> StatPart(const std::string& upload_id, int part_number) const;
+  // The upload's slot size; nullopt while no part went in place.
+  Result<std::optional<uint64_t>> UploadSlot(const std::string& upload_id) const;
+  // Moves the data file to the tmp directory, cut to `size`: the assembled object, ready for
+  // Store::Put. ReturnUploadData puts it back when that publish failed, so the upload can be
+  // completed again.
+  Result<TmpFile> TakeUploadData(const std::string& upload_id, uint64_t size);
+  Status ReturnUploadData(TmpFile& tmp, const std::string& upload_id);
   Status RemoveUploadDir(const std::string& upload_id);
 
  private:

@@ -1,6 +1,8 @@
-// Store's multipart upload methods: parts are staged as files under
-// ROOT/.reelfs-gateway/uploads/<upload id>/<part number>, their ETags in the catalog; Complete
-// assembles them into one temporary file (copy_file_range) and publishes it like a PUT.
+// Store's multipart upload methods: parts are staged under ROOT/.reelfs-gateway/uploads/<upload
+// id>/, in place in the upload's data file or as their own files (fs_root.h), their ETags in the
+// catalog. Complete publishes the data file itself when every part is in it, in order and
+// whole; otherwise it assembles the parts into one temporary file (copy_file_range). Either way
+// the result is published like a PUT.
 #include <chrono>
 #include <random>
 
@@ -53,6 +55,17 @@ Result<UploadRecord> Store::GetUpload(const std::string& bucket, const std::stri
   return std::move(*u);
 }
 
+Result<TmpFile> Store::CreatePartTarget(const std::string& upload_id, int part_number,
+                                        std::optional<uint64_t> size) {
+  if (size.has_value()) {
+    REELFS_ASSIGN_OR_RETURN(
+        std::optional<TmpFile> region,
+        fs_->CreatePartInPlace(upload_id, part_number, *size, options_.min_part_size));
+    if (region.has_value()) return std::move(*region);
+  }
+  return fs_->CreateTmp("part");
+}
+
 Status Store::PutPart(const UploadRecord& upload, int part_number, TmpFile& tmp,
                       const std::string& md5_hex) {
   uint64_t size = tmp.size();
@@ -95,18 +108,51 @@ Result<ObjectRecord> Store::CompleteUpload(const UploadRecord& upload,
     chosen.push_back(&it->second);
   }
   REELFS_ASSIGN_OR_RETURN(std::string etag, MultipartEtag(md5s));
-  REELFS_ASSIGN_OR_RETURN(TmpFile tmp, fs_->CreateTmp("complete"));
-  for (const PartRecord* p : chosen) {
-    REELFS_ASSIGN_OR_RETURN(UniqueFd fd, fs_->OpenPart(upload.id, p->part_number));
-    REELFS_RETURN_IF_ERROR(tmp.CopyFrom(fd.get(), 0, p->size));
-  }
   PutOptions options;
   options.content_type = upload.content_type;
   options.storage_class = upload.storage_class;
   options.user_meta = upload.user_meta;
+  REELFS_ASSIGN_OR_RETURN(std::optional<TmpFile> whole, TakeWholeInPlace(upload, staged, chosen));
+  if (whole.has_value()) {
+    Result<ObjectRecord> rec = Put(upload.bucket, upload.key, *whole, etag, options);
+    if (!rec.ok()) {
+      // Left as it was: the client may complete again.
+      fs_->ReturnUploadData(*whole, upload.id).IgnoreError();
+      return rec.status();
+    }
+    REELFS_RETURN_IF_ERROR(AbortUpload(upload));
+    return rec;
+  }
+  REELFS_ASSIGN_OR_RETURN(TmpFile tmp, fs_->CreateTmp("complete"));
+  for (const PartRecord* p : chosen) {
+    REELFS_ASSIGN_OR_RETURN(FsRoot::PartLocation at, fs_->LocatePart(upload.id, p->part_number));
+    REELFS_RETURN_IF_ERROR(tmp.CopyFrom(at.fd.get(), at.offset, p->size));
+  }
   REELFS_ASSIGN_OR_RETURN(ObjectRecord rec, Put(upload.bucket, upload.key, tmp, etag, options));
   REELFS_RETURN_IF_ERROR(AbortUpload(upload));
   return rec;
+}
+
+Result<std::optional<TmpFile>> Store::TakeWholeInPlace(
+    const UploadRecord& upload, const std::vector<PartRecord>& staged,
+    const std::vector<const PartRecord*>& chosen) {
+  // Every staged part is listed (nothing beyond the object would be cut off), numbered 1..n, in
+  // place, and all but the last fill their slot exactly: the data file is the object.
+  if (chosen.size() != staged.size()) return std::optional<TmpFile>();
+  REELFS_ASSIGN_OR_RETURN(std::optional<uint64_t> slot, fs_->UploadSlot(upload.id));
+  if (!slot.has_value()) return std::optional<TmpFile>();
+  uint64_t total = 0;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const PartRecord& p = *chosen[i];
+    const bool last = i + 1 == chosen.size();
+    if (p.part_number != static_cast<int>(i) + 1) return std::optional<TmpFile>();
+    if (last ? p.size > *slot : p.size != *slot) return std::optional<TmpFile>();
+    REELFS_ASSIGN_OR_RETURN(FsRoot::PartLocation at, fs_->LocatePart(upload.id, p.part_number));
+    if (!at.in_place) return std::optional<TmpFile>();
+    total += p.size;
+  }
+  REELFS_ASSIGN_OR_RETURN(TmpFile data, fs_->TakeUploadData(upload.id, total));
+  return std::optional<TmpFile>(std::move(data));
 }
 
 Status Store::AbortUpload(const UploadRecord& upload) {

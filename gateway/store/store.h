@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,11 @@ class Store {
   // NoSuchUpload unless the upload exists and belongs to bucket/key.
   Result<UploadRecord> GetUpload(const std::string& bucket, const std::string& key,
                                  const std::string& upload_id);
+  // Where an UploadPart body of `size` bytes (nullopt: not known up front) is written: its
+  // region in the upload's data file when it can go in place (fs_root.h), else a tmp file.
+  Result<TmpFile> CreatePartTarget(const std::string& upload_id, int part_number,
+                                   std::optional<uint64_t> size);
+  // Stores a received part (either kind of target) and records it in the catalog.
   Status PutPart(const UploadRecord& upload, int part_number, TmpFile& tmp,
                  const std::string& md5_hex);
   Result<ObjectRecord> CompleteUpload(const UploadRecord& upload,
@@ -151,6 +157,11 @@ class Store {
   Status Reconcile();
 
  private:
+  // CompleteUpload's fast path: the data file, taken and cut to the object's size, when
+  // `chosen` (the listed parts) is every staged part, 1..n, in place and whole; else nullopt.
+  Result<std::optional<TmpFile>> TakeWholeInPlace(const UploadRecord& upload,
+                                                  const std::vector<PartRecord>& staged,
+                                                  const std::vector<const PartRecord*>& chosen);
   Store(std::unique_ptr<FsRoot> fs, std::unique_ptr<Catalog> catalog, StoreOptions options)
       : fs_(std::move(fs)), catalog_(std::move(catalog)), options_(options) {}
   Status ReconcileBucket(const std::string& bucket);

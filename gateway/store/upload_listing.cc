@@ -46,15 +46,11 @@ Result<s3::ListPartsPage> Store::ListUploadParts(const UploadRecord& upload, int
     parts.push_back(s3::PartInfo{p.part_number, p.etag, p.size, FromNs(upload.created_ns)});
   }
   s3::ListPartsPage page = s3::PageParts(std::move(parts), part_number_marker, max_parts);
-  // The part's file says when it was uploaded (the catalog keeps no time per part): read for
-  // the parts on this page only.
+  // The part's file (or its claim, in place) says when it was uploaded (the catalog keeps no
+  // time per part): read for the parts on this page only.
   for (s3::PartInfo& info : page.parts) {
-    if (auto fd = fs_->OpenPart(upload.id, info.part_number); fd.ok()) {
-      struct stat st {};
-      if (::fstat(fd->get(), &st) == 0) {
-        info.last_modified =
-            FromNs(static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec);
-      }
+    if (auto st = fs_->StatPart(upload.id, info.part_number); st.ok()) {
+      info.last_modified = FromNs(st->mtime_ns);
     }
   }
   return page;

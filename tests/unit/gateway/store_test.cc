@@ -381,7 +381,7 @@ TEST_CASE("multipart: hostile upload ids are refused before they become paths") 
     CAPTURE(id);
     CHECK(s.GetUpload("bkt", "k", id).status().detail().s3_code == "NoSuchUpload");
     CHECK_FALSE(s.fs().MakeUploadDir(id).ok());
-    CHECK_FALSE(s.fs().OpenPart(id, 1).ok());
+    CHECK_FALSE(s.fs().LocatePart(id, 1).ok());
     CHECK_FALSE(s.fs().RemoveUploadDir(id).ok());
     auto tmp = s.fs().CreateTmp("t");
     REQUIRE(tmp.ok());
