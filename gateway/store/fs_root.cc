@@ -194,6 +194,12 @@ Status S3CodeError(StatusCode code, std::string_view s3_code, int http_status, s
 
 TmpFile::~TmpFile() {
   if (!name_.empty() && fd_.valid()) ::unlinkat(dir_fd_, name_.c_str(), 0);
+  // A region dropped unpublished (a body cut short, a disk that filled) frees its blocks as an
+  // unlinked tmp file would: on a full disk they are what the catalog needs to abort the upload.
+  if (region_ && !published_ && size_ > 0 && fd_.valid()) {
+    ::fallocate(fd_.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(base_),
+                static_cast<off_t>(size_));
+  }
 }
 
 TmpFile::TmpFile(TmpFile&& other) noexcept
@@ -202,9 +208,11 @@ TmpFile::TmpFile(TmpFile&& other) noexcept
       fd_(std::move(other.fd_)),
       size_(other.size_),
       region_(other.region_),
+      published_(other.published_),
       base_(other.base_),
       capacity_(other.capacity_) {
   other.name_.clear();
+  other.region_ = false;
 }
 
 TmpFile TmpFile::Region(UniqueFd fd, uint64_t base, uint64_t capacity) {

@@ -39,7 +39,7 @@ struct FileStat {
 //
 // Or a region of a shared file (Region(): a multipart part written in place in its upload's
 // data file, FsRoot::CreatePartInPlace): writes land at `base` onward and may not pass
-// `capacity`; dropping it unlinks nothing (the bytes stay, unreferenced, until the upload goes).
+// `capacity`; dropping it unpublished punches its bytes out of the file (the claim stays).
 class TmpFile {
  public:
   TmpFile(int dir_fd, std::string name, UniqueFd fd)
@@ -62,8 +62,11 @@ class TmpFile {
   Status Sync();
   // Appends `length` bytes of `src_fd` from `offset` (copy_file_range, read/write fallback).
   Status CopyFrom(int src_fd, uint64_t offset, uint64_t length);
-  // Called once the file was renamed away: the destructor then leaves it alone.
-  void MarkPublished() { name_.clear(); }
+  // Called once the file was renamed away (a region: stored): the destructor then leaves it alone.
+  void MarkPublished() {
+    name_.clear();
+    published_ = true;
+  }
 
  private:
   int dir_fd_;
@@ -71,8 +74,9 @@ class TmpFile {
   UniqueFd fd_;
   uint64_t size_ = 0;
   bool region_ = false;
-  uint64_t base_ = 0;      // region: file offset of byte 0
-  uint64_t capacity_ = 0;  // region: bytes it may hold
+  bool published_ = false;  // region: stored, its bytes are a part now
+  uint64_t base_ = 0;       // region: file offset of byte 0
+  uint64_t capacity_ = 0;   // region: bytes it may hold
 };
 
 class FsRoot {
@@ -133,7 +137,9 @@ class FsRoot {
   Result<std::optional<TmpFile>> CreatePartInPlace(const std::string& upload_id, int part_number,
                                                    uint64_t size, uint64_t min_slot);
   // Makes a received part the stored one: renames a tmp file to "<n>"; for a region, syncs it and
-  // removes any "<n>" left over (a file there would take precedence over the region).
+  // removes any "<n>" left over (a file there would take precedence over the region), and the
+  // caller calls tmp.MarkPublished() once the part is recorded (until then, dropping the region
+  // frees its bytes).
   Status PublishPart(TmpFile& tmp, const std::string& upload_id, int part_number);
   // Where part n's bytes are: its own file (offset 0) or the data file at its region.
   struct PartLocation {

@@ -70,7 +70,9 @@ Status Store::PutPart(const UploadRecord& upload, int part_number, TmpFile& tmp,
                       const std::string& md5_hex) {
   uint64_t size = tmp.size();
   REELFS_RETURN_IF_ERROR(fs_->PublishPart(tmp, upload.id, part_number));
-  return catalog_->PutPart(upload.id, PartRecord{part_number, size, md5_hex});
+  REELFS_RETURN_IF_ERROR(catalog_->PutPart(upload.id, PartRecord{part_number, size, md5_hex}));
+  tmp.MarkPublished();
+  return Status::Ok();
 }
 
 Result<ObjectRecord> Store::CompleteUpload(const UploadRecord& upload,

@@ -357,7 +357,7 @@ os.close(fd)")
   [[ $got == ENOSPC ]] || fail "64 MiB into 24 MiB: $got"
   no_object full.bin
   [[ $(find "$SMALL/.reelfs-gateway/uploads" -mindepth 1 -maxdepth 1 | wc -l) == 0 ]] ||
-    fail "the failed upload was not aborted"
+    fail "the failed upload was not aborted: $(find "$SMALL/.reelfs-gateway/uploads" -ls)"
   cp "$WORK/small" "$MNT/fits.bin" || fail "a small file after the full one"
   [[ $(remote_sum fits.bin) == $(file_sum "$WORK/small") ]] || fail "fits.bin differs"
   unmount_and_wait "$MNT" "$MAIN_PID"

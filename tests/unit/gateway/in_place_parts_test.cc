@@ -2,8 +2,6 @@
 // whole, ordered upload completes by renaming that file (same inode, no copy); a retried part,
 // a part of another size or a subset listed in the COMPLETE fall back to copying, and every
 // object is compared with what was sent.
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "gateway/store/fs_root.h"
 #include "gateway/store/store.h"
@@ -101,7 +100,8 @@ TEST_CASE("in place: parts out of order, completed by renaming the data file") {
   CHECK(fs::is_empty(f.dir + "/root/.reelfs-gateway/tmp"));
 }
 
-TEST_CASE("in place: a retried part gets its own file, which wins; a dropped retry changes nothing") {
+TEST_CASE(
+    "in place: a retried part gets its own file, which wins; a dropped retry changes nothing") {
   Fixture f;
   CHECK(f.Part(1, "aaaa"));
   CHECK(f.Part(2, "bbbb"));
@@ -154,6 +154,22 @@ TEST_CASE("in place: a region refuses bytes past its slot") {
   REQUIRE(target->is_region());
   CHECK(target->Write("aaa").ok());
   CHECK(target->Write("aa").detail().s3_code == "IncompleteBody");
+}
+
+TEST_CASE("in place: a region dropped unstored gives its blocks back") {
+  // On a full disk those blocks are what the catalog needs to abort the upload (e2e writes.sh).
+  Fixture f;
+  CHECK(f.Part(1, std::string(1 << 20, 'a')));
+  auto blocks = [&] {
+    struct stat sb {};
+    REQUIRE(::stat((f.UploadDir() + "/data").c_str(), &sb) == 0);
+    return sb.st_blocks;
+  };
+  const auto stored = blocks();
+  CHECK(f.Part(2, std::string(1 << 20, 'b'), /*publish=*/false));  // in place, then dropped
+  CHECK(blocks() == stored);
+  REQUIRE(f.store->CompleteUpload(f.upload, f.List({1})).ok());
+  CHECK(ReadFile(f.dir + "/root/bkt/obj") == std::string(1 << 20, 'a'));
 }
 
 TEST_CASE("in place: a COMPLETE whose publish fails leaves the upload completable") {
