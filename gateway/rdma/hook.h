@@ -18,6 +18,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -28,10 +29,26 @@
 
 namespace reelfs::gateway {
 
-// Publishes `tmp` (`size` bytes whose hex MD5 is `md5_hex`) as the PUT's object or part and
-// returns the S3 answer: 200 with the ETag header, or an S3 error (nothing stored).
-using RdmaPutCommit =
-    std::function<http::Response(TmpFile& tmp, const std::string& md5_hex, uint64_t size)>;
+// What becomes of a PUT's body (over HTTP or RDMA), decided before it arrives.
+struct RdmaPutCommit {
+  // Publishes `tmp` (`size` bytes whose hex MD5 is `md5_hex`) as the PUT's object or part and
+  // returns the S3 answer: 200 with the ETag header, or an S3 error (nothing stored).
+  using Publish =
+      std::function<http::Response(TmpFile& tmp, const std::string& md5_hex, uint64_t size)>;
+  // Where a body of `size` bytes (nullopt: not declared) is written: an UploadPart's region in
+  // its upload's data file when it can go in place (Store::CreatePartTarget). Null: a tmp file.
+  using Target = std::function<Result<TmpFile>(std::optional<uint64_t> size)>;
+
+  RdmaPutCommit() = default;
+  RdmaPutCommit(Publish p, Target t = nullptr) : publish(std::move(p)), target(std::move(t)) {}
+  explicit operator bool() const { return static_cast<bool>(publish); }
+  http::Response operator()(TmpFile& tmp, const std::string& md5_hex, uint64_t size) const {
+    return publish(tmp, md5_hex, size);
+  }
+
+  Publish publish;
+  Target target;
+};
 // For a PREPARE with op PUT: the commit for `target`, or the error answer (404 NoSuchBucket,
 // NoSuchUpload, 413 EntityTooLarge, ...). `prepare` supplies Content-Type, x-amz-meta-* and
 // x-amz-storage-class, as a PUT's headers would.

@@ -308,7 +308,7 @@ http::Response RcServer::Ready(const http::Request& request) {
     job->session = session;
     job->ready = true;
     job->commit = std::move(session->put_commit);
-    session->put_commit = nullptr;
+    session->put_commit = {};
     job->length = prepared.size;
     job->remote_addr = ready->mr_addr;
     job->rkey = ready->mr_rkey;
@@ -554,7 +554,8 @@ void RcServer::RunWorker(size_t index) {
 }
 
 http::Response RcServer::RunPut(Job& job, size_t worker, bool* healthy) {
-  auto tmp = store_.fs().CreateTmp("rdma-put");
+  // An UploadPart's body goes in place when it can (RdmaPutCommit::target), as over HTTP.
+  auto tmp = job.commit.target ? job.commit.target(job.length) : store_.fs().CreateTmp("rdma-put");
   if (!tmp.ok()) {
     // The QP is fine; the gateway is not (no inode, no space for the temp file's entry).
     return ErrorAnswer(500, "InternalError", tmp.status().message());

@@ -71,7 +71,7 @@ using UploadDone =
 Started StartUpload(Context ctx, S3Request req, std::string_view purpose, UploadDone done);
 // The same into the target `make_target` returns, given the body's declared decoded size
 // (x-amz-decoded-content-length for aws-chunked, else Content-Length; nullopt when neither).
-using UploadTarget = std::function<Result<TmpFile>(std::optional<uint64_t> declared_size)>;
+using UploadTarget = RdmaPutCommit::Target;
 Started StartUpload(Context ctx, S3Request req, const UploadTarget& make_target, UploadDone done);
 using BufferedDone = std::function<http::Response(const S3Request& req, std::string body)>;
 // Collects a small body (XML) in memory, with the same hash checks; bodies over

@@ -27,8 +27,14 @@ RdmaPutPlan PlanUploadPart(Context ctx, const S3Request& req) {
   }
   auto upload = ctx.store.GetUpload(req.bucket, req.key, req.Query("uploadId"));
   if (!upload.ok()) return ErrorResponse(req, upload.status());
-  return RdmaPutCommit([ctx, r = req, u = std::move(*upload), part_number](
-                           TmpFile& tmp, const std::string& md5_hex, uint64_t size) {
+  // A body of declared size goes in place in the upload's data file when it can, so that the
+  // usual upload completes with a rename (store.h CreatePartTarget); the same over RDMA.
+  RdmaPutCommit::Target target = [store = &ctx.store, upload_id = upload->id,
+                                  part_number](std::optional<uint64_t> size) {
+    return store->CreatePartTarget(upload_id, part_number, size);
+  };
+  RdmaPutCommit::Publish publish = [ctx, r = req, u = std::move(*upload), part_number](
+                                       TmpFile& tmp, const std::string& md5_hex, uint64_t size) {
     // Asked again: a body that came over RDMA (or a long HTTP one) arrives well after the check
     // above, and the upload may have been completed or aborted meanwhile (NoSuchUpload).
     if (auto still = ctx.store.GetUpload(r.bucket, r.key, u.id); !still.ok()) {
@@ -41,25 +47,18 @@ RdmaPutPlan PlanUploadPart(Context ctx, const S3Request& req) {
     resp.log_context =
         "op=UploadPart part=" + std::to_string(part_number) + " size=" + std::to_string(size);
     return resp;
-  });
+  };
+  return RdmaPutCommit(std::move(publish), std::move(target));
 }
 
 Started UploadPart(Context ctx, S3Request req) {
   RdmaPutPlan plan = PlanUploadPart(ctx, req);
   if (auto* refused = std::get_if<http::Response>(&plan)) return std::move(*refused);
-  // Validated by PlanUploadPart. A body of known size goes in place in the upload's data file
-  // when it can, so that the usual upload completes with a rename (store.h CreatePartTarget).
-  int part_number = 0;
-  const std::string pn = req.Query("partNumber");
-  std::from_chars(pn.data(), pn.data() + pn.size(), part_number);
-  UploadTarget target = [store = &ctx.store, upload_id = req.Query("uploadId"),
-                         part_number](std::optional<uint64_t> size) {
-    return store->CreatePartTarget(upload_id, part_number, size);
-  };
-  return StartUpload(ctx, std::move(req), target,
-                     [commit = std::get<RdmaPutCommit>(std::move(plan))](
-                         const S3Request&, TmpFile& tmp, const UploadResult& result) {
-                       return commit(tmp, result.md5_hex, result.size);
+  RdmaPutCommit commit = std::get<RdmaPutCommit>(std::move(plan));
+  return StartUpload(ctx, std::move(req), commit.target,
+                     [publish = std::move(commit.publish)](const S3Request&, TmpFile& tmp,
+                                                           const UploadResult& result) {
+                       return publish(tmp, result.md5_hex, result.size);
                      });
 }
 
