@@ -45,6 +45,10 @@ reelfs::Result<std::unique_ptr<reelfs::s3::S3Client>> MakeClient(const GlobalArg
 int main(int argc, char** argv) {
   CLI::App app{"reelfs: read a tape-backed S3 archive as files"};
   app.require_subcommand(1);
+  // One rule for every command: the global options (--endpoint, --log-level, ...) may come before
+  // the subcommand or after its arguments. Subcommands inherit this from the app when they are
+  // added, so it is set first.
+  app.fallthrough();
   GlobalArgs g;
   app.add_option("--endpoint", g.endpoint, "S3 endpoint URL (default: AWS_ENDPOINT_URL, config)");
   app.add_option("--profile", g.profile, "AWS profile (default: AWS_PROFILE, 'default')");
@@ -106,8 +110,6 @@ int main(int argc, char** argv) {
 
   reelfs::cli::MountFlags mount;
   auto* mount_cmd = app.add_subcommand("mount", "mount BUCKET[/PREFIX] at MOUNTPOINT");
-  // The global options (--endpoint, --log-level, ...) may follow the subcommand's arguments.
-  mount_cmd->fallthrough();
   mount_cmd->add_option("source", mount.source, "BUCKET[/PREFIX]")->required();
   mount_cmd->add_option("mountpoint", mount.mountpoint, "an existing directory")->required();
   mount_cmd->add_flag("-f,--foreground", mount.foreground, "stay attached; log to stderr");
