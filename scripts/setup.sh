@@ -24,6 +24,9 @@ APT_PACKAGES=(
   # (tests/rdma/rxe_vm.sh unpacks Debian's kernel image into its own cache, never installs it)
   libibverbs-dev librdmacm-dev rdma-core ibverbs-utils rdmacm-utils
   qemu-system-x86 busybox-static cpio kmod iproute2
+  # Ceph (mon, mgr, osd, radosgw) for the tests against a real distributed S3 engine (tests/ceph/;
+  # started in a temporary directory by the tests, never as system services)
+  ceph-mon ceph-mgr ceph-osd radosgw ceph-common
 )
 
 missing=()

@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 
 jobs=$(nproc)
 scripts/setup.sh
+# setup.sh installed Ceph: the Ceph RGW test bed (tests/ceph/run.sh) must come up, not skip.
+export REELFS_REQUIRE_CEPH=1
 (cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
 
 if [ "${REELFS_SKIP_SANITIZERS:-0}" != "1" ]; then

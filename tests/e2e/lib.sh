@@ -157,6 +157,11 @@ e2e_init() {
 
 # start_gateway [PORT] [ARGS...]: tests/lib/gateway.sh, shared with the interop tests.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/gateway.sh"
+# E2E_SERVER=rgw (tests/ceph/run.sh): the same scripts against Ceph RGW; start_gateway uploads
+# $ROOT with the AWS CLI instead of starting reelfs-gateway.
+if [[ "${E2E_SERVER:-gateway}" == rgw ]]; then
+  source "$(dirname "${BASH_SOURCE[0]}")/../ceph/rgw_server.sh"
+fi
 
 # gateway_crash_report RC: for a gateway that died of a signal (RC > 128), the backtrace of its
 # core file when there is one and gdb is installed (kernel.core_pattern "core": the test's
