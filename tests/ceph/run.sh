@@ -6,15 +6,15 @@
 #   tests/ceph/run.sh tree cli      # some of them (names below)
 #
 # The e2e read scripts (tests/e2e/*.sh) run unchanged with E2E_SERVER=rgw: their objects are
-# uploaded by the AWS CLI (rgw_server.sh). The others are RGW's own: cli.sh, tape.sh, writes.sh,
-# frontends.sh, rdma.sh.
+# uploaded by the AWS CLI (rgw_server.sh). The others are RGW's own: client.sh, cli.sh, tape.sh,
+# writes.sh, rdma.sh, frontends.sh.
 #
 # Skips (77) when the Ceph packages are missing or the cluster cannot come up, unless
 # REELFS_REQUIRE_CEPH=1 (scripts/test.sh sets it, having installed them): then either is a
 # failure, so that CI never passes by skipping the only third-party distributed engine.
-# Environment: REELFS_BIN, REELFS_GATEWAY_BIN, REELFS_RGW_RDMA_PROBE (CTest), KEEP_WORK=1 keeps
-# the cluster's directory, REELFS_CEPH_REUSE=DIR runs against a cluster already up there,
-# REELFS_CEPH_DEADLINE (seconds for everything, default 1300: below the CTest TIMEOUT of 1500).
+# Environment: REELFS_BIN, REELFS_GATEWAY_BIN, REELFS_RGW_RDMA_PROBE, REELFS_CLIENT_TEST (CTest);
+# KEEP_WORK=1 keeps the cluster's directory; REELFS_CEPH_REUSE=DIR runs against a cluster already
+# up there; REELFS_CEPH_DEADLINE: seconds for everything (default 1300, below CTest's 1500).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 e2e=$(cd "$here/../e2e" && pwd)
@@ -26,6 +26,7 @@ SUITES=(
   "concurrent:$e2e/concurrent.sh:240"
   "randread:$e2e/randread.sh:240"
   "dataloader:$e2e/dataloader.sh:240"
+  "client:$here/client.sh:150"
   "cli:$here/cli.sh:300"
   "tape:$here/tape.sh:180"
   "writes:$here/writes.sh:300"
