@@ -4,8 +4,9 @@
 # verify every byte, run a small PyTorch DataLoader over the mount (when torch is installed); then
 # the tape part: archive val/ onto the gateway's simulated tape library, show it offline (ls -ls,
 # du, xattrs, `reelfs status`), restore it in one batch with `reelfs stage -r --wait` and verify
-# it; print throughput (the mount next to the reelfs client and curl), then unmount and clean up,
-# even on Ctrl-C. Where FUSE is unusable (no /dev/fuse, no fusermount3) it says so and reads the dataset
+# it; print throughput (the mount next to the reelfs client and curl); then the same mount against
+# Ceph RGW (a one-host cluster, when Ceph is installed; DEMO_CEPH=0 skips it); then unmount and
+# clean up, even on Ctrl-C. Where FUSE is unusable (no /dev/fuse, no fusermount3) it says so and reads the dataset
 # through the reelfs client instead.
 #
 #   scripts/demo.sh [--keep]      # --keep leaves the gateway and the mount up until Enter is pressed
@@ -31,6 +32,7 @@ cleanup() {
     kill "$mount_pid" 2>/dev/null || true; wait "$mount_pid" 2>/dev/null || true
   fi
   if [ -n "$gw_pid" ]; then kill "$gw_pid" 2>/dev/null || true; wait "$gw_pid" 2>/dev/null || true; fi
+  if [ -d "$work/ceph" ]; then tests/ceph/cluster.sh down "$work/ceph" || true; fi
   if is_mounted; then echo "demo: $mnt is still mounted; leaving $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -384,5 +386,27 @@ if is_mounted; then
   fusermount3 -u "$mnt"
   if wait "$mount_pid"; then echo "unmounted; the daemon exited cleanly"; else echo "the daemon exited with $?"; fi
   mount_pid=""
+fi
+# ---- The same client against Ceph RGW, a real distributed S3 engine (docs/compatibility.md) ----
+if [ -z "$fuse_reason" ] && [ "${DEMO_CEPH:-1}" = 1 ] && command -v radosgw >/dev/null; then
+  say "Ceph RGW: a one-host cluster (mon, mgr, memstore OSD, two radosgw) started by tests/ceph/cluster.sh"
+  tests/ceph/cluster.sh up "$work/ceph"
+  . "$work/ceph/cluster.env"
+  rgw=${RGW_ENDPOINTS%% *}
+  say "aws s3 cp: train/shard-00 and checkpoint-b.pt into RGW; reelfs mount on $rgw"
+  export AWS_ACCESS_KEY_ID=$CEPH_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$CEPH_SECRET_KEY
+  aws --endpoint-url "$rgw" s3 mb s3://rgw-demo >/dev/null
+  aws --endpoint-url "$rgw" s3 cp --recursive --quiet "$work/root/dataset/train/shard-00" s3://rgw-demo/shard-00/
+  aws --endpoint-url "$rgw" s3 cp --quiet "$work/root/dataset/models/checkpoint-b.pt" s3://rgw-demo/
+  "$reelfs" mount rgw-demo "$mnt" --endpoint "$rgw" --log-file "$work/rgw-mount.log"
+  ls -l "$mnt" | head -4
+  (cd "$work/root/dataset/train/shard-00" && sha256sum -- *) >"$work/rgw-src.sha"
+  (cd "$mnt/shard-00" && sha256sum -c --quiet "$work/rgw-src.sha") &&
+    cmp "$mnt/checkpoint-b.pt" "$work/root/dataset/models/checkpoint-b.pt" &&
+    echo "OK: 61 files read through the mount from RGW, identical to the source (sha256, cmp)"
+  echo "written through the mount into RGW" >"$mnt/hello-from-reelfs.txt"
+  echo "aws s3 cp s3://rgw-demo/hello-from-reelfs.txt -: $(aws --endpoint-url "$rgw" s3 cp s3://rgw-demo/hello-from-reelfs.txt -)"
+  fusermount3 -u "$mnt"
+  tests/ceph/cluster.sh down "$work/ceph" && rm -rf "$work/ceph"
 fi
 say "Done"
