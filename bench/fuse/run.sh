@@ -5,8 +5,12 @@
 #   bench/fuse/run.sh                 # reduced sizes (see below), ~15-20 min on 2 cores
 #   FULL=1 bench/fuse/run.sh          # the issue's sizes: 4 GiB, 10 000 x 64 KiB, 100 000 entries
 #   TOOLS="s3fs curl" CASES="seq1 ls" LARGE_MIB=256 bench/fuse/run.sh   # a quick subset
+#   SERVER=ceph bench/fuse/run.sh     # the same table against Ceph RGW (tests/ceph/cluster.sh)
 #
 # Environment (all optional):
+#   SERVER=gateway|ceph    reelfs-gateway over the dataset's directory (default), or a one-host
+#                          Ceph cluster with radosgw started here, the dataset uploaded with the
+#                          AWS CLI (smaller defaults: 2 500 small files, 10 000 entries)
 #   BUILD_DIR=build        where reelfs-gateway (gateway/) and reelfs (cli/) are
 #   FULL=0|1               defaults for the sizes below (0: reduced, 1: the issue's)
 #   LARGE_MIB              size of large.bin                  (FULL: 4096,   else 1024)
@@ -33,7 +37,10 @@ here=bench/fuse
 . "$here/lib.sh"
 
 FULL=${FULL:-0}
+SERVER=${SERVER:-gateway}
 if [ "$FULL" = 1 ]; then d_large=4096; d_small=10000; d_dir=100000; d_ls=300; else d_large=1024; d_small=5000; d_dir=100000; d_ls=120; fi
+# Every object goes through the AWS CLI into RGW: keep the counts to what uploads in minutes.
+if [ "$SERVER" = ceph ] && [ "$FULL" != 1 ]; then d_small=2500; d_dir=10000; fi
 LARGE_MIB=${LARGE_MIB:-$d_large}
 SMALL_FILES=${SMALL_FILES:-$d_small}
 SMALL_KIB=${SMALL_KIB:-64}
@@ -117,6 +124,7 @@ cleanup() {
   for m in "$work"/mnt/*; do is_mounted "$m" && unmount "$m"; done
   for m in "${!daemon_pid[@]}"; do unmount "$m"; done
   if [ -n "$gw_pid" ]; then kill "$gw_pid" 2>/dev/null; wait "$gw_pid" 2>/dev/null; fi
+  if [ "$SERVER" = ceph ]; then tests/ceph/cluster.sh down "$work/ceph" >/dev/null 2>&1; fi
   if [ "${KEEP_WORK:-0}" = 1 ]; then log "work directory kept: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -130,9 +138,25 @@ t0=$(date +%s)
 py gen "$work/root/$bucket" --large-mib "$LARGE_MIB" --small-files "$SMALL_FILES" \
   --small-kib "$SMALL_KIB" --dir-entries "$DIR_ENTRIES" || { echo "dataset generation failed" >&2; exit 1; }
 manifest=$work/root/small.manifest
-log "dataset written in $(( $(date +%s) - t0 )) s; starting the gateway (it indexes the root first)"
-bench_start_gateway "$gw" "$work/root" "$work" "$work/logs/gateway.log" || exit 1
-log "gateway on $endpoint after $(( $(date +%s) - t0 )) s"
+if [ "$SERVER" = ceph ]; then
+  log "dataset written in $(( $(date +%s) - t0 )) s; starting a Ceph cluster (tests/ceph/cluster.sh)"
+  tests/ceph/cluster.sh up "$work/ceph" >"$work/logs/ceph.log" 2>&1 ||
+    { cat "$work/logs/ceph.log" >&2; echo "the Ceph cluster did not come up" >&2; exit 1; }
+  # shellcheck disable=SC1091
+  . "$work/ceph/cluster.env"
+  export AWS_ACCESS_KEY_ID=$CEPH_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$CEPH_SECRET_KEY
+  endpoint=${RGW_ENDPOINTS%% *}
+  printf '[default]\ns3 =\n    max_concurrent_requests = 32\n' >"$work/aws-config"
+  AWS_CONFIG_FILE=$work/aws-config aws --endpoint-url "$endpoint" s3 mb "s3://$bucket" >/dev/null &&
+    AWS_CONFIG_FILE=$work/aws-config aws --endpoint-url "$endpoint" s3 cp --recursive --quiet \
+      --no-progress "$work/root/$bucket" "s3://$bucket/" ||
+    { echo "uploading the dataset to RGW failed" >&2; exit 1; }
+  log "Ceph RGW on $endpoint, dataset uploaded by the AWS CLI after $(( $(date +%s) - t0 )) s"
+else
+  log "dataset written in $(( $(date +%s) - t0 )) s; starting the gateway (it indexes the root first)"
+  bench_start_gateway "$gw" "$work/root" "$work" "$work/logs/gateway.log" || exit 1
+  log "gateway on $endpoint after $(( $(date +%s) - t0 )) s"
+fi
 large_bytes=$((LARGE_MIB * 1048576))
 large_url=$(py urls "$endpoint" "$bucket" large.bin)
 curl -sS -f -o /dev/null "$large_url" || { echo "gateway does not serve large.bin" >&2; exit 1; }
@@ -380,7 +404,7 @@ for c in $CASES; do
       fi
       log "$c round $r: $t"
       if [ "$t" = curl ]; then run_curl_case "$c"; else run_fs_case "$t" "$c" "$r"; fi
-      if ! kill -0 "$gw_pid" 2>/dev/null; then
+      if [ "$SERVER" = gateway ] && ! kill -0 "$gw_pid" 2>/dev/null; then
         wait "$gw_pid"; log "the gateway died (exit $?) during $c/$t: stopping; cells after it stay empty"
         gw_pid=""; break 3
       fi
@@ -471,9 +495,10 @@ present() { echo " $TOOLS " | grep -q " $1 "; }
 {
   echo "## bench/fuse/run.sh — $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
-  echo "Command: \`$(for v in FULL LARGE_MIB SMALL_FILES SMALL_KIB DIR_ENTRIES SEQ_SECONDS RAND_SECONDS RAND_CURL_COUNT SMALL_SECONDS LS_TIMEOUT ROUNDS TOOLS CASES BUILD_DIR MAX_MEMORY REELFS_OPTS S3FS_OPTS RCLONE_OPTS; do [ -n "$(printenv $v)" ] && printf '%s=%q ' "$v" "$(printenv $v)"; done)bench/fuse/run.sh\`  "
+  echo "Command: \`$(for v in SERVER FULL LARGE_MIB SMALL_FILES SMALL_KIB DIR_ENTRIES SEQ_SECONDS RAND_SECONDS RAND_CURL_COUNT SMALL_SECONDS LS_TIMEOUT ROUNDS TOOLS CASES BUILD_DIR MAX_MEMORY REELFS_OPTS S3FS_OPTS RCLONE_OPTS; do [ -n "$(printenv $v)" ] && printf '%s=%q ' "$v" "$(printenv $v)"; done)bench/fuse/run.sh\`  "
   echo "Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, Linux $(uname -r); shared with other jobs, so compare ratios within a run.  "
   echo "Sizes: large.bin $LARGE_MIB MiB; $SMALL_FILES × $SMALL_KIB KiB; $DIR_ENTRIES entries. Sequential jobs stop at the end of their range or after ${SEQ_SECONDS} s; random reads run ${RAND_SECONDS} s (curl: $RAND_CURL_COUNT ranges); $ROUNDS round(s), medians. Cases took ${elapsed} s.  "
+  [ "$SERVER" = ceph ] && echo "Server: Ceph RGW $(radosgw --version 2>/dev/null | awk '{ print $3 }') (one mon, one mgr, one memstore OSD, radosgw beast; tests/ceph/cluster.sh) on the same 2 CPUs, objects uploaded by the AWS CLI.  "
   echo "Versions: reelfs $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet -- fuse cli 2>/dev/null || echo '+dirty'), $(s3fs --version 2>/dev/null | head -1 | sed -E 's/.*V([0-9.]+).*/s3fs \1/'), $(rclone version 2>/dev/null | head -1), $(fio --version), $(curl --version | head -1 | cut -d' ' -f1,2)."
   echo
   cat "$work/table.md"
