@@ -159,7 +159,11 @@ void Core::RenameOnce(InodeId parent, std::string name, InodeId new_parent, std:
                            std::move(*held));
         };
         if (writes_.AfterEmptyClose(busy, options_.write.release_wait, std::move(again))) return;
-        done = std::move(*held);
+        // No handle waits for its RELEASE: either the file is still being written (EBUSY again)
+        // or its upload finished between the check above and now (the RELEASE raced this
+        // rename, and won): decide again, once, rather than answer the stale EBUSY.
+        return RenameOnce(parent, std::move(name), new_parent, std::move(new_name), flags,
+                          /*may_wait=*/false, std::move(*held));
       }
       return done(std::move(checked).status());
     }

@@ -259,6 +259,10 @@ void WriteHandles::AfterCloseTimedOut(uint64_t fh, uint64_t id) {
     MutexLock lock(mutex_);
     auto it = handles_.find(fh);
     if (it == handles_.end()) return;  // finished: the callback ran then
+    // The patience is for a RELEASE that may never come (the writer kept a descriptor). Once it
+    // came, the upload's answer is certain and bounded by the S3 client's own timeouts: a slow
+    // PUT (a loaded server's fsync) must not turn `touch f && mv f g` into EBUSY. Finished runs it.
+    if (it->second.released && it->second.finishing) return;
     auto& list = it->second.after_close;
     for (auto w = list.begin(); w != list.end(); ++w) {
       if (w->first == id) {

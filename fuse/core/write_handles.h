@@ -76,7 +76,8 @@ class WriteHandles {
   std::optional<Status> Truncate(InodeId ino, uint64_t size) EXCLUDES(mutex_);
   // A RENAME of `ino` between the writer's close of an empty file and the RELEASE that uploads
   // it: when a handle of `ino` is in that state, `then` runs once its upload has answered, or
-  // after `patience` (the writer kept another descriptor), and this returns true. Otherwise it
+  // after `patience` if the RELEASE has not come by then (the writer kept another descriptor; an
+  // upload the RELEASE started is always waited for), and this returns true. Otherwise it
   // returns false and drops `then`. `then` runs without any lock held, on the thread that
   // finished the upload or on a timer's.
   bool AfterEmptyClose(InodeId ino, std::chrono::milliseconds patience, std::function<void()> then)

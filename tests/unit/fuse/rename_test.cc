@@ -380,6 +380,23 @@ TEST_CASE("a rename between an empty file's close and its RELEASE waits for the 
   CHECK(f.Names(kRootInode) == std::vector<std::string>{"f.bin"});
 }
 
+TEST_CASE("an empty file released, its upload slower than release_wait: the rename waits for it") {
+  // A loaded server's PUT (fsync) can outlast the patience, which is only for a RELEASE that never
+  // comes: once it came, the rename waits for the upload's answer and goes on.
+  WriteOptions w;
+  w.release_wait = std::chrono::milliseconds(50);
+  Fixture f(w);
+  EmptyFile e(f, "e.bin");
+  f.faults->SetLatency(s3::Operation::kPutObject, std::chrono::milliseconds(600));
+  f.fs->Release(e.fh);  // the PUT starts and takes 600 ms, twelve times the patience
+  std::future<Status> renamed = StartRename(f, "e.bin", "f.bin");
+  REQUIRE(renamed.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  const Status status = renamed.get();
+  REQUIRE_MESSAGE(status.ok(), status.ToString());
+  CHECK(f.Stored("f.bin").value().empty());
+  CHECK(f.Stored("e.bin").status().code() == StatusCode::kNotFound);
+}
+
 TEST_CASE("an empty file never released: the waiting rename gets EBUSY after release_wait") {
   WriteOptions w;
   w.release_wait = std::chrono::milliseconds(100);
