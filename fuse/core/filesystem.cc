@@ -10,6 +10,7 @@
 
 #include "fuse/core/filesystem.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,6 +32,7 @@ namespace {
 // StatFs: S3 has no capacity. A large constant keeps tools that check space (cp, rsync, df)
 // content; the mount is read-only, so nothing relies on it being true.
 constexpr uint64_t kStatFsBytes = 1ull << 50;  // 1 PiB
+constexpr uint64_t kStatFsFiles = 1ull << 32;  // inodes: more than a mount will ever know
 
 }  // namespace
 
@@ -109,7 +111,8 @@ FsStats Core::StatFs() {
   s.block_size = 4096;
   s.blocks = kStatFsBytes / s.block_size;
   MutexLock lock(mutex_);
-  s.files = inodes_.size();
+  s.files = kStatFsFiles;
+  s.files_used = std::min<uint64_t>(inodes_.size(), kStatFsFiles);
   s.max_name = kMaxNameBytes;
   return s;
 }

@@ -76,8 +76,9 @@ struct ReadData {
 
 struct FsStats {
   uint64_t block_size = 4096;
-  uint64_t blocks = 0;
-  uint64_t files = 0;
+  uint64_t blocks = 0;      // total; all of them free (S3 reports no capacity)
+  uint64_t files = 0;       // total inodes: a large constant
+  uint64_t files_used = 0;  // the inodes this mount knows now (<= files)
   uint64_t max_name = 255;
 };
 

@@ -342,15 +342,14 @@ void StatFs(fuse_req_t req, fuse_ino_t ino) noexcept {
     st.f_blocks = s.blocks;
     st.f_files = s.files;
     st.f_namemax = s.max_name;
-    if (ctx.fs.options().write.read_only) {
-      st.f_flag = ST_RDONLY;  // free and available stay 0: nothing can be written
-    } else {
-      // S3 has no capacity to report: as much free as the total, so cp and rsync go ahead.
-      st.f_bfree = s.blocks;
-      st.f_bavail = s.blocks;
-      st.f_ffree = s.blocks;
-      st.f_favail = s.blocks;
-    }
+    // S3 has no capacity to report: as much free as the total on every mount, as mountpoint-s3
+    // and s3fs do, so df shows 0 % used (not 100 %) and cp and rsync go ahead. No f_flag: FUSE
+    // does not carry it (the kernel derives it from the mount's flags), so a --read-only mount
+    // cannot say ST_RDONLY here; its writes answer EROFS.
+    st.f_bfree = s.blocks;
+    st.f_bavail = s.blocks;
+    st.f_ffree = s.files - s.files_used;
+    st.f_favail = st.f_ffree;
     reply->StatFs(st);
   });
 }

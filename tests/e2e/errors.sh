@@ -43,6 +43,15 @@ MAIN_PID=$MOUNT_PID
 [[ "$(cat "$MNT/file.txt")" == "original content" ]] || fail "good mount cannot read"
 modes=$(stat -c %a "$MNT" "$MNT/dir" "$MNT/file.txt" | paste -sd' ')
 [[ $modes == "555 555 444" ]] || fail "read-only modes: $modes"
+# statfs: 0 % used on every mount (a read-only one showed 100 % before); the read-only state is
+# the writes' EROFS below, since FUSE cannot set statvfs's f_flag.
+read -r total free avail < <(stat -f -c '%b %f %a' "$MNT")
+[[ $total != 0 && $free == "$total" && $avail == "$total" ]] ||
+  fail "statfs of a read-only mount: blocks $total free $free avail $avail"
+[[ $(df --output=pcent "$MNT" | tail -1 | tr -d ' ') == 0% ]] || fail "df: $(df "$MNT" | tail -1)"
+iused=$(df --output=iused "$MNT" | tail -1 | tr -d ' ')
+[[ $iused =~ ^[0-9]+$ && $iused -ge 3 && $iused -lt 1000 ]] || fail "df -i used inodes: '$iused'"
+echo "  df: 0% used, $iused inodes used"
 expect_erofs() {  # expect_erofs DESCRIPTION COMMAND...
   local what=$1 out; shift
   out=$("$@" 2>&1) && fail "$what succeeded on a read-only mount"

@@ -572,6 +572,9 @@ TEST_CASE("a mount prefix is the root") {
   auto s = f.fs->StatFs();
   CHECK(s.blocks > 0);
   CHECK(s.max_name == 255);
+  // Inodes: the known ones (the root and "a") used of a large total, so df -i is not negative.
+  CHECK(s.files_used == 2);
+  CHECK(s.files > s.files_used);
 }
 
 TEST_CASE("Read goes through the prefetcher and returns the object's bytes") {
