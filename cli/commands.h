@@ -44,6 +44,10 @@ struct CpArgs {
   std::function<Result<UploadTransport>()> open_rdma;
 };
 int RunCp(s3::ObjectStore& store, const CpArgs& args);
+// Where a download of `key` to local `dest` writes: `dest` itself, or, when `dest` ends in '/' or
+// is a directory, dest/ + the key's last component (as cp and `aws s3 cp` do); an error for a key
+// with no last component ("dir/").
+Result<std::string> DownloadPath(const std::string& dest, const std::string& key);
 
 int RunStat(s3::ObjectStore& store, const std::string& url);
 

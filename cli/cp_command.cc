@@ -6,8 +6,10 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "cli/explain.h"
 #include "cli/interrupt.h"
 #include "cli/local_sources.h"
 #include "cli/progress.h"
@@ -39,23 +41,46 @@ Status WriteAll(int fd, std::span<const std::byte> data, int64_t offset) {
 // Parallel ranged GETs written at their offsets into DEST.reelfs-partial, renamed into place
 // only when complete, so a failed copy never leaves a truncated file under the final name.
 Status CopyToFile(s3::ObjectStore& store, const S3Url& url, const s3::ObjectInfo& info,
-                  const CpArgs& args) {
-  std::string tmp = args.dest + ".reelfs-partial";
+                  const std::string& dest, const CpArgs& args) {
+  std::string tmp = dest + ".reelfs-partial";
   REELFS_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  Progress progress(args.progress, info.size, /*total_known=*/true, /*files=*/1);
   Status s = ReadRanges(store, url.bucket, url.key, info,
                         {.concurrency = args.concurrency, .part_size = args.part_size},
-                        [&fd](uint64_t offset, std::span<const std::byte> data) {
+                        [&fd, &progress](uint64_t offset, std::span<const std::byte> data) {
+                          progress.AddBytes(data.size());
                           return WriteAll(fd.get(), data, static_cast<int64_t>(offset));
                         });
   if (s.ok() && ::fsync(fd.get()) != 0) s = ErrnoToStatus(errno, "fsync " + tmp);
-  if (s.ok() && ::rename(tmp.c_str(), args.dest.c_str()) != 0) {
-    s = ErrnoToStatus(errno, "rename to " + args.dest);
+  if (s.ok() && ::rename(tmp.c_str(), dest.c_str()) != 0) {
+    s = ErrnoToStatus(errno, "rename to " + dest);
   }
+  if (s.ok()) progress.FileDone();
+  progress.Finish();
   if (!s.ok()) ::unlink(tmp.c_str());
   return s;
 }
 
 bool IsS3Url(const std::string& s) { return s.rfind("s3://", 0) == 0; }
+
+}  // namespace
+
+Result<std::string> DownloadPath(const std::string& dest, const std::string& key) {
+  struct stat st {};
+  const bool is_dir = !dest.empty() && (dest.back() == '/' ||
+                                        (::stat(dest.c_str(), &st) == 0 && S_ISDIR(st.st_mode)));
+  if (!is_dir) return dest;
+  // Into a directory, under the key's last component, as cp and `aws s3 cp` do.
+  const size_t slash = key.find_last_of('/');
+  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") {
+    return Status::InvalidArgument(
+        fmt::format("key '{}' has no file name to write into directory {}", key, dest));
+  }
+  return dest + (dest.back() == '/' ? "" : "/") + name;
+}
+
+namespace {
 
 // Removes from `list` the sources whose key already names an object, each with a problem line.
 // One HEAD for a single source, else one listing of the prefix the keys share.
@@ -139,7 +164,7 @@ int RunUpload(s3::ObjectStore& store, const CpArgs& args) {
     const std::string prefix =
         url->key.empty() || url->key.back() == '/' ? url->key : url->key + "/";
     if (Status s = RefuseExisting(store, url->bucket, prefix, &list); !s.ok()) {
-      std::cerr << "reelfs cp: " << s.ToString() << "\n";
+      std::cerr << "reelfs cp: " << Explain(s, {.bucket = url->bucket, .key = url->key}) << "\n";
       return 1;
     }
   }
@@ -236,6 +261,15 @@ int RunCp(s3::ObjectStore& store, const CpArgs& args) {
               << args.source << "' and '" << args.dest << "'\n";
     return 2;
   }
+  std::string dest = args.dest;
+  if (dest != "-") {
+    auto resolved = DownloadPath(dest, url->key);
+    if (!resolved.ok()) {
+      std::cerr << "reelfs cp: " << resolved.status().message() << "\n";
+      return 2;
+    }
+    dest = std::move(resolved).value();
+  }
   auto info = s3::Await<s3::ObjectInfo>(
       [&](auto cb) { store.HeadObject({.bucket = url->bucket, .key = url->key}, cb); });
   Status s = info.status();
@@ -247,10 +281,11 @@ int RunCp(s3::ObjectStore& store, const CpArgs& args) {
                      return WriteAll(STDOUT_FILENO, data, -1);
                    });
   } else if (s.ok()) {
-    s = CopyToFile(store, *url, *info, args);
+    s = CopyToFile(store, *url, *info, dest, args);
   }
   if (!s.ok()) {
-    std::cerr << "reelfs cp: " << args.source << ": " << s.ToString() << "\n";
+    std::cerr << "reelfs cp: " << args.source << ": "
+              << Explain(s, {.bucket = url->bucket, .key = url->key}) << "\n";
     return 1;
   }
   return 0;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cli/commands.h"
+#include "cli/explain.h"
 #include "cli/s3_url.h"
 #include "common/time_format.h"
 #include "s3/await.h"
@@ -36,7 +37,7 @@ int RunLs(s3::ObjectStore& store, const LsArgs& args) {
         return true;
       });
   if (!status.ok()) {
-    std::cerr << "reelfs ls: " << status.ToString() << "\n";
+    std::cerr << "reelfs ls: " << Explain(status, {.bucket = url->bucket}) << "\n";
     return 1;
   }
   return 0;
@@ -51,7 +52,8 @@ int RunStat(s3::ObjectStore& store, const std::string& text) {
   auto info = s3::Await<s3::ObjectInfo>(
       [&](auto cb) { store.HeadObject({.bucket = url->bucket, .key = url->key}, cb); });
   if (!info.ok()) {
-    std::cerr << "reelfs stat: " << info.status().ToString() << "\n";
+    std::cerr << "reelfs stat: " << Explain(info.status(), {.bucket = url->bucket, .key = url->key})
+              << "\n";
     return 1;
   }
   std::printf("key: %s\nsize: %llu\netag: %s\nlast-modified: %s\nstorage-class: %s\n",

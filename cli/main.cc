@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
                    "upload: replace existing objects (default: refuse each one, exit 1)");
   cp_cmd->add_flag("--no-follow-symlinks", cp_no_follow,
                    "upload: skip symbolic links (default: follow them, as aws s3 cp)");
-  cp_cmd->add_flag("-q,--quiet", cp_quiet, "upload: no progress bar on a terminal");
+  cp_cmd->add_flag("-q,--quiet", cp_quiet, "no progress bar on a terminal");
   // A flag, as the mount's: `--rdma` never takes the next word (the source) as its device.
   std::string cp_rdma_device;
   auto* cp_rdma = cp_cmd

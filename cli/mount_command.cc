@@ -12,6 +12,7 @@
 
 #include <sys/wait.h>
 
+#include "cli/explain.h"
 #include "cli/mount_stack.h"
 #include "cli/rdma_data_path.h"
 #include "cli/rdma_open.h"
@@ -35,10 +36,6 @@ Status CheckBucket(s3::ObjectStore& store, const fuse::MountOptions& m) {
   req.delimiter = "/";
   req.max_keys = 1;
   return s3::Await<s3::ListObjectsPage>([&](auto cb) { store.ListObjects(req, cb); }).status();
-}
-
-bool IsCredentialError(const Status& s) {
-  return s.code() == StatusCode::kPermissionDenied || s.code() == StatusCode::kUnauthenticated;
 }
 
 // Where the daemon reports "mounted" or its error: the parent's pipe, or stderr in the foreground
@@ -194,14 +191,16 @@ int CheckBeforeMount(const MountConfig& cfg, const ClientFactory& make_clients) 
     return 1;
   }
   Status check = CheckBucket(*clients->store, cfg.mount);
-  if (IsCredentialError(check)) {
-    // Issue 3: wrong credentials still mount, and every access answers EACCES.
-    std::cerr << "reelfs mount: warning: s3://" << cfg.mount.bucket << "/" << cfg.mount.prefix
-              << " refused these credentials (" << check.ToString()
-              << "); mounting anyway, accesses will fail with EACCES\n";
-  } else if (!check.ok()) {
-    std::cerr << "reelfs mount: cannot list s3://" << cfg.mount.bucket << "/" << cfg.mount.prefix
-              << ": " << check.ToString() << "\n";
+  if (!check.ok()) {
+    // Refused like mountpoint-s3's first listing: a typo or wrong keys fail here, with what a
+    // person needs to fix them, rather than as EACCES or EIO on every access of a mount that
+    // seems fine. (Credentials refused later, once mounted, answer EACCES.)
+    std::cerr << "reelfs mount: cannot mount s3://" << cfg.mount.bucket << "/" << cfg.mount.prefix
+              << ": "
+              << Explain(check, {.bucket = cfg.mount.bucket,
+                                 .key = "",
+                                 .endpoint = clients->client->options().endpoint})
+              << "\n";
     return 1;
   }
   return 0;

@@ -8,8 +8,10 @@
 #include <string>
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "cli/explain.h"
 #include "cli/ranged_reader.h"
 #include "cli/s3_url.h"
 #include "s3/await.h"
@@ -215,6 +217,58 @@ TEST_SUITE("cli") {
     CHECK(listing.find("PRE sub/") != std::string::npos);
     CHECK(listing.find(" 1 1999\n") != std::string::npos);
   }
+}
+
+TEST_CASE("cp of an object into a directory writes dir/NAME, as cp and aws s3 cp do") {
+  s3::FakeObjectStore store;
+  store.PutObjectForTest("b", "deep/path/obj.bin", "payload");
+  const std::string dir = TempPath("cpdir");
+  REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+  CHECK(RunCp(store, {.source = "s3://b/deep/path/obj.bin", .dest = dir}) == 0);
+  CHECK(ReadFile(dir + "/obj.bin") == "payload");
+  std::remove((dir + "/obj.bin").c_str());
+  CHECK(RunCp(store, {.source = "s3://b/deep/path/obj.bin", .dest = dir + "/"}) == 0);
+  CHECK(ReadFile(dir + "/obj.bin") == "payload");
+  std::remove((dir + "/obj.bin").c_str());
+  // A file name stays the file name; a key with no last component has nothing to write.
+  CHECK(DownloadPath(dir + "/x", "a/b").value() == dir + "/x");
+  CHECK(DownloadPath("out/", "k").value() == "out/k");
+  CHECK_FALSE(DownloadPath(dir, "a/").ok());
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("errors are said for a person: what is wrong and what to do, with the server's ids") {
+  const S3Subject key{.bucket = "b", .key = "k/x", .endpoint = "http://gw:7070"};
+  const S3Subject bucket{.bucket = "b", .key = "", .endpoint = "http://gw:7070"};
+  auto s3_error = [](StatusCode code, int http, std::string s3_code) {
+    return Status(
+        code, "HeadObject b/k/x: HTTP",
+        StatusDetail{.http_status = http, .s3_code = std::move(s3_code), .request_id = "R1"});
+  };
+  CHECK(Explain(s3_error(StatusCode::kNotFound, 404, ""), key) ==
+        "no such key s3://b/k/x (request-id R1)");
+  CHECK(Explain(s3_error(StatusCode::kNotFound, 404, "NoSuchBucket"), bucket) ==
+        "bucket 'b' does not exist at http://gw:7070 (NoSuchBucket, request-id R1)");
+  const std::string sig =
+      Explain(s3_error(StatusCode::kUnauthenticated, 403, "SignatureDoesNotMatch"), bucket);
+  CHECK(sig.find("refused the secret key") != std::string::npos);
+  CHECK(sig.find("SignatureDoesNotMatch") != std::string::npos);
+  CHECK(Explain(s3_error(StatusCode::kUnauthenticated, 403, "InvalidAccessKeyId"), bucket)
+            .find("does not know this access key id") != std::string::npos);
+  CHECK(Explain(s3_error(StatusCode::kPermissionDenied, 403, "AccessDenied"), key)
+            .starts_with("access denied to s3://b/k/x (AccessDenied"));
+  const Status archived(StatusCode::kFailedPrecondition, StatusReason::kArchived, "GetObject",
+                        StatusDetail{.http_status = 403, .s3_code = "InvalidObjectState"});
+  CHECK(Explain(archived, key).find("archived on tape") != std::string::npos);
+  CHECK(Explain(archived, key).find("reelfs stage s3://b/k/x") != std::string::npos);
+  const Status refused(StatusCode::kUnavailable, "ListObjectsV2 b: Couldn't connect to server");
+  CHECK(Explain(refused, bucket) ==
+        "cannot reach http://gw:7070: ListObjectsV2 b: Couldn't connect to server");
+  // A local error is not the server's "no such key", and no code name ("NOT_FOUND") is shown.
+  const Status local = ErrnoToStatus(ENOENT, "open /x/y.reelfs-partial");
+  CHECK(Explain(local, key).find("no such key") == std::string::npos);
+  CHECK(Explain(local, key).find("NOT_FOUND") == std::string::npos);
+  CHECK(Explain(local, key).find("open /x/y.reelfs-partial") != std::string::npos);
 }
 
 }  // namespace
