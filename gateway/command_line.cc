@@ -11,19 +11,13 @@ namespace reelfs::gateway {
 namespace {
 
 // The server's flags that override the config file when given.
-constexpr const char* kOverridingFlags[] = {"--root",
-                                            "--listen",
-                                            "--access-key",
-                                            "--secret-key",
-                                            "--region",
-                                            "--port-file",
-                                            "--timeline-file",
-                                            "--threads",
-                                            "--allow-non-loopback",
-                                            "--log-level",
-                                            "--virtual-host-domain",
-                                            "--idle-timeout",
-                                            "--multipart-expiry"};
+constexpr const char* kOverridingFlags[] = {"--root",         "--create",
+                                            "--listen",       "--access-key",
+                                            "--secret-key",   "--region",
+                                            "--port-file",    "--timeline-file",
+                                            "--threads",      "--allow-non-loopback",
+                                            "--log-level",    "--virtual-host-domain",
+                                            "--idle-timeout", "--multipart-expiry"};
 
 void AddArchiveCommand(CLI::App& app, CommandLine& out, CLI::App*& archive_cmd) {
   archive_cmd = app.add_subcommand(
@@ -46,7 +40,9 @@ void AddArchiveCommand(CLI::App& app, CommandLine& out, CLI::App*& archive_cmd) 
 
 void AddServerFlags(CLI::App& app, CommandLine& out) {
   Options& cli = out.flags;
-  app.add_option("--root", cli.root, "directory to serve (buckets are its subdirectories)");
+  app.add_option("--root", cli.root,
+                 "directory to serve (buckets are its subdirectories); must exist unless --create");
+  app.add_flag("--create", cli.create_root, "create --root if it does not exist (a new archive)");
   app.add_option("--listen", cli.listen, "HOST:PORT to listen on (port 0: ephemeral)");
   app.add_option("--config", out.config_file, "YAML config file (flags override it)");
   app.add_option("--access-key", cli.access_key, "access key id accepted");
@@ -112,6 +108,7 @@ Result<Options> ServeOptions(const CommandLine& line) {
   const Options& cli = line.flags;
   auto given = [&](const char* flag) { return line.given.count(flag) > 0; };
   if (given("--root")) options.root = cli.root;
+  if (given("--create")) options.create_root = true;
   if (given("--listen")) options.listen = cli.listen;
   if (given("--access-key")) options.access_key = cli.access_key;
   if (given("--secret-key")) options.secret_key = cli.secret_key;

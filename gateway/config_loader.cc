@@ -392,6 +392,8 @@ Status LoadConfigString(std::string_view yaml, std::string_view origin, Options*
       };
       if (key == "root") {
         options->root = text;
+      } else if (key == "create") {
+        options->create_root = value.as<bool>();
       } else if (key == "listen") {
         options->listen = text;
       } else if (key == "allow_non_loopback") {

@@ -59,12 +59,17 @@ Result<CredentialSource> ResolveCredentials(Options* options, const std::string&
   options->secret_key = std::move(secret);
   source.generated = true;
   source.file = internal_dir + "/credentials";
+  return source;
+}
+
+Status WriteGeneratedCredentials(const Options& options, const CredentialSource& source) {
+  if (!source.generated) return Status::Ok();
   std::string tmp = source.file + ".tmp";
   ::unlink(tmp.c_str());
   REELFS_ASSIGN_OR_RETURN(UniqueFd fd,
                           UniqueFd::Open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600));
-  std::string text = "[default]\naws_access_key_id=" + options->access_key +
-                     "\naws_secret_access_key=" + options->secret_key + "\n";
+  std::string text = "[default]\naws_access_key_id=" + options.access_key +
+                     "\naws_secret_access_key=" + options.secret_key + "\n";
   if (::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
       ::fsync(fd.get()) != 0) {
     return ErrnoToStatus(errno, "write " + tmp);
@@ -72,7 +77,7 @@ Result<CredentialSource> ResolveCredentials(Options* options, const std::string&
   if (::rename(tmp.c_str(), source.file.c_str()) != 0) {
     return ErrnoToStatus(errno, "rename " + source.file);
   }
-  return source;
+  return Status::Ok();
 }
 
 }  // namespace reelfs::gateway

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include <sys/stat.h>
+
 #include "common/log.h"
 #include "common/units.h"
 #include "gateway/credentials.h"
@@ -90,22 +92,38 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Build(Options options,
                                              gw->faults_.get());
   REELFS_RETURN_IF_ERROR(gw->AttachRdma(rdma));
   REELFS_RETURN_IF_ERROR(gw->Bind());
+  // Only now: a gateway that could not start (a busy port) leaves no credentials file behind.
+  REELFS_RETURN_IF_ERROR(WriteGeneratedCredentials(gw->options_, gw->credentials_));
+  if (gw->credentials_.generated) {
+    // The secret goes to the 0600 file only, never to a log or the terminal.
+    std::cerr << "reelfs-gateway: generated credentials: access key " << gw->options_.access_key
+              << ", secret in " << gw->credentials_.file << "\n";
+  }
   return gw;
 }
 
-// The store, its root lock and the credentials (a generated pair is written beside the root).
+// The store, its root lock and the credentials (a generated pair is written beside the root
+// once the port is bound).
 Status GatewayServer::OpenStore() {
+  struct stat st {};
+  if (::stat(options_.root.c_str(), &st) != 0) {
+    if (errno != ENOENT) return ErrnoToStatus(errno, "--root " + options_.root);
+    if (!options_.create_root) {
+      // A typo would otherwise serve a new, empty archive under fresh keys.
+      return Status::InvalidArgument(
+          "--root " + options_.root +
+          " does not exist; give --create (config: create: true) to start a new, empty archive "
+          "there");
+    }
+  } else if (!S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument("--root " + options_.root + " is not a directory");
+  }
   StoreOptions store_options;
   store_options.min_part_size = options_.min_part_size;
   REELFS_ASSIGN_OR_RETURN(store_, Store::Open(options_.root, store_options));
   REELFS_ASSIGN_OR_RETURN(root_lock_, RootLock::Acquire(store_->fs().internal_path()));
-  REELFS_ASSIGN_OR_RETURN(CredentialSource creds,
+  REELFS_ASSIGN_OR_RETURN(credentials_,
                           ResolveCredentials(&options_, store_->fs().internal_path()));
-  if (creds.generated) {
-    // The secret goes to the 0600 file only, never to a log or the terminal.
-    std::cerr << "reelfs-gateway: generated credentials: access key " << options_.access_key
-              << ", secret in " << creds.file << "\n";
-  }
   return Status::Ok();
 }
 

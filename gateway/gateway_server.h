@@ -15,6 +15,7 @@
 #include "common/result.h"
 #include "gateway/archive/archive.h"
 #include "gateway/command_line.h"
+#include "gateway/credentials.h"
 #include "gateway/http/server.h"
 #include "gateway/listen_address.h"
 #include "gateway/options.h"
@@ -49,7 +50,8 @@ class GatewayServer {
   Status AttachRdma(const RdmaFlags& rdma);
   Status Bind();
 
-  Options options_;  // as resolved, credentials included
+  Options options_;               // as resolved, credentials included
+  CredentialSource credentials_;  // a generated pair is written once the port is bound
   ListenAddress listen_;
   // Declaration order is construction order, so destruction is the teardown order; do not
   // reorder. The server goes first (io threads joined), then the RDMA server (workers joined;

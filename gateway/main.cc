@@ -5,6 +5,9 @@
 //
 // Contract used by tests: after binding, exactly one line goes to stdout,
 // "reelfs-gateway listening on http://HOST:PORT", and the port is written to --port-file.
+#include <unistd.h>
+
+#include <cerrno>
 #include <iostream>
 #include <optional>
 #include <utility>
@@ -28,6 +31,9 @@ int Fail(const Status& st) {
 
 // `reelfs-gateway archive`: the archive writer on the root directly (no server).
 int RunArchiveCommand(const Options& options, const ArchiveRunOptions& run) {
+  if (::access(options.root.c_str(), F_OK) != 0) {
+    return Fail(ErrnoToStatus(errno, "--root " + options.root));  // never creates an archive
+  }
   auto store = Store::Open(options.root, StoreOptions{options.min_part_size});
   if (!store.ok()) return Fail(store.status());
   auto lock = RootLock::Acquire((*store)->fs().internal_path());

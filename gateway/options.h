@@ -97,8 +97,10 @@ struct FaultScenario {
 };
 
 struct Options {
-  // Directory served: buckets are its top-level directories. Required.
+  // Directory served: buckets are its top-level directories. Required, and must exist unless
+  // `create_root` (a typo must not serve a new, empty archive).
   std::string root;
+  bool create_root = false;
   // HOST:PORT to listen on; port 0 picks an ephemeral port.
   std::string listen = "127.0.0.1:7070";
   // A non-loopback listen address is refused unless this is set (reference gateway only).

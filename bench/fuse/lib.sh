@@ -31,7 +31,7 @@ bench_start_gateway() {
   local gw=$1 root=$2 work=$3 log=$4
   # SIGPIPE ignored: reelfs-gateway does not ignore it itself, and a client that closes a
   # connection in the middle of a sendfile'd body (every mount does at close) kills it (exit 141).
-  ( trap '' PIPE; exec "$gw" --root "$root" --listen 127.0.0.1:0 --port-file "$work/port" \
+  ( trap '' PIPE; exec "$gw" --root "$root" --create --listen 127.0.0.1:0 --port-file "$work/port" \
     --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" --log-level warn \
     >"$log" 2>&1 ) &
   gw_pid=$!

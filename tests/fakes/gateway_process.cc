@@ -121,17 +121,11 @@ GatewayProcess::~GatewayProcess() { process_.Stop(SIGTERM); }
 
 Status GatewayProcess::Start(std::chrono::milliseconds deadline) {
   unlink(port_file_.c_str());
-  std::vector<std::string> argv = {config_.binary,
-                                   "--root",
-                                   config_.root,
-                                   "--listen",
-                                   "127.0.0.1:" + std::to_string(port_),
-                                   "--access-key",
-                                   config_.access_key,
-                                   "--secret-key",
-                                   config_.secret_key,
-                                   "--port-file",
-                                   port_file_};
+  std::vector<std::string> argv = {
+      config_.binary,     "--root",           config_.root,
+      "--create",         "--listen",         "127.0.0.1:" + std::to_string(port_),
+      "--access-key",     config_.access_key, "--secret-key",
+      config_.secret_key, "--port-file",      port_file_};
   argv.insert(argv.end(), config_.extra_args.begin(), config_.extra_args.end());
   REELFS_RETURN_IF_ERROR(process_.Start(argv, log_file_));
   const auto until = std::chrono::steady_clock::now() + deadline;

@@ -121,9 +121,18 @@ if "$REELFS_GATEWAY_BIN" --config "$WORK/gw.yaml" >/dev/null 2>"$WORK/cfg.err"; 
 fi
 grep -q "gw.yaml:3" "$WORK/cfg.err" || fail "no file:line in error: $(cat "$WORK/cfg.err")"
 
+echo "== a --root that does not exist: refused without --create, nothing created"
+if "$REELFS_GATEWAY_BIN" --root "$WORK/typo" --listen 127.0.0.1:0 --access-key a --secret-key b \
+    >"$WORK/typo.out" 2>"$WORK/typo.err"; then
+  fail "a missing --root was served"
+fi
+grep -q -- "--root $WORK/typo does not exist; give --create" "$WORK/typo.err" ||
+  fail "no clear message for a missing root: $(cat "$WORK/typo.err")"
+[[ ! -e "$WORK/typo" ]] || fail "the missing root was created"
+
 echo "== generated credentials: 0600 file, secret never printed"
 env -u REELFS_GATEWAY_ACCESS_KEY -u REELFS_GATEWAY_SECRET_KEY "$REELFS_GATEWAY_BIN" \
-  --root "$WORK/gen" --listen 127.0.0.1:0 --port-file "$WORK/gen.port" --log-level debug \
+  --root "$WORK/gen" --create --listen 127.0.0.1:0 --port-file "$WORK/gen.port" --log-level debug \
   >"$WORK/gen.out" 2>"$WORK/gen.err" &
 GW_PID=$!
 for _ in $(seq 1 100); do [[ -s "$WORK/gen.port" ]] && break; sleep 0.1; done
@@ -133,6 +142,15 @@ secret=$(sed -n 's/^aws_secret_access_key=//p' "$cred")
 access=$(sed -n 's/^aws_access_key_id=//p' "$cred")
 [[ -n "$secret" && -n "$access" ]] || fail "credentials file incomplete"
 grep -q "$access" "$WORK/gen.err" || fail "access key not announced"
+echo "== a busy port: the gateway exits 1 and leaves no credentials file"
+mkdir -p "$WORK/busy"
+if env -u REELFS_GATEWAY_ACCESS_KEY -u REELFS_GATEWAY_SECRET_KEY "$REELFS_GATEWAY_BIN" \
+    --root "$WORK/busy" --listen "127.0.0.1:$(cat "$WORK/gen.port")" >"$WORK/busy.out" \
+    2>"$WORK/busy.err"; then
+  fail "a second gateway on a busy port started"
+fi
+[[ ! -e "$WORK/busy/.reelfs-gateway/credentials" ]] || fail "a busy port left a credentials file"
+grep -q "generated credentials" "$WORK/busy.err" && fail "a gateway that did not start announced keys"
 url=$(AWS_ACCESS_KEY_ID=$access AWS_SECRET_ACCESS_KEY=$secret GW_ACCESS_KEY=$access \
   GW_SECRET_KEY=$secret presign GET nothing/here 2>/dev/null || true)
 curl -s "$url" >/dev/null || true

@@ -46,7 +46,7 @@ class Gateway:
             extra += ["--port-file", port_path]
         self.err = open(os.path.join(self.work, "gateway.err"), "w")
         self.proc = subprocess.Popen(
-            [BIN, "--root", self.root, "--listen", "127.0.0.1:0", *extra, "--access-key", access,
+            [BIN, "--root", self.root, "--create", "--listen", "127.0.0.1:0", *extra, "--access-key", access,
              "--secret-key", secret, "--log-level", os.environ.get("GW_LOG_LEVEL", "warn")],
             stdout=subprocess.PIPE, stderr=self.err, text=True)
         line = self.proc.stdout.readline().strip()

@@ -28,7 +28,7 @@ start_gateway() {
   # The subshell execs, so $! is the gateway.
   # shellcheck disable=SC2086
   ( ulimit -c unlimited 2>/dev/null || true
-    exec "$REELFS_GATEWAY_BIN" --root "$ROOT" --listen "127.0.0.1:$want" --port-file "$WORK/port" \
+    exec "$REELFS_GATEWAY_BIN" --root "$ROOT" --create --listen "127.0.0.1:$want" --port-file "$WORK/port" \
       --access-key "$GW_ACCESS_KEY" --secret-key "$GW_SECRET_KEY" \
       --log-level "${GW_LOG_LEVEL:-warn}" "$@" ${GATEWAY_EXTRA_ARGS:-} \
       >>"$WORK/gateway.out" 2>>"$WORK/gateway.err" ) &

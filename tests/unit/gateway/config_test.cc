@@ -13,6 +13,7 @@ TEST_CASE("config: the example config loads") {
   Status st = LoadConfigFile(REELFS_SOURCE_DIR "/configs/gateway.example.yaml", &options);
   REQUIRE_MESSAGE(st.ok(), st.ToString());
   CHECK(options.root == "/var/lib/reelfs-gateway");
+  CHECK_FALSE(options.create_root);
   CHECK(options.listen == "127.0.0.1:7070");
   CHECK(options.idle_timeout == std::chrono::seconds(60));
   CHECK(options.max_put_size == (5ull << 30));

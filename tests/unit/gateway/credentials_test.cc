@@ -33,6 +33,9 @@ TEST_CASE("credentials: generated from the CSPRNG, written 0600") {
   REQUIRE_MESSAGE(source.ok(), source.status().ToString());
   CHECK(source->generated);
   CHECK(source->file == dir + "/credentials");
+  // Nothing on disk until the gateway has its port (a busy port leaves no file behind).
+  CHECK_FALSE(fs::exists(source->file));
+  REQUIRE(WriteGeneratedCredentials(first, *source).ok());
   REQUIRE(first.access_key.size() == 20);
   CHECK(first.access_key.starts_with("RGW"));
   CHECK(AllOf(first.access_key, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"));
@@ -67,6 +70,7 @@ TEST_CASE("credentials: a given pair is kept, half a pair refused") {
   REQUIRE(source.ok());
   CHECK_FALSE(source->generated);
   CHECK(given.access_key == "AK");
+  CHECK(WriteGeneratedCredentials(given, *source).ok());  // writes nothing
 
   Options half;
   half.access_key = "AK";
