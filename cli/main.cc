@@ -40,10 +40,25 @@ reelfs::Result<std::unique_ptr<reelfs::s3::S3Client>> MakeClient(const GlobalArg
   return reelfs::s3::S3Client::Create(std::move(options));
 }
 
+// CLI11 writes a flag that takes an optional value (`--rdma{}`, so that a bare --rdma means "no
+// device named") with its braces in --help; the option text ("[=DEVICE]") already says it.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    for (size_t at = name.find("{}"); at != std::string::npos; at = name.find("{}")) {
+      name.erase(at, 2);
+    }
+    return name;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"reelfs: read a tape-backed S3 archive as files"};
+  // Before the subcommands are added: they take the app's formatter when created.
+  app.formatter(std::make_shared<HelpFormatter>());
   app.require_subcommand(1);
   // One rule for every command: the global options (--endpoint, --log-level, ...) may come before
   // the subcommand or after its arguments. Subcommands inherit this from the app when they are

@@ -57,9 +57,12 @@ void AddServerFlags(CLI::App& app, CommandLine& out) {
   app.add_option("--log-level", cli.log_level, "log spec, e.g. info,gateway.http=debug");
   app.add_option("--virtual-host-domain", cli.virtual_host_domain,
                  "serve Host <bucket>.<domain> as virtual-host addressing");
-  app.add_option("--idle-timeout", out.idle_timeout, "close idle connections after, e.g. 60s");
+  // Durations are parsed after CLI11 (ServeOptions): their defaults are Options' own.
+  app.add_option("--idle-timeout", out.idle_timeout, "close idle connections after this")
+      ->default_str("60s");
   app.add_option("--multipart-expiry", out.multipart_expiry,
-                 "abort multipart uploads initiated longer ago than this, e.g. 7d (0: never)");
+                 "abort multipart uploads initiated longer ago than this (0: never)")
+      ->default_str("7d");
 }
 
 CLI::Option* AddRdmaFlags(CLI::App& app, RdmaFlags& rdma) {
@@ -82,6 +85,8 @@ CLI::Option* AddRdmaFlags(CLI::App& app, RdmaFlags& rdma) {
 
 std::optional<int> ParseCommandLine(int argc, char** argv, CommandLine& out) {
   CLI::App app{"reelfs-gateway: reference S3 gateway over a directory (not for production)"};
+  // --help shows each option's default (the value the Options struct starts with).
+  app.option_defaults()->always_capture_default();
   CLI::App* archive_cmd = nullptr;
   AddArchiveCommand(app, out, archive_cmd);
   AddServerFlags(app, out);

@@ -28,6 +28,12 @@ refused_mount() {
   echo "  $what: $out"
 }
 
+step "--help reads as written: no CLI11 braces"
+help=$("$REELFS_BIN" mount --help)
+[[ $help == *"--rdma [=DEVICE]"* && $help != *"{}"* ]] || fail "mount --help: $(grep -- --rdma <<<"$help")"
+help=$("$REELFS_BIN" cp --help)
+[[ $help == *"--rdma [=DEVICE]"* && $help != *"{}"* ]] || fail "cp --help: $(grep -- --rdma <<<"$help")"
+
 step "wrong credentials, missing bucket: the mount is refused and says why"
 AWS_SECRET_ACCESS_KEY="not-the-secret" refused_mount "wrong secret" \
   "the server refused the secret key" err

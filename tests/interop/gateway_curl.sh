@@ -121,6 +121,13 @@ if "$REELFS_GATEWAY_BIN" --config "$WORK/gw.yaml" >/dev/null 2>"$WORK/cfg.err"; 
 fi
 grep -q "gw.yaml:3" "$WORK/cfg.err" || fail "no file:line in error: $(cat "$WORK/cfg.err")"
 
+echo "== --help shows the defaults"
+help=$("$REELFS_GATEWAY_BIN" --help)
+for want in "--listen TEXT=127.0.0.1:7070" "--region TEXT=us-east-1" "--idle-timeout TEXT=60s" \
+    "--multipart-expiry TEXT=7d" "--log-level TEXT=info"; do
+  [[ $help == *"$want"* ]] || fail "gateway --help lacks '$want'"
+done
+
 echo "== a --root that does not exist: refused without --create, nothing created"
 if "$REELFS_GATEWAY_BIN" --root "$WORK/typo" --listen 127.0.0.1:0 --access-key a --secret-key b \
     >"$WORK/typo.out" 2>"$WORK/typo.err"; then
