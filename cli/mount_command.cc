@@ -1,6 +1,7 @@
 #include "cli/mount_command.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -254,6 +255,10 @@ int RunMount(const MountFlags& flags, const ClientFactory& make_clients) {
     }
   }
   if (int failed = CheckBeforeMount(*cfg, make_clients); failed != 0) return failed;
+  // `kill -USR2 PID` turns debug logging on and off in the running daemon (kept across fork).
+  if (Status s = InstallDebugToggle(SIGUSR2); !s.ok()) {
+    std::cerr << "reelfs mount: warning: no SIGUSR2 debug toggle: " << s.message() << "\n";
+  }
 
   if (!cfg->foreground) return Daemonize(*cfg, make_clients);
   if (cfg->syslog) LogToSyslog("reelfs");

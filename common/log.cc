@@ -1,5 +1,9 @@
 #include "common/log.h"
 
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +26,14 @@ struct LogState {
   std::map<std::string, LogLevel, std::less<>> subject_levels;  // GUARDED_BY(mutex)
   std::shared_ptr<spdlog::logger> logger;                       // GUARDED_BY(mutex)
 };
+
+// The debug toggle: the signal handler only counts (a lock-free atomic is async-signal-safe);
+// an odd count means "debug on". The first LogEnabled to see a new count says so in the log.
+std::atomic<unsigned> g_toggles{0};
+std::atomic<unsigned> g_toggles_seen{0};
+static_assert(std::atomic<unsigned>::is_always_lock_free);
+
+extern "C" void OnDebugToggleSignal(int) { g_toggles.fetch_add(1, std::memory_order_relaxed); }
 
 LogState& State() {
   static LogState* state = [] {
@@ -70,9 +82,10 @@ void ReplaceSink(spdlog::sink_ptr sink, bool with_time) {
   logger->set_pattern(with_time ? "%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v" : "%l %v",
                       spdlog::pattern_time_type::utc);
   logger->set_level(spdlog::level::trace);
-  // A warning or an error reaches the file at once: a daemon's log is read while it runs (and
-  // after a crash), not only after a clean exit flushed the buffer.
-  logger->flush_on(spdlog::level::warn);
+  // Every line reaches the file (or stderr) as it is written: a daemon's log is read while it
+  // runs, with tail -f, and after a crash, not only after a clean exit flushed the buffer. Lines
+  // are written only at the levels enabled, so the cost is one write(2) per line logged.
+  logger->flush_on(spdlog::level::trace);
   std::unique_lock lock(s.mutex);
   s.logger = std::move(logger);
 }
@@ -122,9 +135,29 @@ void LogToSyslog(std::string_view ident) {
       false);
 }
 
+Status InstallDebugToggle(int signo) {
+  struct sigaction action {};
+  action.sa_handler = OnDebugToggleSignal;
+  ::sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  if (::sigaction(signo, &action, nullptr) != 0) return ErrnoToStatus(errno, "sigaction");
+  return Status::Ok();
+}
+
+bool DebugToggledOn() { return g_toggles.load(std::memory_order_relaxed) % 2 == 1; }
+
 void LogToStderr() { ReplaceSink(std::make_shared<spdlog::sinks::stderr_sink_mt>(), true); }
 
 bool LogEnabled(LogLevel level, std::string_view subject) {
+  const unsigned toggles = g_toggles.load(std::memory_order_relaxed);
+  if (unsigned seen = g_toggles_seen.load(std::memory_order_relaxed);
+      seen != toggles &&
+      g_toggles_seen.compare_exchange_strong(seen, toggles, std::memory_order_relaxed)) {
+    LogWrite(LogLevel::kWarn, "log",
+             (toggles % 2 == 1) ? "debug logging on (SIGUSR2; send it again to turn it off)"
+                                : "debug logging off (SIGUSR2): the configured levels again");
+  }
+  if ((toggles % 2 == 1) && level >= LogLevel::kDebug && level != LogLevel::kOff) return true;
   LogState& s = State();
   std::shared_lock lock(s.mutex);
   auto it = s.subject_levels.find(subject);

@@ -28,6 +28,13 @@ Status LogToFile(const std::string& path);
 void LogToSyslog(std::string_view ident);
 void LogToStderr();
 
+// Run-time level change without a restart: signal `signo` (the daemons use SIGUSR2) toggles debug
+// logging for every subject on and off, and the next log call says which ("debug logging on").
+// The handler only increments an atomic counter. Call once at start-up.
+Status InstallDebugToggle(int signo);
+// Whether the toggle is on now (an odd number of signals so far).
+bool DebugToggledOn();
+
 bool LogEnabled(LogLevel level, std::string_view subject);
 void LogWrite(LogLevel level, std::string_view subject, std::string_view message);
 

@@ -5,6 +5,7 @@
 //
 // Contract used by tests: after binding, exactly one line goes to stdout,
 // "reelfs-gateway listening on http://HOST:PORT", and the port is written to --port-file.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -57,6 +58,8 @@ int Main(int argc, char** argv) {
     auto options = ArchiveCommandOptions(line);
     if (!options.ok()) return Fail(options.status());
     if (Status st = ConfigureLogging(options->log_level); !st.ok()) return Fail(st);
+    // `kill -USR2 PID` turns debug logging on and off while the gateway runs.
+    if (Status st = InstallDebugToggle(SIGUSR2); !st.ok()) return Fail(st);
     ArchiveRunOptions run = line.run;
     run.striped = line.order == "striped";
     return RunArchiveCommand(*options, run);

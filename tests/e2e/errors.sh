@@ -47,6 +47,14 @@ step "credentials refused after the mount: access fails with Permission denied"
 MNTW="$WORK/mnt-wrong"
 MOUNT_DIR=$MNTW MOUNT_LOG="$WORK/mount-wrong.log" mount_bucket err --metadata-ttl 0
 WRONG_PID=$MOUNT_PID
+# The log file is written as lines are logged, not at unmount: the INFO start-up lines are there.
+grep -q "info \[fuse\] mounted reelfs:err at $MNTW" "$WORK/mount-wrong.log" ||
+  fail "the mount's log file lacks its start-up line while mounted: $(head -c 500 "$WORK/mount-wrong.log")"
+# SIGUSR2 turns debug logging on in the running daemon: an ENOENT (logged at DEBUG) shows.
+kill -USR2 "$WRONG_PID"
+stat "$MNTW/no-such-name" >/dev/null 2>&1 && fail "stat of a missing name succeeded"
+grep -q "debug logging on (SIGUSR2" "$WORK/mount-wrong.log" || fail "no line for SIGUSR2's debug toggle"
+grep -q " debug \[" "$WORK/mount-wrong.log" || fail "no DEBUG line after SIGUSR2"
 kill -TERM "$GW_PID"; wait "$GW_PID" || true
 GW_SECRET_KEY="rotated-$GW_SECRET_KEY" start_gateway "$PORT"
 out=$(ls "$MNTW" 2>&1) && fail "ls with a wrong secret succeeded: $out"
