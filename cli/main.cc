@@ -172,6 +172,9 @@ int main(int argc, char** argv) {
                         "read of an offline object: wait (default), eagain or eacces");
   mount_cmd->add_option("--offline-timeout", mount.offline_timeout,
                         "longest a read waits for a restore in --offline=wait (default 30m)");
+  mount_cmd->add_option("--offline-state-ttl", mount.offline_state_ttl,
+                        "how long a seen offline/staging state is trusted before a read or stat "
+                        "asks S3 again (default 5s)");
   mount_cmd->add_option("--restore-tier", mount.restore_tier,
                         "RestoreObject tier: standard (default), bulk or expedited");
   mount_cmd->add_option("--restore-days", mount.restore_days,

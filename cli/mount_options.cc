@@ -194,6 +194,8 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   REELFS_ASSIGN_OR_RETURN(m.tape.offline, ParseOfflineMode(f.offline));
   REELFS_ASSIGN_OR_RETURN(m.tape.offline_wait,
                           ParsePositiveSeconds("--offline-timeout", f.offline_timeout));
+  REELFS_ASSIGN_OR_RETURN(m.tape.state_ttl,
+                          ParsePositiveSeconds("--offline-state-ttl", f.offline_state_ttl));
   hsm::RestorerOptions& r = c.restorer;
   REELFS_ASSIGN_OR_RETURN(r.params.tier, ParseTier(f.restore_tier));
   if (f.restore_days < 0) return Status::InvalidArgument("--restore-days: 0 or more");

@@ -48,6 +48,7 @@ struct MountFlags {
   // Tape (docs/semantics.md "Offline objects").
   std::string offline = "wait";  // wait | eagain | eacces
   std::string offline_timeout = "30m";
+  std::string offline_state_ttl = "5s";   // fuse::TapeOptions::state_ttl
   std::string restore_tier = "standard";  // standard | bulk | expedited
   int restore_days = 7;                   // 0: send no Days (Intelligent-Tiering)
   std::string restore_poll = "1s";        // first HEAD poll; doubles up to restore_poll_max

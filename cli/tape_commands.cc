@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -14,6 +16,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <sys/xattr.h>
 
 #include "cli/mount_path.h"
 #include "common/clock.h"
@@ -354,6 +358,25 @@ int Finish(const TapeConfig& config, const std::vector<Group>& groups, uint64_t 
   return code;
 }
 
+// Tells each mount a path was named under that its tape state there is old news
+// (user.hsm.request=refresh), so a mount in --offline=eagain reads the restored objects now, not
+// once its cached "offline" expires. A mount that does not take it (an older reelfs) is told in
+// a warning; the objects are readable anyway.
+void RefreshMounts(const std::vector<Group>& groups) {
+  static constexpr char kRefresh[] = "refresh";
+  for (const Group& g : groups) {
+    for (const hsm::StageTarget& t : g.targets) {
+      if (t.display.empty()) continue;  // an s3:// URL: no mount to tell
+      if (::setxattr(t.display.c_str(), "user.hsm.request", kRefresh, sizeof kRefresh - 1, 0) !=
+          0) {
+        std::cerr << "reelfs: warning: " << t.display << ": the mount did not take "
+                  << "user.hsm.request=refresh (" << std::strerror(errno)
+                  << "); it may answer from its cached tape state for a few seconds\n";
+      }
+    }
+  }
+}
+
 // `reelfs wait` and the waiting half of `stage --wait`: until readable or --timeout.
 int WaitAndFinish(const TapeConfig& config, Clock::TimePoint started, std::vector<Group>& groups,
                   uint64_t requested) {
@@ -368,6 +391,7 @@ int WaitAndFinish(const TapeConfig& config, Clock::TimePoint started, std::vecto
       return kExitUsage;
     }
     timed_out = *waited;
+    RefreshMounts(groups);
   }
   return Finish(config, groups, requested, timed_out);
 }

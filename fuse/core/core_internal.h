@@ -167,6 +167,11 @@ class Core : public std::enable_shared_from_this<Core> {
   bool KnownOffline(InodeId ino) EXCLUDES(mutex_);
   // A GET answered InvalidObjectState: the object is offline now.
   void MarkOffline(InodeId ino) EXCLUDES(mutex_);
+  // user.hsm.request=refresh: forgets what this mount knows of the tape state of `ino` (a file)
+  // or of every file under it (a directory), so the next access asks S3 instead of answering
+  // from a state up to tape.state_ttl old. `reelfs stage --wait` sends it once its objects are
+  // readable. Memory only; returns how many files were unreadable here and are forgotten.
+  size_t ForgetTapeState(InodeId ino) EXCLUDES(mutex_);
   // A restore wait saw the object readable (`info`, now).
   void RecordObject(InodeId ino, const s3::ObjectInfo& info) EXCLUDES(mutex_);
   // A directory handle on the inode's listing: the installed one while fresh (pinned = true:

@@ -462,6 +462,29 @@ void Core::MarkOffline(InodeId ino) {
   if (InodeRecord* rec = inodes_.Find(ino); rec != nullptr) MarkOfflineLocked(rec);
 }
 
+size_t Core::ForgetTapeState(InodeId ino) {
+  MutexLock lock(mutex_);
+  const InodeRecord* target = inodes_.Find(ino);
+  if (target == nullptr) return 0;
+  const bool tree = target->id.is_dir;
+  const std::string key = target->id.key;  // a directory's ends in '/' (or is the mount prefix)
+  const Clock::TimePoint now = clock_.Now();
+  // Seen longer ago than state_ttl: what KnownOffline no longer trusts.
+  const Clock::TimePoint old_news = now - options_.tape.state_ttl - std::chrono::seconds(1);
+  size_t forgotten = 0;
+  for (InodeRecord* rec : inodes_.All()) {
+    if (rec->id.is_dir || ReadableLocked(*rec)) continue;
+    if (tree ? !rec->id.key.starts_with(key) : rec->id.ino != ino) continue;
+    // Old news: KnownOffline no longer trusts it, any listing or HEAD replaces it (and clears
+    // offline_by_get), and the attributes are refreshed at the next getattr.
+    rec->tape.observed = std::min(rec->tape.observed, old_news);
+    rec->tape.offline_at = std::min(rec->tape.offline_at, old_news);
+    rec->attrs.expiry = now;
+    ++forgotten;
+  }
+  return forgotten;
+}
+
 void Core::RecordObject(InodeId ino, const s3::ObjectInfo& info) {
   MutexLock lock(mutex_);
   if (InodeRecord* rec = inodes_.Find(ino); rec != nullptr) {

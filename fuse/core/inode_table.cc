@@ -11,6 +11,13 @@ InodeTable::InodeTable(InodeRecord root) {
   inodes_.emplace(kRootInode, std::make_unique<InodeRecord>(std::move(root)));
 }
 
+std::vector<InodeRecord*> InodeTable::All() {
+  std::vector<InodeRecord*> all;
+  all.reserve(inodes_.size());
+  for (auto& [ino, rec] : inodes_) all.push_back(rec.get());
+  return all;
+}
+
 InodeRecord* InodeTable::Find(InodeId ino) {
   auto it = inodes_.find(ino);
   return it == inodes_.end() ? nullptr : it->second.get();

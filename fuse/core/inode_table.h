@@ -19,6 +19,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "common/clock.h"
 #include "fuse/core/dir_listing.h"
@@ -121,6 +122,8 @@ class InodeTable {
   void DropIfUnused(InodeId ino);
 
   size_t size() const { return inodes_.size(); }
+  // Every record, in no particular order; valid until a record is added or dropped.
+  std::vector<InodeRecord*> All();
 
  private:
   std::unordered_map<InodeId, std::unique_ptr<InodeRecord>> inodes_;

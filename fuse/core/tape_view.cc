@@ -276,9 +276,18 @@ void TapeView::SetXattr(InodeId ino, std::string_view name, std::string_view val
   }
   // setfattr sends the bare value; tolerate a trailing NUL or newline from other writers.
   while (!value.empty() && (value.back() == '\0' || value.back() == '\n')) value.remove_suffix(1);
+  if (value == "refresh") {
+    // No S3 call: what this mount knew of the tape state under `ino` is old news now.
+    const size_t n = core_.ForgetTapeState(ino);
+    REELFS_LOG_DEBUG("fuse", "user.hsm.request=refresh of inode {}: {} offline file(s) forgotten",
+                     ino, n);
+    done(Status::Ok());
+    return;
+  }
   if (value != "stage") {
-    done(Status::InvalidArgument(fmt::format("{}: '{}' is not a request (want 'stage')",
-                                             kXattrRequest, PrintableKey(value))));
+    done(
+        Status::InvalidArgument(fmt::format("{}: '{}' is not a request (want 'stage' or 'refresh')",
+                                            kXattrRequest, PrintableKey(value))));
     return;
   }
   if (core_.restorer() == nullptr) {

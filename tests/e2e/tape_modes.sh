@@ -102,6 +102,17 @@ for P in ${TAPE_MODES_PERSONALITIES:-versitygw aws}; do
   done
   expect "eagain read once restored" "$got" "$(ok_sum d/00001.bin)"
 
+  # reelfs stage --wait tells the mount (user.hsm.request=refresh): a mount that trusts a seen
+  # offline state for 10 minutes reads the object as soon as the command returns.
+  mount_mode "$M-eagain-ttl" eagain --offline-state-ttl 10m
+  expect "eagain (10m state TTL) read" "$(probe_read "$M-eagain-ttl/d/00014.bin")" EAGAIN
+  rc=0; "$REELFS_BIN" stage --wait --timeout 120s --poll 100ms --poll-max 1s "$M-eagain-ttl/d/00014.bin" >"$WORK/stage14.out" \
+    2>&1 || rc=$?
+  [[ $rc == 0 ]] || fail "stage --wait of d/00014.bin exited $rc: $(cat "$WORK/stage14.out")"
+  grep -q "did not take" "$WORK/stage14.out" && fail "the mount refused the refresh: $(cat "$WORK/stage14.out")"
+  expect "eagain read right after stage --wait" "$(probe_read "$M-eagain-ttl/d/00014.bin")" \
+    "$(ok_sum d/00014.bin)"
+
   expect "wait read" "$(probe_read "$M-wait/d/00000.bin")" "$(ok_sum d/00000.bin)"
   expect "wait O_NONBLOCK" "$(probe_read "$M-wait/d/00005.bin" nonblock)" EAGAIN
   expect "wait side channel (fd)" "$(sc_read "$M-wait/d/00012.bin" fd)" "$(ok_sum d/00012.bin)"

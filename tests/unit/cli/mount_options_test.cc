@@ -250,6 +250,7 @@ TEST_SUITE("cli") {
     MountFlags f = Flags();
     f.offline = "eagain";
     f.offline_timeout = "90s";
+    f.offline_state_ttl = "10m";
     f.restore_tier = "bulk";
     f.restore_days = 0;
     f.restore_poll = "2s";
@@ -259,6 +260,7 @@ TEST_SUITE("cli") {
     REQUIRE(c.ok());
     CHECK(c->mount.tape.offline == fuse::OfflineMode::kEagain);
     CHECK(c->mount.tape.offline_wait == std::chrono::seconds(90));
+    CHECK(c->mount.tape.state_ttl == std::chrono::minutes(10));
     CHECK(c->restorer.params.tier == s3::RestoreTier::kBulk);
     CHECK_FALSE(c->restorer.params.days.has_value());  // 0: no Days element
     CHECK(c->restorer.poll_min == std::chrono::seconds(2));
@@ -286,6 +288,7 @@ TEST_SUITE("cli") {
     SUBCASE("offline mode is case-sensitive") { f.offline = "WAIT"; }
     SUBCASE("timeout without unit") { f.offline_timeout = "abc"; }
     SUBCASE("zero timeout") { f.offline_timeout = "0s"; }
+    SUBCASE("zero state TTL") { f.offline_state_ttl = "0s"; }
     SUBCASE("tier") { f.restore_tier = "fast"; }
     SUBCASE("negative days") { f.restore_days = -1; }
     SUBCASE("poll") { f.restore_poll = "0s"; }

@@ -327,6 +327,45 @@ TEST_SUITE("fuse") {
     f.fs->Release(fh);
   }
 
+  TEST_CASE("tape: user.hsm.request=refresh forgets the cached offline state, file or tree") {
+    Fixture f(OfflineMode::kEagain);
+    f.Put("d/a", "archived a", "GLACIER");
+    f.Put("d/b", "archived b", "GLACIER");
+    f.Put("other", "archived o", "GLACIER");
+    Entry a = f.LookupPath("d/a");
+    Entry b = f.LookupPath("d/b");
+    Entry o = f.Lookup(kRootInode, "other");
+    uint64_t fa = f.Open(a.attr.ino), fb = f.Open(b.attr.ino), fo = f.Open(o.attr.ino);
+    for (auto [ino, fh] : {std::pair{a.attr.ino, fa}, {b.attr.ino, fb}, {o.attr.ino, fo}}) {
+      CHECK(ErrnoOf(f.Read(ino, fh, 0, 100).status()) == EAGAIN);
+    }
+    for (const char* key : {"d/a", "d/b", "other"})
+      REQUIRE(f.fake->CompleteRestore(kBucket, key).ok());
+    // Restored, but within state_ttl the mount trusts what it saw: no GET, EAGAIN.
+    const uint64_t gets = f.Calls(Operation::kGetObject);
+    CHECK(ErrnoOf(f.Read(a.attr.ino, fa, 0, 100).status()) == EAGAIN);
+    CHECK(f.Calls(Operation::kGetObject) == gets);
+    // A refresh of the directory (what `reelfs stage --wait d` sends) forgets d/*, not `other`.
+    Entry d = f.Lookup(kRootInode, "d");
+    REQUIRE(f.SetXattr(d.attr.ino, "user.hsm.request", "refresh").ok());
+    auto r = f.Read(a.attr.ino, fa, 0, 100);
+    REQUIRE(r.ok());
+    CHECK(Text(*r) == "archived a");
+    r = f.Read(b.attr.ino, fb, 0, 100);
+    REQUIRE(r.ok());
+    CHECK(Text(*r) == "archived b");
+    CHECK(ErrnoOf(f.Read(o.attr.ino, fo, 0, 100).status()) == EAGAIN);
+    // A file's own refresh; and the state it shows comes from a new HEAD.
+    REQUIRE(f.SetXattr(o.attr.ino, "user.hsm.request", "refresh\n").ok());
+    r = f.Read(o.attr.ino, fo, 0, 100);
+    REQUIRE(r.ok());
+    CHECK(Text(*r) == "archived o");
+    CHECK(*f.Xattr(o.attr.ino, "user.hsm.state") == "restored");
+    CHECK(f.SetXattr(o.attr.ino, "user.hsm.request", "reload").code() ==
+          StatusCode::kInvalidArgument);
+    for (uint64_t fh : {fa, fb, fo}) f.fs->Release(fh);
+  }
+
   TEST_CASE("tape: O_NONBLOCK answers EAGAIN in every mode, requesting except in eacces") {
     for (OfflineMode mode : {OfflineMode::kWait, OfflineMode::kEagain, OfflineMode::kEacces}) {
       CAPTURE(static_cast<int>(mode));
