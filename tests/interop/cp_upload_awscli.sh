@@ -116,6 +116,12 @@ if command -v script >/dev/null; then
     "$WORK/tty.q" >/dev/null || fail "cp -q on a terminal"
   ! grep -q "MiB/s" "$WORK/tty.q" || fail "--quiet drew a bar: $(cat -v "$WORK/tty.q")"
   echo "  last frame: $(tr '\r' '\n' <"$WORK/tty.out" | grep '%' | tail -1 | cat -v)"
+  # A download draws the same bar, and into a directory writes DIR/NAME (as cp does).
+  mkdir -p "$WORK/dl"
+  script -qec "$REELFS_BIN --endpoint $ENDPOINT cp s3://$BUCKET/tty.bin $WORK/dl/" \
+    "$WORK/tty.dl" >/dev/null || fail "download on a terminal"
+  grep -q "100%" "$WORK/tty.dl" || fail "no 100% for a download: $(cat -v "$WORK/tty.dl")"
+  [[ $(file_sum "$WORK/dl/tty.bin") == $(file_sum "$WORK/tty.bin") ]] || fail "dl/tty.bin differs"
 else
   echo "  (script(1) not installed: the terminal case is not run)"
 fi
