@@ -15,6 +15,7 @@
 #include "cli/tape_commands.h"
 #include "common/log.h"
 #include "common/units.h"
+#include "common/version.h"
 #include "s3/client/s3_client.h"
 
 namespace {
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
   CLI::App app{"reelfs: read a tape-backed S3 archive as files"};
   // Before the subcommands are added: they take the app's formatter when created.
   app.formatter(std::make_shared<HelpFormatter>());
+  app.set_version_flag("--version", "reelfs " + std::string(reelfs::VersionString()),
+                       "print the version and exit");
   app.require_subcommand(1);
   // One rule for every command: the global options (--endpoint, --log-level, ...) may come before
   // the subcommand or after its arguments. Subcommands inherit this from the app when they are

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/units.h"
+#include "common/version.h"
 #include "gateway/config_loader.h"
 
 namespace reelfs::gateway {
@@ -87,6 +88,8 @@ std::optional<int> ParseCommandLine(int argc, char** argv, CommandLine& out) {
   CLI::App app{"reelfs-gateway: reference S3 gateway over a directory (not for production)"};
   // --help shows each option's default (the value the Options struct starts with).
   app.option_defaults()->always_capture_default();
+  app.set_version_flag("--version", "reelfs-gateway " + std::string(VersionString()),
+                       "print the version and exit");
   CLI::App* archive_cmd = nullptr;
   AddArchiveCommand(app, out, archive_cmd);
   AddServerFlags(app, out);

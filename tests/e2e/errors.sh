@@ -28,7 +28,10 @@ refused_mount() {
   echo "  $what: $out"
 }
 
-step "--help reads as written: no CLI11 braces"
+step "--version, and --help reads as written: no CLI11 braces"
+version=$("$REELFS_BIN" --version)
+[[ $version =~ ^reelfs\ [0-9]+\.[0-9]+\.[0-9]+ ]] || fail "reelfs --version: '$version'"
+echo "  $version"
 help=$("$REELFS_BIN" mount --help)
 [[ $help == *"--rdma [=DEVICE]"* && $help != *"{}"* ]] || fail "mount --help: $(grep -- --rdma <<<"$help")"
 help=$("$REELFS_BIN" cp --help)

@@ -121,7 +121,9 @@ if "$REELFS_GATEWAY_BIN" --config "$WORK/gw.yaml" >/dev/null 2>"$WORK/cfg.err"; 
 fi
 grep -q "gw.yaml:3" "$WORK/cfg.err" || fail "no file:line in error: $(cat "$WORK/cfg.err")"
 
-echo "== --help shows the defaults"
+echo "== --version, and --help shows the defaults"
+version=$("$REELFS_GATEWAY_BIN" --version)
+[[ $version =~ ^reelfs-gateway\ [0-9]+\.[0-9]+\.[0-9]+ ]] || fail "gateway --version: '$version'"
 help=$("$REELFS_GATEWAY_BIN" --help)
 for want in "--listen TEXT=127.0.0.1:7070" "--region TEXT=us-east-1" "--idle-timeout TEXT=60s" \
     "--multipart-expiry TEXT=7d" "--log-level TEXT=info"; do
