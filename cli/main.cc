@@ -3,12 +3,16 @@
 // subcommand.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/fstab_options.h"
 #include "cli/mount_command.h"
 #include "cli/rdma_open.h"
 #include "cli/s3_clients.h"
@@ -219,8 +223,16 @@ int main(int argc, char** argv) {
 
   // Usage errors exit 2 like every other setup error (cli/tape_commands.h), not with CLI11's own
   // codes (106, 109, ...); --help and --version still exit 0.
+  // mount(8) and /etc/fstab run "reelfs SOURCE MOUNTPOINT -o OPTS" (cli/fstab_options.h); `-o`
+  // lists also work after `reelfs mount`. Both become the mount's own flags.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  args = reelfs::cli::RewriteMountHelperArgs(std::move(args), [&app](std::string_view name) {
+    return !app.get_subcommands([name](CLI::App* sub) { return sub->get_name() == name; }).empty();
+  });
+  std::reverse(args.begin(), args.end());   // CLI11 takes the arguments last first
+  app.name(argc > 0 ? argv[0] : "reelfs");  // as parse(argc, argv) would, for --help
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }

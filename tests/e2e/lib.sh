@@ -68,7 +68,9 @@ daemon_pids_for() {
   local dir=$1 f p
   for f in $(grep -lzxF -- "$dir" /proc/[0-9]*/cmdline 2>/dev/null); do
     p=${f#/proc/}; p=${p%/cmdline}
-    [[ "$(tr '\0' '\n' <"$f" 2>/dev/null | sed -n 2p)" == mount ]] && echo "$p"
+    # `reelfs mount ... DIR`, or the mount helper's `reelfs SOURCE DIR -o ...` (fstab.sh)
+    [[ "$(tr '\0' '\n' <"$f" 2>/dev/null | sed -n 2p)" == mount ||
+       "$(tr '\0' '\n' <"$f" 2>/dev/null | sed -n 1p)" == "$REELFS_BIN" ]] && echo "$p"
   done
   return 0
 }
