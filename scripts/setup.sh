@@ -52,6 +52,18 @@ if [ ! -x tests/interop/node_modules/.bin/s3rver ]; then
   (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
+# promtool (Prometheus's metrics linter) for tests/interop/gateway_metrics.sh: only the one binary,
+# taken from Debian's prometheus package without installing it (which would start a server).
+if [ ! -x tests/tools/promtool ]; then
+  echo "setup: extracting promtool from Debian's prometheus package"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download prometheus >/dev/null 2>&1 ||
+     { $SUDO apt-get update -qq && apt-get download prometheus >/dev/null; })
+  dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"
+  mkdir -p tests/tools && cp "$tmp/x/usr/bin/promtool" tests/tools/promtool
+  rm -rf "$tmp"
+fi
+
 # ccache for every build (this one, build-asan, scripts/tsan.sh, scripts/fuzz.sh): the four
 # configurations are most of the test command's time on a small machine. Paths are hashed relative
 # to the checkout, so a fresh clone elsewhere hits what an earlier one compiled.

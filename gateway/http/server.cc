@@ -388,6 +388,7 @@ class Session : public std::enable_shared_from_this<Session> {
     // Never the target: it may carry a presigned signature.
     REELFS_LOG_INFO("gateway.http", "{} {} {} status={} in={} out={} ms={:.2f}", meta_.request_id,
                     meta_.method, log_context_, status_, bytes_in_, bytes_out_, ms);
+    handler_.Finished(meta_.method, status_, bytes_in_, bytes_out_, ms / 1000.0);
     sr_.reset();
     res_.reset();
     pending_.reset();

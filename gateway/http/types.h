@@ -99,6 +99,10 @@ class Handler {
   // The answer (400) for a request the server could not parse (bad request line or header,
   // header section over the limit); `what` is the parser's message.
   virtual Response BadRequest(const Request& request, std::string_view what) = 0;
+  // Each answered request, once its last byte was written (any io thread, concurrently): for
+  // metrics. Must not throw or block.
+  virtual void Finished(std::string_view /*method*/, int /*status*/, uint64_t /*bytes_in*/,
+                        uint64_t /*bytes_out*/, double /*seconds*/) noexcept {}
 };
 
 }  // namespace reelfs::gateway::http

@@ -8,9 +8,11 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/prom_text.h"
 #include "common/strings.h"
 #include "gateway/rdma/hook.h"
 #include "gateway/s3api/internal.h"
+#include "gateway/s3api/metrics_text.h"
 #include "gateway/store/key_validation.h"
 #include "s3/protocol/crypto.h"
 #include "s3/protocol/error_codec.h"
@@ -343,6 +345,15 @@ http::Response S3Service::BadRequest(const http::Request& request, std::string_v
   return ErrorResponse(req, "BadRequest", "An error occurred when parsing the HTTP request.", 400);
 }
 
+void S3Service::Finished(std::string_view method, int status, uint64_t bytes_in, uint64_t bytes_out,
+                         double seconds) noexcept {
+  try {
+    http_metrics_.Record(method, status, bytes_in, bytes_out, seconds);
+  } catch (...) {
+    // Metrics only (an allocation failure): the request was answered already.
+  }
+}
+
 http::Handler::Started S3Service::Start(http::Request request) {
   S3Request req;
   req.http = std::move(request);
@@ -371,6 +382,20 @@ http::Handler::Started S3Service::Start(http::Request request) {
     size_t slash = path.find('/');
     req.bucket = std::string(path.substr(0, slash));
     if (slash != std::string_view::npos) req.key = std::string(path.substr(slash + 1));
+  }
+
+  // Prometheus scrapes sign nothing: an unsigned GET /metrics (no Authorization header, no query)
+  // is the exposition, and says nothing about the namespace. A signed request for a bucket named
+  // "metrics" is S3 as always; an unsigned one would be refused anyway.
+  if (req.http.method == "GET" && encoded_path == "/metrics" && raw_query.empty() &&
+      req.http.Find("authorization") == nullptr) {
+    const s3api::Context ctx{store_, options_, archive_, faults_};
+    http::Response r;
+    r.status = 200;
+    r.headers.emplace_back("Content-Type", std::string(kPromContentType));
+    r.body = s3api::PrometheusText(ctx, http_metrics_);
+    r.log_context = "op=Metrics";
+    return r;
   }
 
   // Authentication first: nothing about the namespace is revealed to unsigned requests.

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "gateway/http/types.h"
+#include "gateway/s3api/http_metrics.h"
 #include "gateway/store/store.h"
 
 namespace reelfs::gateway {
@@ -51,6 +52,8 @@ class S3Service : public http::Handler {
   Started Start(http::Request request) override;
   http::Response InternalError(const http::Request& request, std::string_view what) override;
   http::Response BadRequest(const http::Request& request, std::string_view what) override;
+  void Finished(std::string_view method, int status, uint64_t bytes_in, uint64_t bytes_out,
+                double seconds) noexcept override;
 
  private:
   Store& store_;
@@ -58,6 +61,7 @@ class S3Service : public http::Handler {
   Archive* archive_;
   FaultInjector* faults_;
   RdmaHook* rdma_ = nullptr;
+  HttpMetrics http_metrics_;
 };
 
 }  // namespace reelfs::gateway

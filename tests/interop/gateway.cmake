@@ -27,6 +27,9 @@ if(TARGET reelfs-gateway)
   reelfs_add_script_test(gateway_archive_policy LABEL interop
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/gateway_archive_policy.sh
     ENV ${_gw_env} TIMEOUT 300)
+  reelfs_add_script_test(gateway_metrics LABEL interop
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/gateway_metrics.sh
+    ENV ${_gw_env} TIMEOUT 300)
   reelfs_add_script_test(gateway_curl LABEL interop
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/gateway_curl.sh
     ENV ${_gw_env} TIMEOUT 300)
