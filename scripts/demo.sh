@@ -106,6 +106,11 @@ for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
 [ -s "$work/port" ] || { echo "gateway did not start:"; cat "$work/gateway.log"; exit 1; }
 export AWS_ENDPOINT_URL="http://127.0.0.1:$(cat "$work/port")"
 echo "gateway at $AWS_ENDPOINT_URL (pid $gw_pid)"
+"$reelfs" --version
+"$gw" --version
+
+say "A wrong secret is refused with what to fix (a mount would be refused the same way)"
+AWS_SECRET_ACCESS_KEY=not-the-secret "$reelfs" ls s3://dataset/ || true
 
 say "reelfs ls s3://dataset/ (the bucket's top level)"
 "$reelfs" ls s3://dataset/
@@ -362,6 +367,12 @@ if [ -z "$fuse_reason" ]; then
   else
     echo "MISMATCH after the restore:"; diff "$work/val-src.sha" "$work/val-out.sha" | head; exit 1
   fi
+fi
+
+if command -v curl >/dev/null; then
+  say "The gateway's Prometheus metrics (an unsigned GET /metrics), a few of them"
+  curl -s "$AWS_ENDPOINT_URL/metrics" |
+    grep -E '^reelfs_gateway_(tape_recalls_total|tape_mounts_total|archive_recalls_submitted_total|http_requests_total\{method="GET",code="200"\})' || true
 fi
 
 say "Large-object read throughput, same object: the mount vs the reelfs client (8 MiB ranged GETs) vs curl"

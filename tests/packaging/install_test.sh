@@ -39,6 +39,30 @@ PYTHONPATH=$D/usr/lib/python3/dist-packages python3 -c 'import reelfs.order, ree
 grep -q "does not exist; give --create" "$WORK/gw.out" ||
   fail "installed gateway.yaml not accepted: $(cat "$WORK/gw.out")"
 
+# Man pages (help2man from --help): installed, and groff renders them with no warning.
+if command -v help2man >/dev/null; then
+  for page in reelfs reelfs-mount reelfs-gateway; do
+    f=$D/usr/share/man/man1/$page.1
+    [[ -f $f ]] || fail "no man page $page(1)"
+    out=$(groff -man -Tutf8 -ww -z "$f" 2>&1) || fail "groff $page.1: $out"
+    [[ -z $out ]] || fail "groff warns on $page.1: $out"
+  done
+  grep -qF -- '\-\-offline\-state\-ttl' "$D/usr/share/man/man1/reelfs-mount.1" ||
+    fail "reelfs-mount(1) lacks the mount options"
+  echo "  man pages: reelfs(1), reelfs-mount(1), reelfs-gateway(1)"
+else
+  fail "help2man is not installed (scripts/setup.sh installs it): no man pages were built"
+fi
+
+# Bash completion, from the installed file against the installed binary.
+comp=$D/usr/share/bash-completion/completions/reelfs
+[[ -f $comp ]] || fail "no bash completion installed"
+got=$(bash -c 'source "$1"; COMP_WORDS=("$2" ""); COMP_CWORD=1; _reelfs; echo "${COMPREPLY[*]}"
+               COMP_WORDS=("$2" mount --offline-t); COMP_CWORD=2; _reelfs; echo "${COMPREPLY[*]}"' \
+      _ "$comp" "$D/usr/bin/reelfs")
+[[ $got == *"mount"*"stage"*$'\n'"--offline-timeout" ]] || fail "bash completion: '$got'"
+echo "  bash completion: subcommands and mount options"
+
 verify() {  # verify UNIT-FILE: no output, exit 0
   local out rc=0
   out=$(systemd-analyze verify "$1" 2>&1) || rc=$?
