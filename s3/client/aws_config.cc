@@ -6,6 +6,7 @@
 
 #include "common/strings.h"
 #include "fmt/format.h"
+#include "s3/client/credential_process.h"
 
 namespace reelfs::s3 {
 namespace {
@@ -131,6 +132,15 @@ Result<AwsSettings> ResolveAwsSettings(const EnvLookup& env, std::string_view pr
       out.credentials.session_token = token != nullptr ? *token : "";
       out.credentials_source = fmt::format("{} [{}]", where.second, where.first);
       break;
+    }
+  }
+  if (out.credentials.empty() && !(!explicit_profile && env_key && env_secret)) {
+    if (const std::string* command = Find(config_ini, config_section, "credential_process")) {
+      REELFS_ASSIGN_OR_RETURN(ProcessCredentials got, RunCredentialProcess(*command));
+      out.credentials = std::move(got.credentials);
+      out.credentials_expiration = got.expiration;
+      out.credentials_source =
+          fmt::format("credential_process of {} [{}]", config_path, config_section);
     }
   }
   if (explicit_profile && out.credentials.empty() && credentials_ini.count(out.profile) == 0 &&

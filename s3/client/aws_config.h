@@ -5,7 +5,8 @@
 //                was named explicitly by the caller; then the shared credentials file
 //                (AWS_SHARED_CREDENTIALS_FILE, default ~/.aws/credentials) section [PROFILE]; then
 //                the config file (AWS_CONFIG_FILE, default ~/.aws/config) section [profile PROFILE]
-//                ([default] for the default profile).
+//                ([default] for the default profile); then the profile's `credential_process`
+//                in the config file (s3/client/credential_process.h), run once.
 //   profile      the caller's override, AWS_PROFILE, "default".
 //   region       AWS_REGION, AWS_DEFAULT_REGION, config `region`, "us-east-1".
 //   endpoint     AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, config `s3 =` / `  endpoint_url =`
@@ -16,6 +17,7 @@
 // Thread-safety: pure functions (ProcessEnvironment reads getenv; do not race it with setenv).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -42,6 +44,9 @@ struct AwsSettings {
   std::string profile;
   Credentials credentials;         // empty when no source had any
   std::string credentials_source;  // "environment", "/home/u/.aws/credentials [default]", ...
+  // Temporary credentials (credential_process with "Expiration"): when they stop working. They
+  // are not refreshed; the caller says so.
+  std::optional<std::chrono::system_clock::time_point> credentials_expiration;
   std::string region;
   std::string endpoint_url;  // empty: AWS (https://s3.REGION.amazonaws.com)
 };

@@ -1,8 +1,10 @@
 #include "s3/client/s3_client.h"
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
+#include "common/log.h"
 #include "s3/client/aws_config.h"
 
 namespace reelfs::s3 {
@@ -13,6 +15,15 @@ Result<ClientOptions> ClientOptionsFromAwsEnvironment(std::string_view profile) 
   options.endpoint = settings.endpoint_url;
   options.region = settings.region;
   options.credentials = settings.credentials;
+  if (settings.credentials_expiration) {
+    // Not refreshed yet (issue 16): say when they stop working, so a failure then is explained.
+    const auto left = std::chrono::duration_cast<std::chrono::minutes>(
+        *settings.credentials_expiration - std::chrono::system_clock::now());
+    REELFS_LOG_WARN("s3",
+                    "credentials from {} expire in {} min; reelfs does not refresh them: requests "
+                    "after that fail with ExpiredToken until a restart",
+                    settings.credentials_source, left.count());
+  }
   return options;
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -190,4 +191,45 @@ TEST_CASE("ProcessEnvironment reads the real environment (restored afterwards)")
     unsetenv("AWS_REGION");
   }
   CHECK(ProcessEnvironment()("REELFS_SURELY_UNSET_VARIABLE") == std::nullopt);
+}
+
+TEST_CASE("credential_process: run for a profile without keys; its JSON is checked") {
+  TempHome home;
+  home.Write(".aws/config", R"([profile proc]
+credential_process = printf '{"Version": 1, "AccessKeyId": "PROCKEY", "SecretAccessKey": "procsecret", "SessionToken": "tok", "Expiration": "2030-01-02T03:04:05Z"}'
+region = eu-west-1
+[profile failing]
+credential_process = sh -c 'echo no >&2; exit 3'
+[profile badjson]
+credential_process = echo not-json
+[profile version2]
+credential_process = echo '{"Version": 2, "AccessKeyId": "K", "SecretAccessKey": "S"}'
+)");
+  auto s = ResolveAwsSettings(Env({{"HOME", home.path()}, {"AWS_PROFILE", "proc"}}));
+  REQUIRE_MESSAGE(s.ok(), s.status().ToString());
+  CHECK(s->credentials.access_key_id == "PROCKEY");
+  CHECK(s->credentials.secret_access_key == "procsecret");
+  CHECK(s->credentials.session_token == "tok");
+  CHECK(s->credentials_source.starts_with("credential_process of "));
+  REQUIRE(s->credentials_expiration.has_value());
+  CHECK(std::chrono::system_clock::to_time_t(*s->credentials_expiration) == 1893553445);
+  CHECK(s->region == "eu-west-1");
+  // The environment's keys win, as in the SDKs (the process is not run).
+  s = ResolveAwsSettings(Env({{"HOME", home.path()},
+                              {"AWS_PROFILE", "failing"},
+                              {"AWS_ACCESS_KEY_ID", "ENVKEY"},
+                              {"AWS_SECRET_ACCESS_KEY", "envsecret"}}));
+  REQUIRE(s.ok());
+  CHECK(s->credentials.access_key_id == "ENVKEY");
+  // A failing program, malformed output, another Version: errors that name the command.
+  s = ResolveAwsSettings(Env({{"HOME", home.path()}, {"AWS_PROFILE", "failing"}}));
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find("exited with status 3") != std::string_view::npos);
+  s = ResolveAwsSettings(Env({{"HOME", home.path()}, {"AWS_PROFILE", "badjson"}}));
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find("not a JSON object") != std::string_view::npos);
+  s = ResolveAwsSettings(Env({{"HOME", home.path()}, {"AWS_PROFILE", "version2"}}));
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find("\"Version\" must be 1") != std::string_view::npos);
+  CHECK(s.status().message().find("echo") != std::string_view::npos);  // the command is named
 }
