@@ -84,27 +84,44 @@ void Tape(PromText& out, const Json& t) {
   }
 }
 
+// One unlabelled number of a JSON document, as a Prometheus family.
+struct Scalar {
+  const char* path;  // in the document
+  const char* name;
+  const char* type;  // "counter" or "gauge"
+  const char* help;
+};
+
+constexpr Scalar kArchive[] = {
+    {"recalls_submitted", "reelfs_gateway_archive_recalls_submitted_total", "counter",
+     "recalls handed to the library"},
+    {"recalls_joined", "reelfs_gateway_archive_recalls_joined_total", "counter",
+     "RestoreObject requests that joined a running recall"},
+    {"recalls_failed", "reelfs_gateway_archive_recalls_failed_total", "counter",
+     "recalls that failed (media error, stage failure, damaged image, copy error)"},
+    {"recalled_bytes", "reelfs_gateway_archive_recalled_bytes_total", "counter",
+     "bytes of the objects recalled"},
+    {"recalls_in_flight", "reelfs_gateway_archive_recalls_in_flight", "gauge",
+     "recalls submitted and not yet copied back"},
+    {"archived_objects", "reelfs_gateway_archive_archived_objects_total", "counter",
+     "objects written to tape by this process"},
+    {"archived_bytes", "reelfs_gateway_archive_archived_bytes_total", "counter",
+     "bytes written to tape by this process"},
+    {"released_objects", "reelfs_gateway_archive_released_objects_total", "counter",
+     "disk copies released (objects gone offline)"},
+    {"released_bytes", "reelfs_gateway_archive_released_bytes_total", "counter",
+     "bytes of the disk copies released"},
+    {"restored_bytes_on_disk", "reelfs_gateway_archive_restored_bytes_on_disk", "gauge",
+     "bytes of restored copies on disk"},
+};
+
 void ArchiveCounters(PromText& out, const Json& a) {
-  CounterAt(out, a, "recalls_submitted", "reelfs_gateway_archive_recalls_submitted_total",
-            "recalls handed to the library");
-  CounterAt(out, a, "recalls_joined", "reelfs_gateway_archive_recalls_joined_total",
-            "RestoreObject requests that joined a running recall");
-  CounterAt(out, a, "recalls_failed", "reelfs_gateway_archive_recalls_failed_total",
-            "recalls that failed (media error, stage failure, damaged image, copy error)");
-  CounterAt(out, a, "recalled_bytes", "reelfs_gateway_archive_recalled_bytes_total",
-            "bytes of the objects recalled");
-  GaugeAt(out, a, "recalls_in_flight", "reelfs_gateway_archive_recalls_in_flight",
-          "recalls submitted and not yet copied back");
-  CounterAt(out, a, "archived_objects", "reelfs_gateway_archive_archived_objects_total",
-            "objects written to tape by this process");
-  CounterAt(out, a, "archived_bytes", "reelfs_gateway_archive_archived_bytes_total",
-            "bytes written to tape by this process");
-  CounterAt(out, a, "released_objects", "reelfs_gateway_archive_released_objects_total",
-            "disk copies released (objects gone offline)");
-  CounterAt(out, a, "released_bytes", "reelfs_gateway_archive_released_bytes_total",
-            "bytes of the disk copies released");
-  GaugeAt(out, a, "restored_bytes_on_disk", "reelfs_gateway_archive_restored_bytes_on_disk",
-          "bytes of restored copies on disk");
+  for (const Scalar& m : kArchive) {
+    if (auto v = At(a, m.path)) {
+      out.Family(m.name, m.type, m.help);
+      out.Sample(m.name, *v);
+    }
+  }
 }
 
 }  // namespace
