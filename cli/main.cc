@@ -31,6 +31,7 @@ struct GlobalArgs {
   std::string ca_bundle;
   bool no_verify_tls = false;
   std::string log_level = "warn";
+  std::string log_format = "text";
   int event_loop_threads = 0;
 };
 
@@ -78,6 +79,8 @@ int main(int argc, char** argv) {
   app.add_option("--ca-bundle", g.ca_bundle, "PEM file of CAs trusted for https");
   app.add_flag("--no-verify-tls", g.no_verify_tls, "do not verify TLS certificates (test only)");
   app.add_option("--log-level", g.log_level, "e.g. warn, debug, info,s3=trace");
+  app.add_option("--log-format", g.log_format, "text or json (one JSON object per line)")
+      ->capture_default_str();
   app.add_option("--event-loop-threads", g.event_loop_threads,
                  "S3 client I/O threads (default 0: min(2, CPUs))")
       ->check(CLI::Range(0, 64));
@@ -243,6 +246,12 @@ int main(int argc, char** argv) {
 
   if (reelfs::Status s = reelfs::ConfigureLogging(g.log_level); !s.ok()) {
     std::cerr << "reelfs: --log-level: " << s.message() << "\n";
+    return 2;
+  }
+  if (auto format = reelfs::ParseLogFormat(g.log_format); format.ok()) {
+    reelfs::SetLogFormat(*format);
+  } else {
+    std::cerr << "reelfs: --log-format: " << format.status().message() << "\n";
     return 2;
   }
   auto part_size = reelfs::ParseByteSize(part);

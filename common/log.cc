@@ -15,6 +15,7 @@
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
 
+#include "common/json.h"
 #include "common/result.h"
 
 namespace reelfs {
@@ -25,7 +26,19 @@ struct LogState {
   LogLevel default_level = LogLevel::kInfo;
   std::map<std::string, LogLevel, std::less<>> subject_levels;  // GUARDED_BY(mutex)
   std::shared_ptr<spdlog::logger> logger;                       // GUARDED_BY(mutex)
+  LogFormat format = LogFormat::kText;                          // GUARDED_BY(mutex)
+  bool sink_has_time = true;                                    // GUARDED_BY(mutex)
 };
+
+// The pattern around "%v": LogWrite writes "[subject] message" for text and the rest of the
+// object ("subject":…,"msg":…) for JSON, so the message's escaping is done once, in LogWrite.
+std::string Pattern(LogFormat format, bool with_time) {
+  if (format == LogFormat::kJson) {
+    return with_time ? R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l",%v})"
+                     : R"({"level":"%l",%v})";
+  }
+  return with_time ? "%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v" : "%l %v";
+}
 
 // The debug toggle: the signal handler only counts (a lock-free atomic is async-signal-safe);
 // an odd count means "debug on". The first LogEnabled to see a new count says so in the log.
@@ -40,7 +53,7 @@ LogState& State() {
     auto* s = new LogState();  // leaked on purpose: logging must outlive static destructors
     s->logger = std::make_shared<spdlog::logger>("reelfs",
                                                  std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    s->logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v", spdlog::pattern_time_type::utc);
+    s->logger->set_pattern(Pattern(LogFormat::kText, true), spdlog::pattern_time_type::utc);
     s->logger->set_level(spdlog::level::trace);
     return s;
   }();
@@ -79,14 +92,14 @@ spdlog::level::level_enum ToSpd(LogLevel level) {
 void ReplaceSink(spdlog::sink_ptr sink, bool with_time) {
   LogState& s = State();
   auto logger = std::make_shared<spdlog::logger>("reelfs", std::move(sink));
-  logger->set_pattern(with_time ? "%Y-%m-%dT%H:%M:%S.%fZ %^%l%$ %v" : "%l %v",
-                      spdlog::pattern_time_type::utc);
   logger->set_level(spdlog::level::trace);
   // Every line reaches the file (or stderr) as it is written: a daemon's log is read while it
   // runs, with tail -f, and after a crash, not only after a clean exit flushed the buffer. Lines
   // are written only at the levels enabled, so the cost is one write(2) per line logged.
   logger->flush_on(spdlog::level::trace);
   std::unique_lock lock(s.mutex);
+  logger->set_pattern(Pattern(s.format, with_time), spdlog::pattern_time_type::utc);
+  s.sink_has_time = with_time;
   s.logger = std::move(logger);
 }
 
@@ -118,6 +131,19 @@ Status ConfigureLogging(std::string_view spec) {
   s.default_level = default_level;
   s.subject_levels = std::move(subjects);
   return Status::Ok();
+}
+
+Result<LogFormat> ParseLogFormat(std::string_view name) {
+  if (name == "text") return LogFormat::kText;
+  if (name == "json") return LogFormat::kJson;
+  return Status::InvalidArgument("unknown log format '" + std::string(name) + "' (text, json)");
+}
+
+void SetLogFormat(LogFormat format) {
+  LogState& s = State();
+  std::unique_lock lock(s.mutex);
+  s.format = format;
+  s.logger->set_pattern(Pattern(format, s.sink_has_time), spdlog::pattern_time_type::utc);
 }
 
 Status LogToFile(const std::string& path) {
@@ -167,10 +193,19 @@ bool LogEnabled(LogLevel level, std::string_view subject) {
 
 void LogWrite(LogLevel level, std::string_view subject, std::string_view message) {
   std::shared_ptr<spdlog::logger> logger;
+  LogFormat format;
   {
     LogState& s = State();
     std::shared_lock lock(s.mutex);
     logger = s.logger;
+    format = s.format;
+  }
+  if (format == LogFormat::kJson) {
+    // DumpJson escapes quotes, control characters and bytes that are not UTF-8 (a key may hold
+    // any), so every line stays one valid JSON object.
+    logger->log(ToSpd(level), R"("subject":{},"msg":{})", DumpJson(Json(std::string(subject))),
+                DumpJson(Json(std::string(message))));
+    return;
   }
   logger->log(ToSpd(level), "[{}] {}", subject, message);
 }

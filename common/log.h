@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "common/result.h"
 #include "common/status.h"
 
 namespace reelfs {
@@ -22,6 +23,14 @@ enum class LogLevel : int { kTrace = 0, kDebug, kInfo, kWarn, kError, kOff };
 
 // Parses "LEVEL[,SUBJECT=LEVEL]...", e.g. "warn,s3=debug". Unknown level names are an error.
 Status ConfigureLogging(std::string_view spec);
+
+// How a line looks. Text: "2026-12-05T10:00:00.123456Z info [s3] message". JSON lines, for a log
+// shipper: {"time":"…","level":"info","subject":"s3","msg":"message"} (syslog lines leave out
+// "time", which syslog adds). Applies to the sink in use and to any chosen later.
+enum class LogFormat { kText, kJson };
+// "text" or "json"; anything else is an error naming both.
+Result<LogFormat> ParseLogFormat(std::string_view name);
+void SetLogFormat(LogFormat format);
 
 // Where log lines go. stderr is the default.
 Status LogToFile(const std::string& path);

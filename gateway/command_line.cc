@@ -18,7 +18,8 @@ constexpr const char* kOverridingFlags[] = {"--root",         "--create",
                                             "--port-file",    "--timeline-file",
                                             "--threads",      "--allow-non-loopback",
                                             "--log-level",    "--virtual-host-domain",
-                                            "--idle-timeout", "--multipart-expiry"};
+                                            "--idle-timeout", "--multipart-expiry",
+                                            "--log-format"};
 
 void AddArchiveCommand(CLI::App& app, CommandLine& out, CLI::App*& archive_cmd) {
   archive_cmd = app.add_subcommand(
@@ -56,6 +57,7 @@ void AddServerFlags(CLI::App& app, CommandLine& out) {
   app.add_flag("--allow-non-loopback", cli.allow_non_loopback,
                "allow listening on a non-loopback address");
   app.add_option("--log-level", cli.log_level, "log spec, e.g. info,gateway.http=debug");
+  app.add_option("--log-format", cli.log_format, "text or json (one JSON object per line)");
   app.add_option("--virtual-host-domain", cli.virtual_host_domain,
                  "serve Host <bucket>.<domain> as virtual-host addressing");
   // Durations are parsed after CLI11 (ServeOptions): their defaults are Options' own.
@@ -126,6 +128,7 @@ Result<Options> ServeOptions(const CommandLine& line) {
   if (given("--threads")) options.threads = cli.threads;
   if (given("--allow-non-loopback")) options.allow_non_loopback = true;
   if (given("--log-level")) options.log_level = cli.log_level;
+  if (given("--log-format")) options.log_format = cli.log_format;
   if (given("--virtual-host-domain")) options.virtual_host_domain = cli.virtual_host_domain;
   if (given("--idle-timeout")) {
     REELFS_ASSIGN_OR_RETURN(auto d, ParseDuration(line.idle_timeout));

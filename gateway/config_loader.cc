@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/log.h"
 #include "common/units.h"
 #include "gateway/archive/personality.h"
 #include "gateway/store/key_validation.h"
@@ -413,6 +414,9 @@ Status LoadConfigString(std::string_view yaml, std::string_view origin, Options*
         options->port_file = text;
       } else if (key == "log_level") {
         options->log_level = text;
+      } else if (key == "log_format") {
+        if (!ParseLogFormat(text).ok()) return Error(origin, value, key, "must be text or json");
+        options->log_format = text;
       } else if (key == "idle_timeout") {
         auto d = ParseDuration(text);
         if (!d.ok()) return Error(origin, value, key, std::string(d.status().message()));

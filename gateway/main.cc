@@ -58,6 +58,9 @@ int Main(int argc, char** argv) {
     auto options = ArchiveCommandOptions(line);
     if (!options.ok()) return Fail(options.status());
     if (Status st = ConfigureLogging(options->log_level); !st.ok()) return Fail(st);
+    auto format = ParseLogFormat(options->log_format);
+    if (!format.ok()) return Fail(format.status());
+    SetLogFormat(*format);
     // `kill -USR2 PID` turns debug logging on and off while the gateway runs.
     if (Status st = InstallDebugToggle(SIGUSR2); !st.ok()) return Fail(st);
     ArchiveRunOptions run = line.run;
@@ -68,6 +71,9 @@ int Main(int argc, char** argv) {
   auto options = ServeOptions(line);
   if (!options.ok()) return Fail(options.status());
   if (Status st = ConfigureLogging(options->log_level); !st.ok()) return Fail(st);
+  auto format = ParseLogFormat(options->log_format);
+  if (!format.ok()) return Fail(format.status());
+  SetLogFormat(*format);
   auto gateway = GatewayServer::Build(std::move(options).value(), line.rdma);
   if (!gateway.ok()) return Fail(gateway.status());
   if (Status st = (*gateway)->Run(); !st.ok()) return Fail(st);

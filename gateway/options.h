@@ -120,6 +120,8 @@ struct Options {
   std::string timeline_file;
   // Log spec, e.g. "info" or "info,gateway.http=debug".
   std::string log_level = "info";
+  // "text" or "json" (one JSON object per line, for a log shipper).
+  std::string log_format = "text";
   // Connections idle (or stalled mid-request) this long are closed.
   std::chrono::seconds idle_timeout{60};
   // Virtual-host addressing: Host "<bucket>.<domain>". Empty: path style only.

@@ -2,7 +2,8 @@
 # e2e: mounting and unmounting. Proves: daemon mode (no -f) returns only once the mount is usable
 # and its daemon exits after fusermount3 -u; a -f daemon unmounts cleanly and exits 0 on
 # fusermount3 -u, on SIGTERM and on SIGINT (mount gone from /proc/mounts); SIGTERM with a file
-# still open still takes the mount away; a missing mount point is an error, not a hang.
+# still open still takes the mount away; a missing mount point is an error, not a hang;
+# --log-format json writes the daemon's log as JSON lines that parse.
 source "$(dirname "$0")/lib.sh"
 e2e_init lifecycle 150
 
@@ -13,7 +14,7 @@ start_gateway
 step "daemon mode: returns when mounted; fusermount3 -u stops the daemon"
 MOUNTED_DIRS+=("$MNT"); echo "$MNT" >>"$WORK/mounts"
 "$REELFS_BIN" mount life "$MNT" --endpoint "$ENDPOINT" --log-file "$WORK/daemon.log" \
-  </dev/null >"$WORK/daemon.out" 2>&1 || fail "daemon-mode mount exited with $?: $(cat "$WORK/daemon.out")"
+  --log-format json </dev/null >"$WORK/daemon.out" 2>&1 || fail "daemon-mode mount exited with $?: $(cat "$WORK/daemon.out")"
 _mounted "$MNT" || fail "daemon-mode mount returned before the mount was there"
 [[ "$(cat "$MNT/d/hello.txt")" == hello ]] || fail "read through the daemon-mode mount"
 dpids=$(daemon_pids_for "$MNT")
@@ -26,6 +27,18 @@ done
 [[ -z $alive ]] || fail "daemon still running 10 s after fusermount3 -u"
 _mounted "$MNT" && fail "still mounted"
 echo "  ok (daemon $dpids exited)"
+
+step "--log-format json: every line of the daemon's log is one JSON object"
+python3 - "$WORK/daemon.log" <<'PY' || fail "the daemon's JSON log: see above"
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert lines, "empty log"
+docs = [json.loads(l) for l in lines]  # raises on a line that is not JSON
+for d in docs:
+    assert set(d) == {"time", "level", "subject", "msg"}, d
+assert any(d["level"] == "info" for d in docs), "no INFO line (the mount's lifecycle)"
+print(f"  ok ({len(docs)} lines, subjects {sorted({d['subject'] for d in docs})})")
+PY
 
 for sig in TERM INT; do
   step "-f: SIG$sig unmounts and exits 0"

@@ -5,14 +5,15 @@
 # with no lint; the counters move with traffic (a PUT and a GET through the AWS CLI: requests by
 # method and code, bytes both ways, the duration histogram's count); the tape, archive and
 # multipart families are there; a signed request for a bucket named "metrics" is still S3
-# (NoSuchBucket), not the exposition.
+# (NoSuchBucket), not the exposition. The gateway runs with --log-format json: every line it
+# logged parses as one JSON object.
 source "$(dirname "$0")/gateway_lib.sh"
 PROMTOOL=${REELFS_PROMTOOL:-$(cd "$(dirname "$0")/.." && pwd)/tools/promtool}
 [[ -x $PROMTOOL ]] || skip "promtool not found at $PROMTOOL (scripts/setup.sh extracts it)"
 command -v curl >/dev/null || skip "curl not installed"
 command -v aws >/dev/null || skip "aws (AWS CLI) not installed"
 mkdir -p "$ROOT/met"
-start_gateway
+GW_LOG_LEVEL=debug start_gateway 0 --log-format json
 export AWS_ACCESS_KEY_ID=$GW_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$GW_SECRET_KEY
 export AWS_DEFAULT_REGION=us-east-1 AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 s3() { aws --endpoint-url "$ENDPOINT" "$@"; }
@@ -58,4 +59,14 @@ echo "== a signed request for a bucket named metrics is S3, not the exposition"
 out=$(s3 s3api list-objects-v2 --bucket metrics 2>&1) && fail "listing a missing bucket succeeded"
 [[ $out == *NoSuchBucket* ]] || fail "signed GET /metrics: $out"
 stop_gateway || fail "gateway did not exit 0 on SIGTERM"
+
+echo "== --log-format json: the gateway's log is JSON lines"
+python3 - "$WORK/gateway.err" <<'PY' || fail "the gateway's JSON log: see above"
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8").read().splitlines()]
+assert docs, "nothing logged at debug"
+for d in docs:
+    assert set(d) == {"time", "level", "subject", "msg"}, d
+print(f"  ok ({len(docs)} lines, levels {sorted({d['level'] for d in docs})})")
+PY
 echo "PASS: gateway_metrics"

@@ -1,8 +1,15 @@
 #include "common/log.h"
 
 #include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 namespace reelfs {
 namespace {
@@ -34,6 +41,35 @@ TEST_SUITE("common") {
     CHECK_FALSE(LogEnabled(LogLevel::kDebug, "fuse"));
     CHECK(LogEnabled(LogLevel::kWarn, "fuse"));
     REQUIRE(ConfigureLogging("info").ok());
+  }
+
+  TEST_CASE("JSON lines: one valid object per line, whatever the message holds") {
+    REQUIRE(ConfigureLogging("info").ok());
+    const std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("reelfs-log-json-" + std::to_string(::getpid()));
+    REQUIRE(LogToFile(path.string()).ok());
+    CHECK_FALSE(ParseLogFormat("yaml").ok());
+    auto json = ParseLogFormat("json");
+    REQUIRE(json.ok());
+    SetLogFormat(*json);
+    REELFS_LOG_WARN("s3", "key \"{}\" said {}", "a\nb", std::string("\xff\x01"));
+    REELFS_LOG_DEBUG("s3", "not at this level");
+    SetLogFormat(LogFormat::kText);
+    REELFS_LOG_INFO("fuse", "back to text");
+    LogToStderr();
+
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::filesystem::remove(path);
+    REQUIRE(lines.size() == 2);
+    auto doc = nlohmann::json::parse(lines[0]);  // throws (fails the test) if not one object
+    CHECK(doc["level"] == "warning");
+    CHECK(doc["subject"] == "s3");
+    CHECK(doc["msg"] == "key \"a\nb\" said \xEF\xBF\xBD\x01");
+    CHECK(doc["time"].get<std::string>().size() ==
+          std::string("2026-12-05T10:00:00.123456Z").size());
+    CHECK(lines[1].find(" info [fuse] back to text") != std::string::npos);
   }
 
   TEST_CASE("bad specs are rejected and leave the config alone") {

@@ -19,6 +19,17 @@ TEST_CASE("config: the example config loads") {
   CHECK(options.max_put_size == (5ull << 30));
   CHECK(options.min_part_size == (5ull << 20));
   CHECK(options.multipart_expiry == std::chrono::hours(24 * 7));
+  CHECK(options.log_format == "text");
+}
+
+TEST_CASE("config: log_format is text or json, a mistake named with its line") {
+  Options o;
+  REQUIRE(LoadConfigString("log_format: json\n", "t.yaml", &o).ok());
+  CHECK(o.log_format == "json");
+  Status bad = LoadConfigString("threads: 2\nlog_format: xml\n", "t.yaml", &o);
+  CHECK_FALSE(bad.ok());
+  CHECK(std::string(bad.message()).find("t.yaml:2") != std::string::npos);
+  CHECK(std::string(bad.message()).find("text or json") != std::string::npos);
 }
 
 TEST_CASE("config: multipart_expiry takes a duration, 0 for never, no negative") {
