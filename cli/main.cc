@@ -177,6 +177,9 @@ int main(int argc, char** argv) {
                         "kernel readahead when root (default 4096; 0 leaves it)");
   mount_cmd->add_flag("--clone-fd", mount.clone_fd, "one /dev/fuse fd per worker thread");
   mount_cmd->add_option("--log-file", mount.log_file, "log to this file");
+  mount_cmd->add_option("--metrics-listen", mount.metrics_listen,
+                        "serve Prometheus metrics at http://HOST:PORT/metrics (e.g. "
+                        "127.0.0.1:9464; port 0: any free port, logged)");
   mount_cmd->add_flag("--syslog", mount.syslog, "log to syslog (the default in the background)");
   mount_cmd->add_option("--offline", mount.offline,
                         "read of an offline object: wait (default), eagain or eacces");

@@ -93,11 +93,11 @@ std::optional<Status> MountAndServe(const MountConfig& cfg, const ClientFactory&
                                     Notifier& notify) {
   auto stack = MountStack::Build(cfg, make_clients);
   if (!stack.ok()) {
-    notify.Failed(stack.status().ToString());
+    notify.Failed(std::string(stack.status().message()));
     return std::nullopt;
   }
   if (Status mounted = (*stack)->Mount(cfg.daemon); !mounted.ok()) {
-    notify.Failed(mounted.ToString());
+    notify.Failed(std::string(mounted.message()));
     return std::nullopt;
   }
   const fuse::MountOptions& mount = (*stack)->mount();

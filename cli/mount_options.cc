@@ -250,6 +250,11 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   c.foreground = f.foreground;
   c.verbose = f.verbose;
   c.cuda_pin = f.cuda_pin;
+  if (!f.metrics_listen.empty()) {
+    auto listen = ParseListenAddress(f.metrics_listen);
+    if (!listen.ok()) return listen.status().WithContext("--metrics-listen");
+    c.metrics_listen = *listen;
+  }
   c.log_file = f.log_file;
   c.syslog = f.syslog;
   return c;

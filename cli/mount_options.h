@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "cli/rdma_config.h"
+#include "common/listen_address.h"
 #include "common/result.h"
 #include "fuse/core/options.h"
 #include "fuse/lowlevel/daemon.h"
@@ -67,6 +69,8 @@ struct MountFlags {
   bool verbose = false;
   // Pin prefetch buffers for CUDA (cudaHostRegister) where a GPU is usable (docs/gpu.md).
   bool cuda_pin = false;
+  // HOST:PORT for the Prometheus exposition (GET /metrics); empty: none.
+  std::string metrics_listen;
 };
 
 struct MountConfig {
@@ -79,6 +83,7 @@ struct MountConfig {
   bool syslog = false;
   bool verbose = false;
   bool cuda_pin = false;
+  std::optional<ListenAddress> metrics_listen;  // cli/metrics_listener.h
 };
 
 // Splits "bucket/a/b" into bucket "bucket" and prefix "a/b/" ("" for the whole bucket).

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "cli/mount_metrics.h"
 #include "cli/rdma_open.h"
 #include "cli/side_channel_path.h"
 #include "common/clock.h"
@@ -113,6 +114,7 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
   };
   stack->fs_ = fuse::CreateFileSystem(stack->s3_.store, mount, stack->pool_, stack->budget_,
                                       RealClock(), stack->restorer_.restorer, std::move(data_path));
+  stack->metrics_address_ = cfg.metrics_listen;
   return stack;
 }
 
@@ -122,12 +124,35 @@ std::string MountStack::VerboseSummary() const {
       "\n";
   out += "gpu: " + mount_.gpu + "\n";
   out += "data path: " + (rdma_.log_line ? "rdma (" + rdma_.log_line() + ")" : "http") + "\n";
+  if (metrics_ != nullptr) out += "metrics: http://" + metrics_->bound() + "/metrics\n";
   return out;
 }
 
 Status MountStack::Mount(const fuse::DaemonOptions& options) {
   REELFS_ASSIGN_OR_RETURN(daemon_, fuse::Daemon::Mount(*fs_, options));
   StartStaleUploadSweep();
+  REELFS_RETURN_IF_ERROR(StartSideChannel(options));
+  return StartMetrics();
+}
+
+Status MountStack::StartMetrics() {
+  if (!metrics_address_) return Status::Ok();
+  MountMetricsSources sources{.daemon = daemon_.get(),
+                              .fs = fs_.get(),
+                              .client = s3_.client.get(),
+                              .budget = budget_.get(),
+                              .pool = pool_.get(),
+                              .restorer = restorer_.restorer.get(),
+                              .side_channel = side_channel_.get(),
+                              .data_path_json = rdma_.metrics_json};
+  REELFS_ASSIGN_OR_RETURN(metrics_, MetricsListener::Start(*metrics_address_, [sources] {
+                            return MountMetricsText(sources);
+                          }));
+  REELFS_LOG_INFO(kSubject, "metrics: serving http://{}/metrics", metrics_->bound());
+  return Status::Ok();
+}
+
+Status MountStack::StartSideChannel(const fuse::DaemonOptions& options) {
   if (mount_.side_channel_path.empty()) return Status::Ok();
   // The mount's device from /proc/self/mountinfo: a stat of the mountpoint would wait for this
   // very daemon, whose loop is not running yet.
@@ -162,6 +187,7 @@ Status MountStack::Serve() {
   // Reads waiting for a restore are answered (EINTR) as soon as the loop ends, so an unmount
   // does not wait out the drain for them.
   Status run = daemon_->Run([&restorer] { restorer.Shutdown(); });
+  metrics_.reset();  // it reads the side channel, which goes next
   if (side_channel_ != nullptr) {
     const api::ServerCounters sc = side_channel_->counters();
     // Disconnects every client (fenced) and waits for their reads before the FileSystem goes.

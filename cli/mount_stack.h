@@ -9,9 +9,11 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/server/side_channel_server.h"
+#include "cli/metrics_listener.h"
 #include "cli/mount_gpu.h"
 #include "cli/mount_options.h"
 #include "cli/rdma_data_path.h"
@@ -45,8 +47,9 @@ class MountStack {
   MountStack& operator=(const MountStack&) = delete;
 
   // Mounts the FileSystem at options.mountpoint (fuse::Daemon::Mount), then starts the side
-  // channel server when the mount has a socket path, and the background sweep of stale
-  // multipart uploads (--abort-stale-uploads) on a writable mount.
+  // channel server when the mount has a socket path, the background sweep of stale multipart
+  // uploads (--abort-stale-uploads) on a writable mount, and the metrics listener
+  // (--metrics-listen; a port that cannot be bound fails the mount).
   Status Mount(const fuse::DaemonOptions& options);
   // Serves until unmounted or signalled (after Mount), then logs the mount's counters. Reads
   // waiting for a restore are answered (EINTR) as soon as the loop ends.
@@ -76,9 +79,12 @@ class MountStack {
 
   MountStack() = default;
   void StartStaleUploadSweep();
+  Status StartSideChannel(const fuse::DaemonOptions& options);
+  Status StartMetrics();
 
-  fuse::MountOptions mount_;  // a value: no part in the teardown
-  s3::WallTime started_{};    // when Build began: uploads initiated before it may be stale
+  fuse::MountOptions mount_;                      // a value: no part in the teardown
+  std::optional<ListenAddress> metrics_address_;  // --metrics-listen
+  s3::WallTime started_{};  // when Build began: uploads initiated before it may be stale
 
   // Declaration order is construction order, so destruction is the teardown order; do not
   // reorder. Each member outlives every one below it:
@@ -98,7 +104,8 @@ class MountStack {
   //   fs_       cancels its prefetches when it goes, after the session;
   //   daemon_   the FUSE session: unmounts after the side channel;
   //   side_channel_ the side channel server (started by Mount, stopped by Serve once the loop
-  //             has ended): its reads go through fs_, so it goes first.
+  //             has ended): its reads go through fs_, so it goes after the listener;
+  //   metrics_  the --metrics-listen thread reads every member above: it goes first.
   MountGpu gpu_;
   S3Clients s3_;
   std::unique_ptr<fuse::StaleUploadSweep> stale_uploads_;  // started by Mount; stops before s3_
@@ -111,6 +118,7 @@ class MountStack {
   std::unique_ptr<fuse::FileSystem> fs_;
   std::unique_ptr<fuse::Daemon> daemon_;
   std::unique_ptr<api::SideChannelServer> side_channel_;
+  std::unique_ptr<MetricsListener> metrics_;
 };
 
 }  // namespace reelfs::cli

@@ -66,4 +66,20 @@ void PromText::Gauge(std::string_view name, std::string_view help, double value)
   Sample(name, value);
 }
 
+void PromText::HistogramSamples(std::string_view name, const Labels& labels,
+                                std::span<const double> bounds, std::span<const uint64_t> counts,
+                                double sum) {
+  const std::string base(name);
+  Labels with_le = labels;
+  with_le.emplace_back("le", "");
+  uint64_t cumulative = 0;
+  for (size_t b = 0; b <= bounds.size(); ++b) {
+    cumulative += b < counts.size() ? counts[b] : 0;
+    with_le.back().second = b < bounds.size() ? fmt::format("{}", bounds[b]) : "+Inf";
+    Sample(base + "_bucket", with_le, static_cast<double>(cumulative));
+  }
+  Sample(base + "_sum", labels, sum);
+  Sample(base + "_count", labels, static_cast<double>(cumulative));
+}
+
 }  // namespace reelfs

@@ -7,6 +7,8 @@
 // Thread-safety: none; one writer per exposition.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,6 +28,11 @@ class PromText {
   // Family + one unlabelled sample.
   void Counter(std::string_view name, std::string_view help, double value);
   void Gauge(std::string_view name, std::string_view help, double value);
+  // A histogram's samples (its Family declared before): NAME_bucket{labels, le} for each bound
+  // and +Inf, cumulative, then NAME_sum and NAME_count. `counts` holds one count per bucket, not
+  // cumulative, and one more for the values above every bound.
+  void HistogramSamples(std::string_view name, const Labels& labels, std::span<const double> bounds,
+                        std::span<const uint64_t> counts, double sum);
 
   const std::string& text() const { return out_; }
 

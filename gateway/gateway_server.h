@@ -12,12 +12,12 @@
 #include <memory>
 #include <optional>
 
+#include "common/listen_address.h"
 #include "common/result.h"
 #include "gateway/archive/archive.h"
 #include "gateway/command_line.h"
 #include "gateway/credentials.h"
 #include "gateway/http/server.h"
-#include "gateway/listen_address.h"
 #include "gateway/options.h"
 #include "gateway/rdma/hook.h"
 #include "gateway/root_lock.h"

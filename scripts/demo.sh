@@ -128,7 +128,7 @@ if [ -z "$fuse_reason" ]; then
   say "reelfs mount dataset $mnt"
   mkdir -p "$mnt"
   "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f \
-    --log-file "$work/mount.log" </dev/null >"$work/mount.out" 2>&1 &
+    --log-file "$work/mount.log" --metrics-listen 127.0.0.1:0 </dev/null >"$work/mount.out" 2>&1 &
   mount_pid=$!
   for _ in $(seq 300); do is_mounted && break; kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
   is_mounted || { echo "mount failed:"; cat "$work/mount.out" "$work/mount.log" 2>/dev/null | tail; exit 1; }
@@ -140,6 +140,11 @@ if [ -z "$fuse_reason" ]; then
   say "du -sh and du -ah | head (sizes as the mount reports them)"
   du -sh "$mnt"
   du -ah "$mnt" | sed -n 1,6p
+  metrics_url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/metrics' "$work/mount.log" | head -1)
+  if command -v curl >/dev/null && [ -n "$metrics_url" ]; then
+    say "The mount's own Prometheus metrics (--metrics-listen; $metrics_url), a few of them"
+    curl -s "$metrics_url" | grep -E '^reelfs_(fuse_requests_total\{op="(lookup|readdirplus|getattr)"\}|fs_list_requests_total|s3_requests_total)' || true
+  fi
 
   say "The side channel and the GPU tier (user.reelfs.mount), and a read_into a memfd-backed buffer"
   python3 -c 'import json, os, sys; m = json.loads(os.getxattr(sys.argv[1], "user.reelfs.mount")); print("side channel:", m.get("side_channel", "off")); print("gpu:", m.get("gpu", "?"))' "$mnt"

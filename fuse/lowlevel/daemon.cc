@@ -177,6 +177,10 @@ Daemon::~Daemon() = default;
 
 const DaemonOptions& Daemon::options() const { return impl_->options; }
 
+const OpStats& Daemon::op_stats() const { return impl_->ctx.op_stats; }
+
+uint64_t Daemon::requests_in_flight() const { return impl_->ctx.in_flight.count(); }
+
 Status Daemon::Run(const std::function<void()>& on_loop_end) {
   // 0: unmounted (fusermount3 -u, umount); > 0: the signal that libfuse's handler caught (it
   // stores the signal number as the session's error); < 0: -errno from /dev/fuse.

@@ -17,6 +17,7 @@
 
 #include "common/result.h"
 #include "fuse/core/filesystem.h"
+#include "fuse/lowlevel/op_stats.h"
 
 namespace reelfs::fuse {
 
@@ -58,6 +59,10 @@ class Daemon {
   Status Run(const std::function<void()>& on_loop_end = {});
 
   const DaemonOptions& options() const;
+  // The requests answered so far, by operation (any thread; valid while the Daemon lives).
+  const OpStats& op_stats() const;
+  // Requests received and not yet answered.
+  uint64_t requests_in_flight() const;
 
  private:
   struct Impl;

@@ -46,7 +46,7 @@ void Guard(fuse_req_t req, RequestInfo info, Reply::Kind kind, Body&& body) noex
   try {
     OpsContext& ctx = Ctx(req);
     info.id = ctx.next_id.fetch_add(1, std::memory_order_relaxed);
-    reply = std::make_shared<Reply>(req, info, &ctx.in_flight, kind);
+    reply = std::make_shared<Reply>(req, info, &ctx.in_flight, kind, &ctx.op_stats);
     // Every request can be interrupted (answered EINTR) while the FileSystem works on it.
     if (kind == Reply::Kind::kAnswer) reply->Track(&ctx.pending);
     REELFS_LOG_TRACE(kSubject, "req={} {} ino={} fh={} off={} size={}", info.id, info.op, info.ino,

@@ -51,6 +51,7 @@ struct OpsContext {
   FileSystem& fs;
   const ConnTuning tuning;
   InFlight in_flight;                // requests not yet answered
+  OpStats op_stats;                  // answered requests by operation (--metrics-listen)
   std::atomic<uint64_t> next_id{1};  // request ids for logs (libfuse 3.14 hides `unique`)
 
   // Every request not yet answered (but forgets), so that a FUSE INTERRUPT or the teardown

@@ -82,8 +82,14 @@ fuse_entry_param ToEntryParam(const Entry& entry) {
 
 }  // namespace
 
-Reply::Reply(fuse_req_t req, RequestInfo info, InFlight* in_flight, Kind kind)
-    : req_(req), info_(info), in_flight_(in_flight), kind_(kind) {
+Reply::Reply(fuse_req_t req, RequestInfo info, InFlight* in_flight, Kind kind, OpStats* stats)
+    : req_(req),
+      info_(info),
+      in_flight_(in_flight),
+      kind_(kind),
+      stats_(stats),
+      arrived_(stats != nullptr ? std::chrono::steady_clock::now()
+                                : std::chrono::steady_clock::time_point{}) {
   if (in_flight_ != nullptr) in_flight_->Begin();
 }
 
@@ -92,10 +98,13 @@ Reply::Reply(Reply&& other) noexcept
       info_(other.info_),
       in_flight_(other.in_flight_),
       kind_(other.kind_),
+      stats_(other.stats_),
+      arrived_(other.arrived_),
       pending_(other.pending_),
       cancel_(std::move(other.cancel_)),
       interrupted_(other.interrupted_.load()) {
   other.in_flight_ = nullptr;
+  other.stats_ = nullptr;
   other.pending_ = nullptr;
 }
 
@@ -108,7 +117,7 @@ Reply::~Reply() {
   if (kind_ == Kind::kNone) {
     None();
   } else {
-    Send(fuse_reply_err, Take(), StatusToErrno(Status::Internal("no reply was sent")));
+    SendErr(StatusToErrno(Status::Internal("no reply was sent")));
   }
 }
 
@@ -156,7 +165,12 @@ void Reply::Interrupted(const Status& why) {
   Error(why);
 }
 
-void Reply::Sent(int rc) {
+void Reply::Sent(int rc, bool failed) {
+  // Counted whether or not the kernel still waited: the FileSystem's work was done either way.
+  if (stats_ != nullptr) {
+    stats_->Record(info_.op, std::chrono::steady_clock::now() - arrived_, failed || rc != 0);
+    stats_ = nullptr;
+  }
   // A failed reply means the kernel no longer waits for it (interrupted, or the filesystem was
   // aborted/unmounted): nothing to do but say so at DEBUG.
   if (rc != 0) {
@@ -178,7 +192,7 @@ void Reply::Error(const Status& status) {
   const LogLevel level = err == ENOENT ? LogLevel::kDebug : LogLevel::kWarn;
   REELFS_LOG(level, kSubject, "req={} {} ino={} fh={} off={} size={}: {} ({})", info_.id, info_.op,
              info_.ino, info_.fh, info_.offset, info_.size, std::strerror(err), status.ToString());
-  Send(fuse_reply_err, Take(), err);
+  SendErr(err);
 }
 
 void Reply::Refuse(const Status& status) {
@@ -186,15 +200,19 @@ void Reply::Refuse(const Status& status) {
   if (err == 0) err = StatusToErrno(Status::Internal("a refusal without an error"));
   REELFS_LOG_DEBUG(kSubject, "req={} {} ino={}: {} ({})", info_.id, info_.op, info_.ino,
                    std::strerror(err), status.ToString());
-  Send(fuse_reply_err, Take(), err);
+  SendErr(err);
 }
 
-void Reply::Ok() { Send(fuse_reply_err, Take(), 0); }
+void Reply::Ok() { SendErr(0); }
+
+void Reply::SendErr(int err) {
+  if (fuse_req_t req = Take(); req != nullptr) Sent(fuse_reply_err(req, err), err != 0);
+}
 
 void Reply::None() {
   if (fuse_req_t req = Take(); req != nullptr) {
     fuse_reply_none(req);
-    Sent(0);
+    Sent(0, false);
   }
 }
 

@@ -34,6 +34,7 @@
 #include "common/status.h"
 #include "fuse/core/types.h"
 #include "fuse/lowlevel/fuse_api_internal.h"
+#include "fuse/lowlevel/op_stats.h"
 #include "fuse/lowlevel/pending_requests.h"
 
 namespace reelfs::fuse {
@@ -67,7 +68,10 @@ class Reply : public std::enable_shared_from_this<Reply> {
  public:
   enum class Kind { kAnswer, kNone };  // kNone: forget/forget_multi, answered by fuse_reply_none
 
-  Reply(fuse_req_t req, RequestInfo info, InFlight* in_flight, Kind kind = Kind::kAnswer);
+  // `stats` (optional) records the request's operation, time to answer and whether it failed
+  // once it is answered; it must outlive the Reply.
+  Reply(fuse_req_t req, RequestInfo info, InFlight* in_flight, Kind kind = Kind::kAnswer,
+        OpStats* stats = nullptr);
   Reply(Reply&& other) noexcept;
   Reply& operator=(Reply&&) = delete;
   Reply(const Reply&) = delete;
@@ -109,17 +113,22 @@ class Reply : public std::enable_shared_from_this<Reply> {
  private:
   // Hands out the request exactly once and marks this Reply as answered.
   fuse_req_t Take();
-  void Sent(int rc);
+  // After a reply went out (rc: libfuse's result): the in-flight count and the stats.
+  void Sent(int rc, bool failed);
   // Calls fuse_reply_X(req, args...) unless the request was already answered.
   template <class Fn, class... Args>
   void Send(Fn fn, fuse_req_t req, Args&&... args) {
-    if (req != nullptr) Sent(fn(req, std::forward<Args>(args)...));
+    if (req != nullptr) Sent(fn(req, std::forward<Args>(args)...), false);
   }
+  // fuse_reply_err(err) unless answered; err 0 is success.
+  void SendErr(int err);
 
   std::atomic<fuse_req_t> req_;
   RequestInfo info_;
   InFlight* in_flight_;
   Kind kind_;
+  OpStats* stats_;  // null once recorded (Sent runs on the one thread that took the request)
+  std::chrono::steady_clock::time_point arrived_;
   PendingRequests* pending_ = nullptr;         // set by Track, before any answer
   std::shared_ptr<CancellationToken> cancel_;  // set by Track
   std::atomic<bool> interrupted_{false};  // an interrupt answer was attempted: a second is normal

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -40,18 +39,12 @@ void HttpMetrics::Write(PromText& out) const {
               static_cast<double>(bytes_out_.load(std::memory_order_relaxed)));
   const std::string name = "reelfs_gateway_http_request_duration_seconds";
   out.Family(name, "histogram", "from the request line to the last byte of the answer");
-  uint64_t cumulative = 0;
-  for (size_t b = 0; b <= kBuckets.size(); ++b) {
-    cumulative += buckets_[b].load(std::memory_order_relaxed);
-    const double le = b < kBuckets.size() ? kBuckets[b] : std::numeric_limits<double>::infinity();
-    out.Sample(name + "_bucket",
-               {{"le", le == std::numeric_limits<double>::infinity() ? std::string("+Inf")
-                                                                     : fmt::format("{}", le)}},
-               static_cast<double>(cumulative));
+  std::array<uint64_t, kBuckets.size() + 1> counts{};
+  for (size_t b = 0; b < counts.size(); ++b) {
+    counts[b] = buckets_[b].load(std::memory_order_relaxed);
   }
-  out.Sample(name + "_sum",
-             static_cast<double>(duration_us_.load(std::memory_order_relaxed)) / 1e6);
-  out.Sample(name + "_count", static_cast<double>(cumulative));
+  out.HistogramSamples(name, {}, kBuckets, counts,
+                       static_cast<double>(duration_us_.load(std::memory_order_relaxed)) / 1e6);
 }
 
 }  // namespace reelfs::gateway

@@ -22,6 +22,19 @@ TEST_SUITE("common") {
           "h_bucket{le=\"+Inf\"} +Inf\n"
           "big 1e+16\n");
   }
+
+  TEST_CASE("PromText: histogram samples are cumulative, +Inf counts values above every bound") {
+    PromText p;
+    const double bounds[] = {0.1, 1};
+    const uint64_t counts[] = {2, 0, 3};  // two <= 0.1, none in (0.1, 1], three above 1
+    p.HistogramSamples("d", {{"op", "read"}}, bounds, counts, 7.5);
+    CHECK(p.text() ==
+          "d_bucket{op=\"read\",le=\"0.1\"} 2\n"
+          "d_bucket{op=\"read\",le=\"1\"} 2\n"
+          "d_bucket{op=\"read\",le=\"+Inf\"} 5\n"
+          "d_sum{op=\"read\"} 7.5\n"
+          "d_count{op=\"read\"} 5\n");
+  }
 }
 
 }  // namespace

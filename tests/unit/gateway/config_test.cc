@@ -2,8 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "common/listen_address.h"
 #include "gateway/config_loader.h"
-#include "gateway/listen_address.h"
 
 namespace reelfs::gateway {
 namespace {

@@ -1,10 +1,10 @@
-#include "gateway/listen_address.h"
+#include "common/listen_address.h"
 
 #include <charconv>
 
 #include <arpa/inet.h>
 
-namespace reelfs::gateway {
+namespace reelfs {
 
 Result<ListenAddress> ParseListenAddress(std::string_view text) {
   size_t colon = text.rfind(':');
@@ -43,4 +43,4 @@ bool IsLoopbackHost(std::string_view host) {
   return false;
 }
 
-}  // namespace reelfs::gateway
+}  // namespace reelfs

@@ -1,4 +1,5 @@
-// Parsing of --listen HOST:PORT and the loopback guard.
+// Parsing of a HOST:PORT to listen on (the gateway's --listen, the mount's --metrics-listen) and
+// the loopback guard.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -9,7 +10,7 @@
 
 #include "common/result.h"
 
-namespace reelfs::gateway {
+namespace reelfs {
 
 struct ListenAddress {
   std::string host;
@@ -21,4 +22,4 @@ Result<ListenAddress> ParseListenAddress(std::string_view text);
 // 127.0.0.0/8 and ::1.
 bool IsLoopbackHost(std::string_view host);
 
-}  // namespace reelfs::gateway
+}  // namespace reelfs

@@ -1,0 +1,159 @@
+#include "cli/mount_metrics.h"
+
+#include <string_view>
+#include <utility>
+
+#include "common/prom_text.h"
+
+namespace reelfs::cli {
+namespace {
+
+double D(uint64_t v) { return static_cast<double>(v); }
+
+void FileSystemFamilies(const fuse::FsCounters& c, PromText& out) {
+  out.Counter("reelfs_fs_lookups_total", "LOOKUPs answered by the file system", D(c.lookups));
+  out.Counter("reelfs_fs_list_requests_total", "ListObjectsV2 pages requested for directories",
+              D(c.list_requests));
+  out.Counter("reelfs_fs_head_requests_total", "HeadObject requests for lookups and attributes",
+              D(c.head_requests));
+  out.Gauge("reelfs_fs_open_handles", "files open for reading now", D(c.open_handles));
+  out.Gauge("reelfs_fs_inodes", "inodes the kernel holds references to", D(c.inodes));
+  out.Counter("reelfs_fs_read_bytes_total", "bytes answered to reads", D(c.bytes_read));
+  out.Counter("reelfs_fs_direct_reads_total", "reads answered by one GET or fetch each",
+              D(c.direct_reads));
+  out.Counter("reelfs_fs_offline_reads_total", "reads that found their object offline on tape",
+              D(c.offline_reads));
+  out.Counter("reelfs_fs_restore_waits_total", "reads that waited for a tape restore",
+              D(c.restore_waits));
+  out.Gauge("reelfs_fs_write_handles", "files being written now", D(c.write_handles));
+  out.Counter("reelfs_fs_written_bytes_total", "bytes accepted by WRITE", D(c.bytes_written));
+  out.Counter("reelfs_fs_files_written_total", "uploads completed (the object is in S3)",
+              D(c.files_written));
+  out.Counter("reelfs_fs_uploads_failed_total", "uploads that failed or were aborted",
+              D(c.uploads_failed));
+  out.Family("reelfs_fs_upload_parts_total", "counter", "upload parts and PUTs, by data path");
+  out.Sample("reelfs_fs_upload_parts_total", {{"path", "rdma"}}, D(c.rdma_put_parts));
+  out.Sample("reelfs_fs_upload_parts_total", {{"path", "http"}}, D(c.http_put_parts));
+  out.Family("reelfs_fs_upload_bytes_total", "counter", "upload payload bytes, by data path");
+  out.Sample("reelfs_fs_upload_bytes_total", {{"path", "rdma"}}, D(c.rdma_put_bytes));
+  out.Sample("reelfs_fs_upload_bytes_total", {{"path", "http"}}, D(c.http_put_bytes));
+  out.Counter("reelfs_fs_deletes_total", "objects deleted by unlink and rmdir", D(c.deletes));
+  out.Counter("reelfs_fs_renames_total", "files renamed", D(c.renames));
+}
+
+void ClientFamilies(const s3::S3Client& client, PromText& out) {
+  const s3::ClientCounters c = client.counters();
+  const PromText::Labels endpoint = {{"endpoint", client.options().endpoint}};
+  auto one = [&](std::string_view name, std::string_view help, uint64_t v) {
+    out.Family(name, "counter", help);
+    out.Sample(name, endpoint, D(v));
+  };
+  one("reelfs_s3_requests_total", "S3 operations submitted", c.requests);
+  one("reelfs_s3_retries_total", "S3 attempts beyond the first", c.retries);
+  one("reelfs_s3_failures_total", "S3 operations that ended with an error", c.failures);
+  one("reelfs_s3_sent_bytes_total", "S3 request body bytes", c.bytes_sent);
+  one("reelfs_s3_received_bytes_total", "S3 response body bytes", c.bytes_received);
+}
+
+// From RdmaDataPath::metrics_json: one sample per channel and path.
+void DataPathFamilies(const Json& channels, PromText& out) {
+  if (!channels.is_array() || channels.empty()) return;
+  struct Field {
+    std::string_view family, help, rdma_key, http_key;
+  };
+  static constexpr Field kFields[] = {
+      {"reelfs_data_read_requests_total", "data-path reads (GET bodies), by path", "rdma_requests",
+       "http_requests"},
+      {"reelfs_data_read_bytes_total", "data-path read bytes, by path", "rdma_bytes", "http_bytes"},
+      {"reelfs_data_write_requests_total", "data-path upload parts, by path", "rdma_put_requests",
+       "http_put_requests"},
+      {"reelfs_data_write_bytes_total", "data-path upload bytes, by path", "rdma_put_bytes",
+       "http_put_bytes"}};
+  auto number = [](const Json& ch, std::string_view key) {
+    const auto it = ch.find(key);
+    return it != ch.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  auto text = [](const Json& ch, std::string_view key) {
+    const auto it = ch.find(key);
+    return it != ch.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  for (const Field& f : kFields) {
+    out.Family(f.family, "counter", f.help);
+    for (const Json& ch : channels) {
+      for (auto [path, key] : {std::pair{"rdma", f.rdma_key}, std::pair{"http", f.http_key}}) {
+        out.Sample(f.family,
+                   {{"endpoint", text(ch, "endpoint")},
+                    {"transport", text(ch, "transport")},
+                    {"path", path}},
+                   number(ch, key));
+      }
+    }
+  }
+  out.Family("reelfs_data_fallbacks_total", "counter",
+             "data-path requests that fell back to HTTP after the channel declined them");
+  for (const Json& ch : channels) {
+    out.Sample("reelfs_data_fallbacks_total",
+               {{"endpoint", text(ch, "endpoint")}, {"transport", text(ch, "transport")}},
+               number(ch, "fallbacks"));
+  }
+}
+
+void MemoryFamilies(const fuse::MemoryBudget* budget, const fuse::BufferPool* pool, PromText& out) {
+  if (budget != nullptr) {
+    out.Gauge("reelfs_prefetch_memory_bytes", "bytes held by read buffers now", D(budget->used()));
+    out.Gauge("reelfs_prefetch_memory_peak_bytes", "the most bytes read buffers held",
+              D(budget->peak()));
+    out.Gauge("reelfs_prefetch_memory_limit_bytes", "--max-memory", D(budget->limit()));
+  }
+  if (pool != nullptr) {
+    const fuse::BufferPoolStats s = pool->stats();
+    out.Gauge("reelfs_buffer_pool_in_use_bytes", "buffers handed out", D(s.in_use_bytes));
+    out.Gauge("reelfs_buffer_pool_idle_bytes", "buffers kept for reuse", D(s.idle_bytes));
+    out.Counter("reelfs_buffer_pool_fresh_allocations_total",
+                "allocations the idle buffers could not serve", D(s.fresh_allocations));
+  }
+}
+
+void TapeFamilies(const hsm::RestorerCounters& c, PromText& out) {
+  out.Counter("reelfs_restore_requests_total", "RestoreObject requests sent",
+              D(c.restore_requests));
+  out.Counter("reelfs_restore_polls_total", "HEAD polls of objects being restored",
+              D(c.head_requests));
+  out.Gauge("reelfs_restore_waiters", "reads waiting for a restore now", D(c.waiters));
+  out.Counter("reelfs_restore_completed_total", "objects seen readable after a wait",
+              D(c.completed));
+  out.Counter("reelfs_restore_failures_total", "objects given up on", D(c.failures));
+}
+
+void SideChannelFamilies(const api::ServerCounters& c, PromText& out) {
+  out.Gauge("reelfs_side_channel_clients", "side channel clients connected now",
+            D(c.clients_connected));
+  out.Counter("reelfs_side_channel_reads_total", "side channel READs answered with bytes",
+              D(c.reads));
+  out.Counter("reelfs_side_channel_read_errors_total", "side channel READs answered -errno",
+              D(c.read_errors));
+  out.Family("reelfs_side_channel_read_bytes_total", "counter",
+             "bytes written into side channel clients' buffers, by who wrote them");
+  out.Sample("reelfs_side_channel_read_bytes_total", {{"path", "rdma"}}, D(c.rdma_bytes));
+  out.Sample("reelfs_side_channel_read_bytes_total", {{"path", "copied"}}, D(c.bytes_copied));
+}
+
+}  // namespace
+
+std::string MountMetricsText(const MountMetricsSources& s) {
+  PromText out;
+  if (s.daemon != nullptr) {
+    s.daemon->op_stats().WriteProm(out);
+    out.Gauge("reelfs_fuse_requests_in_flight", "FUSE requests received and not yet answered",
+              D(s.daemon->requests_in_flight()));
+  }
+  if (s.fs != nullptr) FileSystemFamilies(s.fs->counters(), out);
+  if (s.client != nullptr) ClientFamilies(*s.client, out);
+  if (s.data_path_json) DataPathFamilies(s.data_path_json(), out);
+  MemoryFamilies(s.budget, s.pool, out);
+  if (s.restorer != nullptr) TapeFamilies(s.restorer->counters(), out);
+  if (s.side_channel != nullptr) SideChannelFamilies(s.side_channel->counters(), out);
+  return out.text();
+}
+
+}  // namespace reelfs::cli
