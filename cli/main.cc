@@ -11,7 +11,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/client_config.h"
 #include "cli/commands.h"
+#include "cli/config_flags.h"
 #include "cli/fstab_options.h"
 #include "cli/mount_command.h"
 #include "cli/rdma_open.h"
@@ -33,6 +35,8 @@ struct GlobalArgs {
   std::string log_level = "warn";
   std::string log_format = "text";
   int event_loop_threads = 0;
+  std::string config_file;     // --config: this file only (default: DefaultConfigFiles)
+  std::string config_profile;  // --config-profile (REELFS_PROFILE)
 };
 
 reelfs::Result<std::unique_ptr<reelfs::s3::S3Client>> MakeClient(const GlobalArgs& g) {
@@ -81,6 +85,14 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", g.log_level, "e.g. warn, debug, info,s3=trace");
   app.add_option("--log-format", g.log_format, "text or json (one JSON object per line)")
       ->capture_default_str();
+  app.add_option("--config", g.config_file,
+                 "client config file (default: /etc/reelfs/config.yaml, then "
+                 "~/.config/reelfs/config.yaml; docs/configuration.md)")
+      ->envname("REELFS_CONFIG");
+  app.add_option("--config-profile", g.config_profile,
+                 "the profile of the config file to use (default: its default_profile, or "
+                 "'default')")
+      ->envname("REELFS_PROFILE");
   app.add_option("--event-loop-threads", g.event_loop_threads,
                  "S3 client I/O threads (default 0: min(2, CPUs))")
       ->check(CLI::Range(0, 64));
@@ -223,6 +235,9 @@ int main(int argc, char** argv) {
                         "(default: /run/reelfs/ for root, else $XDG_RUNTIME_DIR/reelfs/ or "
                         "/tmp/reelfs-UID/), off, or an absolute path");
 
+  auto* config_cmd = app.add_subcommand(
+      "config", "show the config profile in effect: its files, and each setting with its line");
+
   // reelfs stage / status / wait (cli/tape_commands.h).
   reelfs::cli::TapeCommands tape;
   tape.Register(app);
@@ -235,12 +250,50 @@ int main(int argc, char** argv) {
   args = reelfs::cli::RewriteMountHelperArgs(std::move(args), [&app](std::string_view name) {
     return !app.get_subcommands([name](CLI::App* sub) { return sub->get_name() == name; }).empty();
   });
-  std::reverse(args.begin(), args.end());   // CLI11 takes the arguments last first
   app.name(argc > 0 ? argv[0] : "reelfs");  // as parse(argc, argv) would, for --help
   try {
-    app.parse(args);
+    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));  // CLI11 takes them last first
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  // The config profile (cli/client_config.h) becomes flags the command line did not give, and
+  // the whole is parsed again, so a profile sets exactly what a flag can.
+  auto profile = reelfs::cli::LoadClientProfile(
+      g.config_file.empty() ? reelfs::cli::DefaultConfigFiles()
+                            : std::vector<std::string>{g.config_file},
+      g.config_profile, /*required_files=*/!g.config_file.empty());
+  if (!profile.ok()) {
+    std::cerr << "reelfs: config: " << profile.status().message() << "\n";
+    return 2;
+  }
+  if (*profile) {
+    auto flags = reelfs::cli::ProfileFlags(**profile, app, *mount_cmd, mount_cmd->parsed());
+    if (!flags.ok()) {
+      std::cerr << "reelfs: config: " << flags.status().message() << "\n";
+      return 2;
+    }
+    if (*config_cmd) {
+      std::cout << reelfs::cli::DescribeProfile(**profile, app, *mount_cmd);
+      return 0;
+    }
+    if (!flags->empty()) {
+      args.insert(args.end(), flags->begin(), flags->end());
+      app.clear();
+      try {
+        app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
+      } catch (const CLI::ParseError& e) {
+        std::cerr << "reelfs: config profile '" << (*profile)->name << "': " << e.what() << "\n";
+        return 2;
+      }
+    }
+  }
+  if (*config_cmd) {
+    std::cout << "no config profile (files: "
+              << (g.config_file.empty() ? "/etc/reelfs/config.yaml, ~/.config/reelfs/config.yaml"
+                                        : g.config_file)
+              << ")\n";
+    return 0;
   }
 
   // The mount's lifecycle lines (mounted, unmounted with counters) are INFO: show them unless

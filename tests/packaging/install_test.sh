@@ -21,7 +21,8 @@ sysconf=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$REELFS_BUILD_DIR/CMakeCach
 [[ $sysconf == /usr ]] && etc=$D/etc/reelfs || etc=$D$sysconf/etc/reelfs
 for f in usr/bin/reelfs usr/bin/reelfs-gateway usr/lib/systemd/system/reelfs-gateway.service \
     usr/lib/python3/dist-packages/reelfs/__init__.py usr/lib/python3/dist-packages/reelfs/torch.py \
-    usr/share/doc/reelfs/examples/mnt-archive.mount usr/share/doc/reelfs/README.md \
+    usr/share/doc/reelfs/examples/mnt-archive.mount usr/share/doc/reelfs/examples/config.yaml \
+    usr/share/doc/reelfs/README.md \
     usr/share/doc/reelfs-gateway/examples/gateway.example.yaml usr/share/doc/reelfs-gateway/gateway.md; do
   [[ -f $D/$f ]] || fail "not installed: /$f"
 done
