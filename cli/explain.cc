@@ -55,6 +55,11 @@ std::string Explain(const Status& s, const S3Subject& what) {
   if (s.code() == StatusCode::kUnauthenticated) {
     return "the server refused these credentials" + Ids(s) + ": " + std::string(s.message());
   }
+  if (s.reason() == StatusReason::kTlsUntrusted) {
+    return std::string(s.message()) +
+           ": trust its CA with --ca-bundle FILE, AWS_CA_BUNDLE or ca_bundle in ~/.aws/config "
+           "(the certificate must name the endpoint's host)";
+  }
   if (s.code() == StatusCode::kUnavailable && d.http_status == 0) {
     return (what.endpoint.empty() ? std::string("cannot reach the server")
                                   : fmt::format("cannot reach {}", what.endpoint)) +

@@ -10,35 +10,51 @@ namespace {
 
 double D(uint64_t v) { return static_cast<double>(v); }
 
+// The file system's unlabelled counters and gauges, one row each.
+struct FsFamily {
+  std::string_view name;
+  bool gauge;
+  uint64_t fuse::FsCounters::*field;
+  std::string_view help;
+};
+constexpr FsFamily kFsFamilies[] = {
+    {"reelfs_fs_lookups_total", false, &fuse::FsCounters::lookups,
+     "LOOKUPs answered by the file system"},
+    {"reelfs_fs_list_requests_total", false, &fuse::FsCounters::list_requests,
+     "ListObjectsV2 pages requested for directories"},
+    {"reelfs_fs_head_requests_total", false, &fuse::FsCounters::head_requests,
+     "HeadObject requests for lookups and attributes"},
+    {"reelfs_fs_open_handles", true, &fuse::FsCounters::open_handles, "files open for reading now"},
+    {"reelfs_fs_inodes", true, &fuse::FsCounters::inodes, "inodes the kernel holds references to"},
+    {"reelfs_fs_read_bytes_total", false, &fuse::FsCounters::bytes_read, "bytes answered to reads"},
+    {"reelfs_fs_direct_reads_total", false, &fuse::FsCounters::direct_reads,
+     "reads answered by one GET or fetch each"},
+    {"reelfs_fs_offline_reads_total", false, &fuse::FsCounters::offline_reads,
+     "reads that found their object offline on tape"},
+    {"reelfs_fs_restore_waits_total", false, &fuse::FsCounters::restore_waits,
+     "reads that waited for a tape restore"},
+    {"reelfs_fs_write_handles", true, &fuse::FsCounters::write_handles, "files being written now"},
+    {"reelfs_fs_written_bytes_total", false, &fuse::FsCounters::bytes_written,
+     "bytes accepted by WRITE"},
+    {"reelfs_fs_files_written_total", false, &fuse::FsCounters::files_written,
+     "uploads completed (the object is in S3)"},
+    {"reelfs_fs_uploads_failed_total", false, &fuse::FsCounters::uploads_failed,
+     "uploads that failed or were aborted"},
+    {"reelfs_fs_deletes_total", false, &fuse::FsCounters::deletes,
+     "objects deleted by unlink and rmdir"},
+    {"reelfs_fs_renames_total", false, &fuse::FsCounters::renames, "files renamed"},
+};
+
 void FileSystemFamilies(const fuse::FsCounters& c, PromText& out) {
-  out.Counter("reelfs_fs_lookups_total", "LOOKUPs answered by the file system", D(c.lookups));
-  out.Counter("reelfs_fs_list_requests_total", "ListObjectsV2 pages requested for directories",
-              D(c.list_requests));
-  out.Counter("reelfs_fs_head_requests_total", "HeadObject requests for lookups and attributes",
-              D(c.head_requests));
-  out.Gauge("reelfs_fs_open_handles", "files open for reading now", D(c.open_handles));
-  out.Gauge("reelfs_fs_inodes", "inodes the kernel holds references to", D(c.inodes));
-  out.Counter("reelfs_fs_read_bytes_total", "bytes answered to reads", D(c.bytes_read));
-  out.Counter("reelfs_fs_direct_reads_total", "reads answered by one GET or fetch each",
-              D(c.direct_reads));
-  out.Counter("reelfs_fs_offline_reads_total", "reads that found their object offline on tape",
-              D(c.offline_reads));
-  out.Counter("reelfs_fs_restore_waits_total", "reads that waited for a tape restore",
-              D(c.restore_waits));
-  out.Gauge("reelfs_fs_write_handles", "files being written now", D(c.write_handles));
-  out.Counter("reelfs_fs_written_bytes_total", "bytes accepted by WRITE", D(c.bytes_written));
-  out.Counter("reelfs_fs_files_written_total", "uploads completed (the object is in S3)",
-              D(c.files_written));
-  out.Counter("reelfs_fs_uploads_failed_total", "uploads that failed or were aborted",
-              D(c.uploads_failed));
+  for (const FsFamily& f : kFsFamilies) {
+    f.gauge ? out.Gauge(f.name, f.help, D(c.*f.field)) : out.Counter(f.name, f.help, D(c.*f.field));
+  }
   out.Family("reelfs_fs_upload_parts_total", "counter", "upload parts and PUTs, by data path");
   out.Sample("reelfs_fs_upload_parts_total", {{"path", "rdma"}}, D(c.rdma_put_parts));
   out.Sample("reelfs_fs_upload_parts_total", {{"path", "http"}}, D(c.http_put_parts));
   out.Family("reelfs_fs_upload_bytes_total", "counter", "upload payload bytes, by data path");
   out.Sample("reelfs_fs_upload_bytes_total", {{"path", "rdma"}}, D(c.rdma_put_bytes));
   out.Sample("reelfs_fs_upload_bytes_total", {{"path", "http"}}, D(c.http_put_bytes));
-  out.Counter("reelfs_fs_deletes_total", "objects deleted by unlink and rmdir", D(c.deletes));
-  out.Counter("reelfs_fs_renames_total", "files renamed", D(c.renames));
 }
 
 void ClientFamilies(const s3::S3Client& client, PromText& out) {

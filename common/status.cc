@@ -100,6 +100,8 @@ std::string_view StatusReasonName(StatusReason reason) {
       return "no space";
     case StatusReason::kCrossDevice:
       return "cross device";
+    case StatusReason::kTlsUntrusted:
+      return "TLS certificate not accepted";
     case StatusReason::kSystemError:
       return "system error";
   }

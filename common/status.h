@@ -79,6 +79,8 @@ enum class StatusReason : uint8_t {
   kFileTooLarge,  // past S3's object size or part count limit
   kNoSpace,       // the server has no room for the object (InsufficientStorage, HTTP 507)
   kCrossDevice,   // a rename the mount does not make (a directory): the caller copies instead
+  // The server's TLS certificate was not accepted (unknown CA, a name that does not match).
+  kTlsUntrusted,
   // A system call failed; its errno is in detail().sys_errno (ErrnoToStatus).
   kSystemError,
 };

@@ -19,7 +19,8 @@ constexpr const char* kOverridingFlags[] = {"--root",         "--create",
                                             "--threads",      "--allow-non-loopback",
                                             "--log-level",    "--virtual-host-domain",
                                             "--idle-timeout", "--multipart-expiry",
-                                            "--log-format"};
+                                            "--log-format",   "--tls-cert",
+                                            "--tls-key"};
 
 void AddArchiveCommand(CLI::App& app, CommandLine& out, CLI::App*& archive_cmd) {
   archive_cmd = app.add_subcommand(
@@ -58,6 +59,9 @@ void AddServerFlags(CLI::App& app, CommandLine& out) {
                "allow listening on a non-loopback address");
   app.add_option("--log-level", cli.log_level, "log spec, e.g. info,gateway.http=debug");
   app.add_option("--log-format", cli.log_format, "text or json (one JSON object per line)");
+  app.add_option("--tls-cert", cli.tls_cert,
+                 "serve https: PEM certificate (chain), with --tls-key (default: plain http)");
+  app.add_option("--tls-key", cli.tls_key, "PEM private key of --tls-cert");
   app.add_option("--virtual-host-domain", cli.virtual_host_domain,
                  "serve Host <bucket>.<domain> as virtual-host addressing");
   // Durations are parsed after CLI11 (ServeOptions): their defaults are Options' own.
@@ -129,6 +133,8 @@ Result<Options> ServeOptions(const CommandLine& line) {
   if (given("--allow-non-loopback")) options.allow_non_loopback = true;
   if (given("--log-level")) options.log_level = cli.log_level;
   if (given("--log-format")) options.log_format = cli.log_format;
+  if (given("--tls-cert")) options.tls_cert = cli.tls_cert;
+  if (given("--tls-key")) options.tls_key = cli.tls_key;
   if (given("--virtual-host-domain")) options.virtual_host_domain = cli.virtual_host_domain;
   if (given("--idle-timeout")) {
     REELFS_ASSIGN_OR_RETURN(auto d, ParseDuration(line.idle_timeout));
@@ -140,6 +146,9 @@ Result<Options> ServeOptions(const CommandLine& line) {
     options.multipart_expiry = d;
   }
   if (options.root.empty()) return Status::InvalidArgument("--root is required");
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return Status::InvalidArgument("--tls-cert and --tls-key go together");
+  }
   return options;
 }
 

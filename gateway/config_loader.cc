@@ -414,6 +414,10 @@ Status LoadConfigString(std::string_view yaml, std::string_view origin, Options*
         options->port_file = text;
       } else if (key == "log_level") {
         options->log_level = text;
+      } else if (key == "tls_cert") {
+        options->tls_cert = text;
+      } else if (key == "tls_key") {
+        options->tls_key = text;
       } else if (key == "log_format") {
         if (!ParseLogFormat(text).ok()) return Error(origin, value, key, "must be text or json");
         options->log_format = text;

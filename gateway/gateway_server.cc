@@ -159,6 +159,8 @@ Status GatewayServer::Bind() {
   server_options.port = listen_.port;
   server_options.threads = options_.threads;
   server_options.idle_timeout = options_.idle_timeout;
+  server_options.tls_cert = options_.tls_cert;
+  server_options.tls_key = options_.tls_key;
   REELFS_ASSIGN_OR_RETURN(server_, http::Server::Bind(server_options, *service_));
   return Status::Ok();
 }
@@ -170,7 +172,8 @@ Status GatewayServer::Run() {
     if (!st.ok()) return st.WithContext("port file");
   }
   const std::string shown_host = UrlHost(listen_.host);
-  std::cout << "reelfs-gateway listening on http://" << shown_host << ":" << port << std::endl;
+  std::cout << "reelfs-gateway listening on " << (options_.tls_cert.empty() ? "http" : "https")
+            << "://" << shown_host << ":" << port << std::endl;
   REELFS_LOG_INFO("gateway", "serving {} on {}:{} with {} threads (access key {})", options_.root,
                   shown_host, port, options_.threads, options_.access_key);
   server_->Run();

@@ -120,6 +120,10 @@ struct Options {
   std::string timeline_file;
   // Log spec, e.g. "info" or "info,gateway.http=debug".
   std::string log_level = "info";
+  // TLS: PEM certificate (chain) and private key; both or neither. With them the gateway serves
+  // https only.
+  std::string tls_cert;
+  std::string tls_key;
   // "text" or "json" (one JSON object per line, for a log shipper).
   std::string log_format = "text";
   // Connections idle (or stalled mid-request) this long are closed.

@@ -32,6 +32,7 @@ cleanup() {
     kill "$mount_pid" 2>/dev/null || true; wait "$mount_pid" 2>/dev/null || true
   fi
   if [ -n "$gw_pid" ]; then kill "$gw_pid" 2>/dev/null || true; wait "$gw_pid" 2>/dev/null || true; fi
+  if [ -n "${tls_pid:-}" ]; then kill "$tls_pid" 2>/dev/null || true; wait "$tls_pid" 2>/dev/null || true; fi
   if [ -d "$work/ceph" ]; then tests/ceph/cluster.sh down "$work/ceph" || true; fi
   if is_mounted; then echo "demo: $mnt is still mounted; leaving $work"; else rm -rf "$work"; fi
 }
@@ -378,6 +379,34 @@ if command -v curl >/dev/null; then
   say "The gateway's Prometheus metrics (an unsigned GET /metrics), a few of them"
   curl -s "$AWS_ENDPOINT_URL/metrics" |
     grep -E '^reelfs_gateway_(tape_recalls_total|tape_mounts_total|archive_recalls_submitted_total|http_requests_total\{method="GET",code="200"\})' || true
+fi
+
+say "A config profile instead of flags (docs/configuration.md): reelfs config, then ls with no --endpoint"
+mkdir -p "$work/xdg/reelfs"
+printf 'profiles:\n  default:\n    endpoint: %s\n    mount:\n      max_memory: 512MiB\n' \
+  "$AWS_ENDPOINT_URL" >"$work/xdg/reelfs/config.yaml"
+(unset AWS_ENDPOINT_URL; export XDG_CONFIG_HOME=$work/xdg
+ "$reelfs" config && "$reelfs" ls s3://dataset/ | head -2)
+
+if command -v openssl >/dev/null; then
+  say "The gateway over TLS (--tls-cert): a CA made here, reelfs verifying it, and refusing without it"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=demo CA" -keyout "$work/ca.key" \
+    -out "$work/ca.pem" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$work/tls.key" \
+    -out "$work/tls.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\n' >"$work/tls.ext"
+  openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial \
+    -days 1 -extfile "$work/tls.ext" -out "$work/tls.pem" 2>/dev/null
+  mkdir -p "$work/tls-root/secure" && echo "sealed in transit" >"$work/tls-root/secure/note.txt"
+  "$gw" --root "$work/tls-root" --listen 127.0.0.1:0 --port-file "$work/tls-port" \
+    --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
+    --tls-cert "$work/tls.pem" --tls-key "$work/tls.key" --log-level warn >"$work/tls-gw.log" 2>&1 &
+  tls_pid=$!
+  for _ in $(seq 100); do [ -s "$work/tls-port" ] && break; sleep 0.1; done
+  tls_url="https://127.0.0.1:$(cat "$work/tls-port")"
+  "$reelfs" --endpoint "$tls_url" --ca-bundle "$work/ca.pem" cat s3://secure/note.txt
+  "$reelfs" --endpoint "$tls_url" ls s3://secure/ 2>&1 | cut -c1-150 || true
+  kill "$tls_pid"; wait "$tls_pid" 2>/dev/null || true; tls_pid=""
 fi
 
 say "Large-object read throughput, same object: the mount vs the reelfs client (8 MiB ranged GETs) vs curl"

@@ -86,6 +86,8 @@ std::optional<int> ReasonErrno(const Status& status) {
       // A directory rename would be one copy and delete per key, not atomic and unbounded:
       // EXDEV makes mv (and every other tool) fall back to copying and deleting, visibly.
       return EXDEV;
+    case StatusReason::kTlsUntrusted:
+      return EIO;  // the endpoint's certificate: nothing a program reading a file can change
     case StatusReason::kSystemError: {
       // A system call the daemon made failed (ErrnoToStatus): its errno is the most precise
       // answer (ENOSPC, EMFILE, ...), except for the network: a socket errno of a gateway that

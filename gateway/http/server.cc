@@ -13,14 +13,17 @@
 #include <random>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <sys/sendfile.h>
 
 #include "common/log.h"
@@ -34,6 +37,7 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 // One buffer per connection, for request body chunks and for response body chunks read from
 // the file (one pread, one send per chunk). Allocated on first use, uninitialized: an idle
@@ -58,28 +62,57 @@ std::string NewRequestId() {
   return buf;
 }
 
-class Session : public std::enable_shared_from_this<Session> {
+// One connection: plain TCP (beast::tcp_stream) or TLS over it (TlsStream, --tls-cert). The
+// TLS session differs in three places only: it starts with the handshake, its bodies are sent
+// through the stream (sendfile(2) would bypass the encryption), and the socket is reached
+// through the lowest layer.
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(tcp::socket socket, Handler& handler, std::chrono::seconds idle)
-      : stream_(std::move(socket)), handler_(handler), idle_(idle), timer_(stream_.get_executor()) {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
+  // `stream_args`: the accepted socket, and for TLS the server's ssl::context.
+  template <class... StreamArgs>
+  Session(Handler& handler, std::chrono::seconds idle, StreamArgs&&... stream_args)
+      : stream_(std::forward<StreamArgs>(stream_args)...),
+        handler_(handler),
+        idle_(idle),
+        timer_(stream_.get_executor()) {
     // Header and body of a response go out as two writes; with Nagle the second waits for the
     // peer's (delayed) ACK of the first: up to 40 ms per small response.
     beast::error_code ec;
-    stream_.socket().set_option(tcp::no_delay(true), ec);
+    Lowest().socket().set_option(tcp::no_delay(true), ec);
   }
 
   void Start() {
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (kTls) {
+        self->Lowest().expires_after(self->idle_);
+        self->stream_.async_handshake(net::ssl::stream_base::server, [self](beast::error_code ec) {
+          if (ec) {
+            // A client that does not trust the certificate, or speaks plain HTTP.
+            REELFS_LOG_DEBUG("gateway.http", "TLS handshake: {}", ec.message());
+            return self->Close();
+          }
+          self->ReadHeader();
+        });
+      } else {
+        self->ReadHeader();
+      }
+    });
   }
 
  private:
+  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
+
   void ReadHeader() {
     parser_.emplace();
     parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     parser_->header_limit(64 * 1024);
-    stream_.expires_after(idle_);
-    bhttp::async_read_header(stream_, buffer_, *parser_,
-                             beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+    Lowest().expires_after(idle_);
+    bhttp::async_read_header(
+        stream_, buffer_, *parser_,
+        beast::bind_front_handler(&Session::OnHeader, this->shared_from_this()));
   }
 
   void OnHeader(beast::error_code ec, size_t /*bytes*/) {
@@ -112,7 +145,7 @@ class Session : public std::enable_shared_from_this<Session> {
     req.has_body = !parser_->is_done();
     req.request_id = NewRequestId();
     beast::error_code ep_ec;
-    auto remote = stream_.socket().remote_endpoint(ep_ec);
+    auto remote = Lowest().socket().remote_endpoint(ep_ec);
     if (!ep_ec)
       req.remote_address = remote.address().to_string() + ":" + std::to_string(remote.port());
     meta_.method = req.method;
@@ -153,10 +186,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void SendContinue(unsigned version, std::function<void()> next) {
     continue_.emplace(bhttp::status::continue_, version);
     continue_->set(bhttp::field::server, kServerName);
-    stream_.expires_after(idle_);
+    Lowest().expires_after(idle_);
     bhttp::async_write(
         stream_, *continue_,
-        [self = shared_from_this(), next = std::move(next)](beast::error_code ec, size_t) {
+        [self = this->shared_from_this(), next = std::move(next)](beast::error_code ec, size_t) {
           self->continue_.reset();
           if (ec) return self->Close();
           next();
@@ -190,9 +223,9 @@ class Session : public std::enable_shared_from_this<Session> {
     auto& body = parser_->get().body();
     body.data = Buffer();
     body.size = kChunkBytes;
-    stream_.expires_after(idle_);
+    Lowest().expires_after(idle_);
     bhttp::async_read(stream_, buffer_, *parser_,
-                      beast::bind_front_handler(&Session::OnBody, shared_from_this()));
+                      beast::bind_front_handler(&Session::OnBody, this->shared_from_this()));
   }
 
   void OnBody(beast::error_code ec, size_t /*bytes*/) {
@@ -209,10 +242,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void ReadBodyDirect() {
     if (body_left_ == 0) return FinishExchange();
-    stream_.expires_after(idle_);
+    Lowest().expires_after(idle_);
     stream_.async_read_some(net::buffer(Buffer(), static_cast<size_t>(std::min<std::uint64_t>(
                                                       kChunkBytes, body_left_))),
-                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               if (n > 0) self->TakeBody(std::string_view(self->buf_.get(), n));
                               if (ec) {
                                 // Short of Content-Length: the exchange (and its temporary file)
@@ -255,7 +288,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (r.deferred) {
       // The answer comes later from another thread; it is sent from this session's strand.
       auto produce = std::move(r.deferred);
-      produce([self = shared_from_this()](Response later) {
+      produce([self = this->shared_from_this()](Response later) {
         later.deferred = nullptr;
         net::post(self->stream_.get_executor(),
                   [self, later = std::move(later)]() mutable { self->Send(std::move(later)); });
@@ -286,15 +319,16 @@ class Session : public std::enable_shared_from_this<Session> {
     res.body().more = !omit_;
     sr_.emplace(res);
     sr_->split(true);
-    stream_.expires_after(idle_);
+    Lowest().expires_after(idle_);
     bhttp::async_write_header(
-        stream_, *sr_, beast::bind_front_handler(&Session::OnHeaderWritten, shared_from_this()));
+        stream_, *sr_,
+        beast::bind_front_handler(&Session::OnHeaderWritten, this->shared_from_this()));
   }
 
   void OnHeaderWritten(beast::error_code ec, size_t /*bytes*/) {
     if (ec) return Close();
     if (omit_) return Done();
-    if (source_ && source_->file_range().fd >= 0) {
+    if (!kTls && source_ && source_->file_range().fd >= 0) {
       file_ = source_->file_range();
       return SendFile();
     }
@@ -304,9 +338,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // The body as sendfile(2) calls on the non-blocking socket, waiting for writability between
   // them; the header went out through the serializer, which is not used for the body.
   void SendFile() {
-    const int sock = stream_.socket().native_handle();
+    const int sock = Lowest().socket().native_handle();
     beast::error_code ec;
-    stream_.socket().native_non_blocking(true, ec);
+    Lowest().socket().native_non_blocking(true, ec);
     if (ec) return Close();
     while (remaining_ > 0) {
       auto off = static_cast<off_t>(file_.offset);
@@ -327,15 +361,15 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       // Wait for room, under the idle timeout (tcp_stream's timer covers only its own ops).
       timer_.expires_after(idle_);
-      timer_.async_wait([self = shared_from_this()](beast::error_code tec) {
-        if (!tec) self->stream_.socket().cancel();
+      timer_.async_wait([self = this->shared_from_this()](beast::error_code tec) {
+        if (!tec) self->Lowest().socket().cancel();
       });
-      stream_.socket().async_wait(tcp::socket::wait_write,
-                                  [self = shared_from_this()](beast::error_code wec) {
-                                    self->timer_.cancel();
-                                    if (wec) return self->Close();
-                                    self->SendFile();
-                                  });
+      Lowest().socket().async_wait(tcp::socket::wait_write,
+                                   [self = this->shared_from_this()](beast::error_code wec) {
+                                     self->timer_.cancel();
+                                     if (wec) return self->Close();
+                                     self->SendFile();
+                                   });
       return;
     }
     Done();
@@ -368,9 +402,10 @@ class Session : public std::enable_shared_from_this<Session> {
       bytes_out_ += small_.size();
       body.more = false;
     }
-    stream_.expires_after(idle_);
-    bhttp::async_write(stream_, *sr_,
-                       beast::bind_front_handler(&Session::OnBodyWritten, shared_from_this()));
+    Lowest().expires_after(idle_);
+    bhttp::async_write(
+        stream_, *sr_,
+        beast::bind_front_handler(&Session::OnBodyWritten, this->shared_from_this()));
   }
 
   void OnBodyWritten(beast::error_code ec, size_t /*bytes*/) {
@@ -403,15 +438,15 @@ class Session : public std::enable_shared_from_this<Session> {
   // or the deadline, then close.
   void DrainAndClose() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec) return Close();
-    stream_.expires_after(kDrainTime);
+    Lowest().expires_after(kDrainTime);
     Drain();
   }
 
   void Drain() {
     stream_.async_read_some(net::buffer(Buffer(), kChunkBytes),
-                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                            [self = this->shared_from_this()](beast::error_code ec, size_t n) {
                               self->drained_ += n;
                               if (ec || self->drained_ > kMaxDrainBytes) return self->Close();
                               self->Drain();
@@ -420,8 +455,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Close() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.socket().close(ec);
+    Lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
+    Lowest().socket().close(ec);
   }
 
   // Mid-body failure: the response cannot be completed, so the connection is reset (SO_LINGER
@@ -430,11 +465,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // dies or drops the link mid-transfer looks like.
   void Abort() {
     beast::error_code ec;
-    stream_.socket().set_option(net::socket_base::linger(true, 0), ec);
-    stream_.socket().close(ec);
+    Lowest().socket().set_option(net::socket_base::linger(true, 0), ec);
+    Lowest().socket().close(ec);
   }
 
-  beast::tcp_stream stream_;
+  Stream stream_;
   Handler& handler_;
   std::chrono::seconds idle_;
   net::steady_timer timer_;      // idle timeout of SendFile's readiness waits
@@ -485,7 +520,13 @@ struct Server::Impl {
     if (stopping) return;
     acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
       if (!ec && !stopping) {
-        std::make_shared<Session>(std::move(s), handler, options.idle_timeout)->Start();
+        if (tls) {
+          std::make_shared<Session<TlsStream>>(handler, options.idle_timeout, std::move(s), *tls)
+              ->Start();
+        } else {
+          std::make_shared<Session<beast::tcp_stream>>(handler, options.idle_timeout, std::move(s))
+              ->Start();
+        }
       } else if (ec && ec != net::error::operation_aborted) {
         REELFS_LOG_WARN("gateway.http", "accept: {}", ec.message());
       }
@@ -504,6 +545,7 @@ struct Server::Impl {
 
   ServerOptions options;
   Handler& handler;
+  std::optional<net::ssl::context> tls;  // --tls-cert: shared, read-only, by every session
   net::io_context ioc;
   net::strand<net::io_context::executor_type> control;
   tcp::acceptor acceptor;
@@ -516,6 +558,20 @@ Server::~Server() = default;
 
 Result<std::unique_ptr<Server>> Server::Bind(const ServerOptions& options, Handler& handler) {
   auto impl = std::make_unique<Impl>(options, handler);
+  if (!options.tls_cert.empty()) {
+    // TLS 1.2 and 1.3 only; the certificate file may hold the chain after the leaf.
+    auto& ctx = impl->tls.emplace(net::ssl::context::tls_server);
+    ctx.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                    net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                    net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
+    beast::error_code tls_ec;
+    if (ctx.use_certificate_chain_file(options.tls_cert, tls_ec)) {
+      return Status::InvalidArgument("--tls-cert " + options.tls_cert + ": " + tls_ec.message());
+    }
+    if (ctx.use_private_key_file(options.tls_key, net::ssl::context::pem, tls_ec)) {
+      return Status::InvalidArgument("--tls-key " + options.tls_key + ": " + tls_ec.message());
+    }
+  }
   beast::error_code ec;
   auto address = net::ip::make_address(options.host, ec);
   if (ec) return Status::InvalidArgument("invalid listen address '" + options.host + "'");

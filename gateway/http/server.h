@@ -4,7 +4,8 @@
 // N io threads share one io_context; each connection runs on its own strand with keep-alive,
 // an idle timeout, `Expect: 100-continue`, chunked request bodies and streamed response bodies.
 // Every response gets `x-amz-request-id` and the `Server: reelfs-gateway (reference gateway,
-// not for production)` header. SO_REUSEADDR is set so a restarted gateway can rebind at once.
+// not for production)` header. With a certificate (ServerOptions::tls_cert) it speaks TLS.
+// SO_REUSEADDR is set so a restarted gateway can rebind at once.
 //
 // Thread-safety: Stop may be called from any thread (also from a signal handler thread via
 // Run's own signal handling); Run blocks the calling thread.
@@ -26,6 +27,10 @@ struct ServerOptions {
   int threads = 4;
   std::chrono::seconds idle_timeout{60};
   bool handle_signals = true;  // SIGINT/SIGTERM stop Run
+  // PEM files: with a certificate, every connection is TLS (1.2 or 1.3; OpenSSL through
+  // Boost.Asio) and bodies go through it instead of sendfile(2). Empty: plain HTTP.
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 class Server {

@@ -170,6 +170,13 @@ Result<AwsSettings> ResolveAwsSettings(const EnvLookup& env, std::string_view pr
   } else if (const std::string* ce = Find(config_ini, config_section, "endpoint_url")) {
     out.endpoint_url = *ce;
   }
+
+  // Trusted CAs.
+  if (auto ca = NonEmpty(env, "AWS_CA_BUNDLE")) {
+    out.ca_bundle = *ca;
+  } else if (const std::string* cc = Find(config_ini, config_section, "ca_bundle")) {
+    out.ca_bundle = *cc;
+  }
   return out;
 }
 

@@ -49,6 +49,9 @@ struct AwsSettings {
   std::optional<std::chrono::system_clock::time_point> credentials_expiration;
   std::string region;
   std::string endpoint_url;  // empty: AWS (https://s3.REGION.amazonaws.com)
+  // PEM file of the CAs trusted for https: AWS_CA_BUNDLE, else the profile's ca_bundle (as the
+  // AWS CLI and SDKs); empty: the system's store.
+  std::string ca_bundle;
 };
 
 // `profile_override` is what a --profile flag would give (empty: none).

@@ -36,13 +36,16 @@ Status CurlToStatus(CURLcode code, const char* error_buffer) {
     case CURLE_OPERATION_TIMEDOUT:
       return Status::DeadlineExceeded(what);
     case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+      // The connection worked; the certificate it showed was not accepted.
+      return Status(StatusCode::kFailedPrecondition, StatusReason::kTlsUntrusted,
+                    "the server's TLS certificate was not accepted: " + what);
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CIPHER:
     case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
       return Status::FailedPrecondition("TLS failed: " + what +
                                         "; check ca_bundle (or verify_tls=false for test servers)");
     case CURLE_URL_MALFORMAT:

@@ -15,6 +15,7 @@ Result<ClientOptions> ClientOptionsFromAwsEnvironment(std::string_view profile) 
   options.endpoint = settings.endpoint_url;
   options.region = settings.region;
   options.credentials = settings.credentials;
+  options.ca_bundle = settings.ca_bundle;
   if (settings.credentials_expiration) {
     // Not refreshed yet (issue 16): say when they stop working, so a failure then is explained.
     const auto left = std::chrono::duration_cast<std::chrono::minutes>(

@@ -30,6 +30,11 @@ if(TARGET reelfs-gateway)
   reelfs_add_script_test(gateway_metrics LABEL interop
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/gateway_metrics.sh
     ENV ${_gw_env} TIMEOUT 300)
+  if(TARGET reelfs)
+    reelfs_add_script_test(gateway_tls LABEL interop
+      COMMAND ${CMAKE_CURRENT_LIST_DIR}/gateway_tls.sh
+      ENV ${_gw_env} "REELFS_BIN=$<TARGET_FILE:reelfs>" TIMEOUT 300)
+  endif()
   reelfs_add_script_test(gateway_curl LABEL interop
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/gateway_curl.sh
     ENV ${_gw_env} TIMEOUT 300)

@@ -41,7 +41,7 @@ start_gateway() {
   done
   [[ -s "$WORK/port" ]] || fail "gateway did not write its port file within 60 s"
   PORT=$(cat "$WORK/port")
-  ENDPOINT="http://127.0.0.1:$PORT"
+  ENDPOINT="${GW_SCHEME:-http}://127.0.0.1:$PORT"  # GW_SCHEME=https with --tls-cert
   export AWS_ENDPOINT_URL=$ENDPOINT
   _gateway_said "$from" "reelfs-gateway listening on $ENDPOINT" ||
     fail "no start-up line for $ENDPOINT: $(tail -n 5 "$WORK/gateway.out")"

@@ -264,6 +264,10 @@ TEST_CASE("errors are said for a person: what is wrong and what to do, with the 
   const Status refused(StatusCode::kUnavailable, "ListObjectsV2 b: Couldn't connect to server");
   CHECK(Explain(refused, bucket) ==
         "cannot reach http://gw:7070: ListObjectsV2 b: Couldn't connect to server");
+  const Status untrusted(StatusCode::kFailedPrecondition, StatusReason::kTlsUntrusted,
+                         "the server's TLS certificate was not accepted: unable to get issuer");
+  CHECK(Explain(untrusted, bucket).find("trust its CA with --ca-bundle FILE, AWS_CA_BUNDLE") !=
+        std::string::npos);
   // A local error is not the server's "no such key", and no code name ("NOT_FOUND") is shown.
   const Status local = ErrnoToStatus(ENOENT, "open /x/y.reelfs-partial");
   CHECK(Explain(local, key).find("no such key") == std::string::npos);

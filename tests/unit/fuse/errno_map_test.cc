@@ -112,6 +112,8 @@ std::vector<Row> Table() {
       {"file being written", Reason(StatusCode::kFailedPrecondition, StatusReason::kBusy), EBUSY},
       {"past 10 000 parts", Reason(StatusCode::kOutOfRange, StatusReason::kFileTooLarge), EFBIG},
       {"gateway disk full", S3Answer(507, "InsufficientStorage"), ENOSPC},
+      {"TLS certificate not accepted",
+       Reason(StatusCode::kFailedPrecondition, StatusReason::kTlsUntrusted), EIO},
       {"rename of a directory", Reason(StatusCode::kInvalidArgument, StatusReason::kCrossDevice),
        EXDEV},
       // Reads of offline objects (docs/semantics.md "Offline objects").
@@ -192,6 +194,8 @@ std::string Identifier(StatusReason reason) {
       return "kNoSpace";
     case StatusReason::kCrossDevice:
       return "kCrossDevice";
+    case StatusReason::kTlsUntrusted:
+      return "kTlsUntrusted";
     case StatusReason::kSystemError:
       return "kSystemError";
   }

@@ -180,6 +180,24 @@ TEST_CASE("AWS_SHARED_CREDENTIALS_FILE and AWS_CONFIG_FILE move the files") {
   CHECK(s->region == "sa-east-1");
 }
 
+TEST_CASE("AWS_CA_BUNDLE, else the profile's ca_bundle, names the trusted CAs") {
+  TempHome home;
+  home.Write("conf", "[default]\nca_bundle=/etc/site-ca.pem\n[profile other]\nregion=x\n");
+  auto from_config = ResolveAwsSettings(
+      Env({{"HOME", "/nonexistent"}, {"AWS_CONFIG_FILE", home.path() + "/conf"}}));
+  REQUIRE(from_config.ok());
+  CHECK(from_config->ca_bundle == "/etc/site-ca.pem");
+  auto env_wins = ResolveAwsSettings(Env({{"HOME", "/nonexistent"},
+                                          {"AWS_CONFIG_FILE", home.path() + "/conf"},
+                                          {"AWS_CA_BUNDLE", "/tmp/ca.pem"}}));
+  REQUIRE(env_wins.ok());
+  CHECK(env_wins->ca_bundle == "/tmp/ca.pem");
+  auto other = ResolveAwsSettings(
+      Env({{"HOME", "/nonexistent"}, {"AWS_CONFIG_FILE", home.path() + "/conf"}}), "other");
+  REQUIRE(other.ok());
+  CHECK(other->ca_bundle.empty());
+}
+
 TEST_CASE("ProcessEnvironment reads the real environment (restored afterwards)") {
   const char* old = std::getenv("AWS_REGION");
   const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;

@@ -14,6 +14,10 @@ TEST_CASE("curl errors map to codes by what the caller should do") {
   CHECK(CurlToStatus(CURLE_OPERATION_TIMEDOUT, nullptr).code() == StatusCode::kDeadlineExceeded);
   CHECK(CurlToStatus(CURLE_PEER_FAILED_VERIFICATION, nullptr).code() ==
         StatusCode::kFailedPrecondition);
+  // An untrusted certificate is told apart, so the CLI can say how to trust it.
+  CHECK(CurlToStatus(CURLE_PEER_FAILED_VERIFICATION, nullptr).reason() ==
+        StatusReason::kTlsUntrusted);
+  CHECK(CurlToStatus(CURLE_SSL_CONNECT_ERROR, nullptr).reason() == StatusReason::kNone);
   CHECK(CurlToStatus(CURLE_URL_MALFORMAT, nullptr).code() == StatusCode::kInvalidArgument);
   const Status s = CurlToStatus(CURLE_COULDNT_CONNECT, "Failed to connect to 127.0.0.1 port 1");
   CHECK(s.message().find("127.0.0.1 port 1") != std::string_view::npos);
