@@ -20,6 +20,8 @@ APT_PACKAGES=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libboost-dev libsqlite3-dev libfuse3-dev fuse3
   # tests and interop: real third-party clients and tools
   sqlite3 curl awscli python3 python3-boto3 xxd procps psmisc chromium
+  # openssl(1): the TLS tests make a CA and a server certificate
+  openssl
   # the mount's end-to-end tests and benchmark peers
   python3-torch python3-numpy fio s3fs rclone rsync attr
   # RDMA: rdma-core for rdmaio/verbs; qemu, a static busybox, cpio and kmod for the Soft-RoCE VM
