@@ -40,8 +40,13 @@ struct GlobalArgs {
 };
 
 reelfs::Result<std::unique_ptr<reelfs::s3::S3Client>> MakeClient(const GlobalArgs& g) {
-  REELFS_ASSIGN_OR_RETURN(reelfs::s3::ClientOptions options,
-                          reelfs::s3::ClientOptionsFromAwsEnvironment(g.profile));
+  auto resolved = reelfs::s3::ClientOptionsFromAwsEnvironment(g.profile);
+  if (!resolved.ok()) {
+    // Say which step failed: an STS or ~/.aws message alone does not say it was about credentials.
+    const reelfs::Status& s = resolved.status();
+    return reelfs::Status(s.code(), s.reason(), "AWS credentials: " + std::string(s.message()));
+  }
+  reelfs::s3::ClientOptions options = std::move(resolved).value();
   if (!g.endpoint.empty()) options.endpoint = g.endpoint;
   if (!g.region.empty()) options.region = g.region;
   if (!g.ca_bundle.empty()) options.ca_bundle = g.ca_bundle;
@@ -345,7 +350,7 @@ int main(int argc, char** argv) {
   }
   auto client = MakeClient(g);
   if (!client.ok()) {
-    std::cerr << "reelfs: " << client.status().ToString() << "\n";
+    std::cerr << "reelfs: " << client.status().message() << "\n";
     return 2;
   }
   const auto clients = reelfs::cli::S3Clients::Of(std::move(client).value());

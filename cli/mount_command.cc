@@ -188,7 +188,7 @@ void WarnAboutRdma(const MountConfig& cfg) {
 int CheckBeforeMount(const MountConfig& cfg, const ClientFactory& make_clients) {
   auto clients = make_clients();
   if (!clients.ok()) {
-    std::cerr << "reelfs mount: " << clients.status().ToString() << "\n";
+    std::cerr << "reelfs mount: " << clients.status().message() << "\n";
     return 1;
   }
   Status check = CheckBucket(*clients->store, cfg.mount);

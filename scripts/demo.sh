@@ -33,6 +33,7 @@ cleanup() {
   fi
   if [ -n "$gw_pid" ]; then kill "$gw_pid" 2>/dev/null || true; wait "$gw_pid" 2>/dev/null || true; fi
   if [ -n "${tls_pid:-}" ]; then kill "$tls_pid" 2>/dev/null || true; wait "$tls_pid" 2>/dev/null || true; fi
+  if [ -n "${sts_pid:-}" ]; then kill "$sts_pid" 2>/dev/null || true; fi
   if [ -d "$work/ceph" ]; then tests/ceph/cluster.sh down "$work/ceph" || true; fi
   if is_mounted; then echo "demo: $mnt is still mounted; leaving $work"; else rm -rf "$work"; fi
 }
@@ -78,7 +79,7 @@ PY
 
 say "Starting reelfs-gateway (S3 over that directory, loopback only)"
 export AWS_ACCESS_KEY_ID=demo-access-key AWS_SECRET_ACCESS_KEY=demo-secret-key-not-for-production
-export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
+export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 export AWS_CONFIG_FILE="$work/aws-config" AWS_SHARED_CREDENTIALS_FILE=/dev/null
 printf '[default]\ns3 =\n    addressing_style = path\n' >"$AWS_CONFIG_FILE"
 # The archive behind the gateway: versitygw's glacier mode over a simulated LTO-9 library (4 drives,
@@ -408,6 +409,21 @@ if command -v openssl >/dev/null; then
   "$reelfs" --endpoint "$tls_url" ls s3://secure/ 2>&1 | cut -c1-150 || true
   kill "$tls_pid"; wait "$tls_pid" 2>/dev/null || true; tls_pid=""
 fi
+
+say "Temporary credentials (docs/s3-client.md): a web identity token traded at STS, refreshed before expiry"
+# tests/lib/fake_aws_creds.py stands in for STS on loopback (no cloud is reached); it hands out
+# this gateway's keys with a session token that expires in 5 min 10 s, so reelfs refreshes at once.
+python3 tests/lib/fake_aws_creds.py --port-file "$work/sts-port" --access-key "$AWS_ACCESS_KEY_ID" \
+  --secret "$AWS_SECRET_ACCESS_KEY" --expires-in 310 --log "$work/sts.log" &
+sts_pid=$!
+for _ in $(seq 100); do [ -s "$work/sts-port" ] && break; sleep 0.1; done
+echo -n web-token-1 >"$work/web-identity-token"
+(unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
+ export AWS_WEB_IDENTITY_TOKEN_FILE=$work/web-identity-token
+ export AWS_ROLE_ARN=arn:aws:iam::123456789012:role/reelfs-test
+ export AWS_ENDPOINT_URL_STS="http://127.0.0.1:$(cat "$work/sts-port")"
+ "$reelfs" --log-level info ls s3://dataset/ 2>&1 | head -3)
+kill "$sts_pid"; wait "$sts_pid" 2>/dev/null || true; sts_pid=""
 
 say "Large-object read throughput, same object: the mount vs the reelfs client (8 MiB ranged GETs) vs curl"
 [ -n "$mount_read_line" ] && echo "$mount_read_line"

@@ -13,6 +13,8 @@ jobs=$(nproc)
 scripts/setup.sh
 # setup.sh installed Ceph: the Ceph RGW test bed (tests/ceph/run.sh) must come up, not skip.
 export REELFS_REQUIRE_CEPH=1
+# Nothing in the tests may ask EC2 instance metadata (169.254.169.254 is not loopback).
+export AWS_EC2_METADATA_DISABLED=true
 (cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
 
 if [ "${REELFS_SKIP_SANITIZERS:-0}" != "1" ]; then

@@ -47,6 +47,7 @@ Result<std::unique_ptr<S3ControlPlane>> S3ControlPlane::Create(
   t.addressing = s3::Addressing::kPath;  // "/.hipobj-rc/prepare" is a path, not a bucket
   t.region = options.region;
   t.credentials = options.credentials;
+  t.credential_source = options.credential_source;
   t.max_connections = 8;
   t.connect_timeout = options.connect_timeout;
   t.idle_timeout = options.idle_timeout;

@@ -1,12 +1,23 @@
 // Credentials, region and endpoint resolved the way the AWS CLI and SDKs do it.
 //
-// Sources, first match wins:
-//   credentials  AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), unless a profile
-//                was named explicitly by the caller; then the shared credentials file
-//                (AWS_SHARED_CREDENTIALS_FILE, default ~/.aws/credentials) section [PROFILE]; then
-//                the config file (AWS_CONFIG_FILE, default ~/.aws/config) section [profile PROFILE]
-//                ([default] for the default profile); then the profile's `credential_process`
-//                in the config file (s3/client/credential_process.h), run once.
+// Sources, first match wins (the SDKs' default chain; docs/configuration.md has the table):
+//   credentials  1. AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN);
+//                2. AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN: STS AssumeRoleWithWebIdentity;
+//                3. the profile: `role_arn` with `source_profile` (STS AssumeRole signed with the
+//                   source's keys), `credential_source = Environment` or
+//                   `web_identity_token_file`; else static keys from the shared credentials file
+//                   (AWS_SHARED_CREDENTIALS_FILE, ~/.aws/credentials) [PROFILE], then the config
+//                   file (AWS_CONFIG_FILE, ~/.aws/config) [profile PROFILE]; else its
+//                   `credential_process` (s3/client/credential_process.h);
+//                4. container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on
+//                   169.254.170.2) or _FULL_URI, with AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE);
+//                5. EC2 instance metadata (IMDSv2) unless AWS_EC2_METADATA_DISABLED=true, at
+//                   AWS_EC2_METADATA_SERVICE_ENDPOINT or 169.254.169.254; its failure is "no
+//                   credentials", not an error.
+//                A profile named by the caller skips 1, 2, 4 and 5. STS is AWS_ENDPOINT_URL_STS,
+//                the profile's nested `sts = endpoint_url`, else https://sts.REGION.amazonaws.com.
+//                Providers 2-5 and an expiring credential_process hand back temporary
+//                credentials and `refresh` (see RefreshingCredentials).
 //   profile      the caller's override, AWS_PROFILE, "default".
 //   region       AWS_REGION, AWS_DEFAULT_REGION, config `region`, "us-east-1".
 //   endpoint     AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, config `s3 =` / `  endpoint_url =`
@@ -14,7 +25,8 @@
 //                config `endpoint_url`; empty means AWS itself.
 //
 // The environment is read through an EnvLookup so tests need not touch the process environment.
-// Thread-safety: pure functions (ProcessEnvironment reads getenv; do not race it with setenv).
+// Thread-safety: no shared state (ProcessEnvironment reads getenv; do not race it with setenv);
+// resolving may run a credential_process or ask STS, a container endpoint or EC2 metadata.
 #pragma once
 
 #include <chrono>
@@ -25,6 +37,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "s3/protocol/credential_documents.h"
 #include "s3/protocol/sigv4.h"
 
 namespace reelfs::s3 {
@@ -44,9 +57,10 @@ struct AwsSettings {
   std::string profile;
   Credentials credentials;         // empty when no source had any
   std::string credentials_source;  // "environment", "/home/u/.aws/credentials [default]", ...
-  // Temporary credentials (credential_process with "Expiration"): when they stop working. They
-  // are not refreshed; the caller says so.
+  // Temporary credentials: when they stop working, and how to fetch new ones (empty for
+  // long-term keys). RefreshingCredentials calls it before the expiration.
   std::optional<std::chrono::system_clock::time_point> credentials_expiration;
+  std::function<Result<TemporaryCredentials>()> refresh;
   std::string region;
   std::string endpoint_url;  // empty: AWS (https://s3.REGION.amazonaws.com)
   // PEM file of the CAs trusted for https: AWS_CA_BUNDLE, else the profile's ca_bundle (as the

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "s3/client/aws_config.h"
+#include "s3/client/refreshing_credentials.h"
 
 namespace reelfs::s3 {
 
@@ -16,14 +17,15 @@ Result<ClientOptions> ClientOptionsFromAwsEnvironment(std::string_view profile) 
   options.region = settings.region;
   options.credentials = settings.credentials;
   options.ca_bundle = settings.ca_bundle;
-  if (settings.credentials_expiration) {
-    // Not refreshed yet (issue 16): say when they stop working, so a failure then is explained.
+  if (settings.refresh && settings.credentials_expiration) {
+    options.credential_source = std::make_shared<RefreshingCredentials>(
+        TemporaryCredentials{settings.credentials, settings.credentials_expiration},
+        std::move(settings.refresh), settings.credentials_source);
     const auto left = std::chrono::duration_cast<std::chrono::minutes>(
         *settings.credentials_expiration - std::chrono::system_clock::now());
-    REELFS_LOG_WARN("s3",
-                    "credentials from {} expire in {} min; reelfs does not refresh them: requests "
-                    "after that fail with ExpiredToken until a restart",
-                    settings.credentials_source, left.count());
+    REELFS_LOG_INFO(
+        "s3", "temporary credentials from {} expire in {} min; refreshed 5 min before they do",
+        settings.credentials_source, left.count());
   }
   return options;
 }
@@ -36,6 +38,7 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(ClientOptions options) {
   t.addressing = options.addressing;
   t.region = options.region;
   t.credentials = options.credentials;
+  t.credential_source = options.credential_source;
   t.max_connections = options.max_connections;
   t.connect_timeout = options.connect_timeout;
   t.idle_timeout = options.idle_timeout;

@@ -42,6 +42,9 @@ struct ClientOptions {
   Addressing addressing = Addressing::kPath;
   // Empty access key: requests go unsigned (anonymous).
   Credentials credentials;
+  // Temporary credentials kept fresh; when set, every attempt is signed with its Current()
+  // instead of `credentials`.
+  std::shared_ptr<RefreshingCredentials> credential_source;
   // Upper bound of concurrent connections (per host and in total); more requests queue in libcurl.
   int max_connections = 64;
   // Event-loop threads (Transports); each gets max_connections / event_loop_threads connections

@@ -19,6 +19,7 @@
 #include "s3/client/object_headers.h"
 #include "s3/client/operation_internal.h"
 #include "s3/client/redact.h"
+#include "s3/client/refreshing_credentials.h"
 #include "s3/protocol/crypto.h"
 #include "s3/protocol/error_codec.h"
 #include "s3/protocol/range.h"
@@ -72,8 +73,10 @@ class SigningKeyCache {
  public:
   const std::string& Get(const Credentials& creds, std::string_view date, std::string_view region,
                          std::string_view service) {
-    if (key_.empty() || date != date_ || region != region_ || service != service_) {
+    if (key_.empty() || date != date_ || region != region_ || service != service_ ||
+        creds.secret_access_key != secret_) {
       key_ = SigningKey(creds.secret_access_key, date, region, service);
+      secret_ = creds.secret_access_key;
       date_ = date;
       region_ = region;
       service_ = service;
@@ -82,7 +85,7 @@ class SigningKeyCache {
   }
 
  private:
-  std::string date_, region_, service_, key_;
+  std::string date_, region_, service_, secret_, key_;
 };
 
 // One submitted operation: its request, completion, and the state kept across attempts.
@@ -687,14 +690,16 @@ Status Transport::Impl::BuildHeaders(Exchange& ex, const RequestTarget& target) 
     signable.headers.emplace_back("range", FormatRangeHeader(*ex.attempt_range));
   }
   signable.payload_hash = ex.payload_hash;
-  if (!options.credentials.empty()) {
-    // Sign this attempt (fresh x-amz-date).
+  const Credentials creds =
+      options.credential_source ? options.credential_source->Current() : options.credentials;
+  if (!creds.empty()) {
+    // Sign this attempt (fresh x-amz-date, and the credentials of the moment).
     SigV4Params params;
     params.region = options.region;
     params.time = std::chrono::system_clock::now();
     const std::string date = FormatAmzDate(params.time).substr(0, 8);
-    SignRequest(signable, options.credentials, params,
-                signing_keys.Get(options.credentials, date, params.region, params.service));
+    SignRequest(signable, creds, params,
+                signing_keys.Get(creds, date, params.region, params.service));
   } else {
     signable.headers.emplace_back("x-amz-content-sha256", ex.payload_hash);
   }

@@ -41,11 +41,14 @@
 
 namespace reelfs::s3 {
 
+class RefreshingCredentials;
+
 struct TransportOptions {
   Endpoint endpoint;
   Addressing addressing = Addressing::kPath;
   std::string region = "us-east-1";
   Credentials credentials;
+  std::shared_ptr<RefreshingCredentials> credential_source;  // set: signs with its Current()
   int max_connections = 64;
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds idle_timeout{30'000};  // no byte moved for this long: abort attempt

@@ -34,6 +34,9 @@ if(TARGET reelfs-gateway)
     reelfs_add_script_test(gateway_tls LABEL interop
       COMMAND ${CMAKE_CURRENT_LIST_DIR}/gateway_tls.sh
       ENV ${_gw_env} "REELFS_BIN=$<TARGET_FILE:reelfs>" TIMEOUT 300)
+    reelfs_add_script_test(credential_chain LABEL interop
+      COMMAND ${CMAKE_CURRENT_LIST_DIR}/credential_chain.sh
+      ENV ${_gw_env} "REELFS_BIN=$<TARGET_FILE:reelfs>" TIMEOUT 300)
   endif()
   reelfs_add_script_test(gateway_curl LABEL interop
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/gateway_curl.sh

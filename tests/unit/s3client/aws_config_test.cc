@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include "s3/client/credential_providers.h"
+
 using namespace reelfs;
 using namespace reelfs::s3;
 namespace fs = std::filesystem;
@@ -36,7 +38,10 @@ class TempHome {
   fs::path dir_;
 };
 
+// Unit tests never reach EC2 instance metadata (169.254.169.254 is not loopback): it is off
+// unless a test names it.
 EnvLookup Env(std::map<std::string, std::string> vars) {
+  vars.emplace("AWS_EC2_METADATA_DISABLED", "true");
   return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
@@ -230,6 +235,11 @@ credential_process = echo '{"Version": 2, "AccessKeyId": "K", "SecretAccessKey":
   CHECK(s->credentials.session_token == "tok");
   CHECK(s->credentials_source.starts_with("credential_process of "));
   REQUIRE(s->credentials_expiration.has_value());
+  // Expiring credentials come with the way to fetch them again: the program, run anew.
+  REQUIRE(s->refresh);
+  auto again = s->refresh();
+  REQUIRE(again.ok());
+  CHECK(again->credentials.access_key_id == "PROCKEY");
   CHECK(std::chrono::system_clock::to_time_t(*s->credentials_expiration) == 1893553445);
   CHECK(s->region == "eu-west-1");
   // The environment's keys win, as in the SDKs (the process is not run).
@@ -250,4 +260,96 @@ credential_process = echo '{"Version": 2, "AccessKeyId": "K", "SecretAccessKey":
   REQUIRE_FALSE(s.ok());
   CHECK(s.status().message().find("\"Version\" must be 1") != std::string_view::npos);
   CHECK(s.status().message().find("echo") != std::string_view::npos);  // the command is named
+}
+
+TEST_CASE("role profiles: mistakes are errors naming the file, before any request") {
+  TempHome home;
+  home.Write(".aws/config", R"([profile nosource]
+role_arn = arn:aws:iam::123456789012:role/r
+[profile loop1]
+role_arn = arn:aws:iam::123456789012:role/r
+source_profile = loop2
+[profile loop2]
+role_arn = arn:aws:iam::123456789012:role/r
+source_profile = loop1
+[profile emptysource]
+role_arn = arn:aws:iam::123456789012:role/r
+source_profile = nokeys
+[profile nokeys]
+region = eu-west-1
+[profile ec2source]
+role_arn = arn:aws:iam::123456789012:role/r
+credential_source = Ec2InstanceMetadata
+[profile badduration]
+role_arn = arn:aws:iam::123456789012:role/r
+source_profile = keys
+duration_seconds = 60
+[profile keys]
+aws_access_key_id = K
+aws_secret_access_key = S
+)");
+  auto resolve = [&](const char* profile) {
+    return ResolveAwsSettings(Env({{"HOME", home.path()}}), profile);
+  };
+  auto s = resolve("nosource");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find("needs source_profile") != std::string_view::npos);
+  CHECK(s.status().message().find("[profile nosource]") != std::string_view::npos);
+  s = resolve("loop1");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find("a cycle?") != std::string_view::npos);
+  s = resolve("emptysource");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == StatusCode::kUnauthenticated);
+  s = resolve("ec2source");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find("not supported") != std::string_view::npos);
+  s = resolve("badduration");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find("duration_seconds") != std::string_view::npos);
+  // Static keys alone: no refresher.
+  s = resolve("keys");
+  REQUIRE(s.ok());
+  CHECK(s->credentials.access_key_id == "K");
+  CHECK_FALSE(s->refresh);
+}
+
+TEST_CASE("container credentials: clear text only to loopback and the link-local agents") {
+  TempHome home;
+  auto s = ResolveAwsSettings(Env({{"HOME", home.path()},
+                                   {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://10.1.2.3/creds"},
+                                   {"AWS_CONTAINER_AUTHORIZATION_TOKEN", "secret-token"}}));
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().code() == StatusCode::kInvalidArgument);
+  CHECK(s.status().message().find("plain http") != std::string_view::npos);
+  CHECK(s.status().message().find("secret-token") == std::string_view::npos);
+  CHECK(CheckContainerUrl("http://127.0.0.1:9/creds").ok());
+  CHECK(CheckContainerUrl("http://169.254.170.23/v1/credentials").ok());
+  CHECK(CheckContainerUrl("https://creds.example.com/x").ok());
+  CHECK_FALSE(CheckContainerUrl("ftp://127.0.0.1/creds").ok());
+}
+
+TEST_CASE("an explicit profile does not fall through to containers or instance metadata") {
+  TempHome home;
+  home.Write(".aws/config", "[profile bare]\nregion = eu-west-1\n");
+  // Were the container provider consulted, this URL would be refused as clear text.
+  auto s = ResolveAwsSettings(
+      Env({{"HOME", home.path()}, {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://10.1.2.3/c"}}),
+      "bare");
+  REQUIRE_MESSAGE(s.ok(), s.status().ToString());
+  CHECK(s->credentials.empty());
+  CHECK(s->region == "eu-west-1");
+}
+
+TEST_CASE("the STS endpoint: AWS_ENDPOINT_URL_STS, else regional") {
+  CHECK(DefaultStsUrl("eu-west-1") == "https://sts.eu-west-1.amazonaws.com");
+  CHECK(DefaultStsUrl("") == "https://sts.us-east-1.amazonaws.com");
+  // A web identity token file that cannot be read is an error naming the file, before STS.
+  TempHome home;
+  auto s = ResolveAwsSettings(Env({{"HOME", home.path()},
+                                   {"AWS_WEB_IDENTITY_TOKEN_FILE", home.path() + "/missing"},
+                                   {"AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/r"},
+                                   {"AWS_ENDPOINT_URL_STS", "http://127.0.0.1:9"}}));
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.status().message().find("/missing") != std::string_view::npos);
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -23,6 +24,7 @@
 #include "common/unique_fd.h"
 #include "s3/await.h"
 #include "s3/client/object_headers.h"
+#include "s3/client/refreshing_credentials.h"
 #include "s3/client/s3_client.h"
 
 using namespace reelfs;
@@ -296,6 +298,48 @@ TEST_CASE("requests are signed and carry the payload hash") {
             "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"));
   CHECK(Has(sent, "content-md5: XUFAKrxLKna5cZ2REBfFkg=="));
   CHECK_FALSE(Has(sent, "Expect:"));
+}
+
+TEST_CASE("with a credential source, each request is signed with its credentials of the moment") {
+  ScriptedServer server({"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+                         "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"});
+  std::atomic<int> fetches{0};
+  TemporaryCredentials first{{"FIRSTKEY", "s1", "token-1"}, std::chrono::system_clock::now() + 1s};
+  RefreshingCredentials::Options fast;
+  fast.refresh_before = 950ms;
+  fast.min_interval = 1ms;
+  auto source = std::make_shared<RefreshingCredentials>(
+      first,
+      [&] {
+        ++fetches;
+        return Result<TemporaryCredentials>(TemporaryCredentials{
+            {"SECONDKEY", "s2", "token-2"}, std::chrono::system_clock::now() + 1h});
+      },
+      "test", fast);
+  TransportOptions o;
+  o.endpoint = Endpoint{"http", "127.0.0.1", server.port(), ""};
+  o.credentials = {"UNUSED", "unused", ""};
+  o.credential_source = source;
+  auto t = Transport::Create(o);
+  REQUIRE(t.ok());
+  HttpRequest req;
+  req.bucket = "b";
+  req.key = "k";
+  // Before the refresh (if the refresher already ran, the first request shows the second key).
+  const bool refreshed_early = source->refreshes() > 0;
+  REQUIRE(Run(**t, req).ok());
+  for (int i = 0; i < 2000 && source->refreshes() == 0; ++i) std::this_thread::sleep_for(5ms);
+  REQUIRE(source->refreshes() == 1);
+  REQUIRE(Run(**t, req).ok());
+  const auto sent = server.requests();
+  REQUIRE(sent.size() == 2);
+  if (!refreshed_early) {
+    CHECK(Has(sent[0], "authorization: AWS4-HMAC-SHA256 Credential=FIRSTKEY/"));
+    CHECK(Has(sent[0], "x-amz-security-token: token-1"));
+  }
+  CHECK(Has(sent[1], "authorization: AWS4-HMAC-SHA256 Credential=SECONDKEY/"));
+  CHECK(Has(sent[1], "x-amz-security-token: token-2"));
+  CHECK_FALSE(Has(sent[1], "UNUSED"));
 }
 
 TEST_CASE("a caller's x-amz-content-sha256 is the signed claim, sent once, signed or not") {
