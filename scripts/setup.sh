@@ -13,8 +13,9 @@ APT_PACKAGES=(
   # toolchain; clang (with its sanitizer and libFuzzer runtimes) for the TSan, thread-safety and
   # fuzzing passes (scripts/tsan.sh, scripts/fuzz.sh)
   build-essential cmake ninja-build pkg-config git clang libclang-rt-dev ccache
-  # man pages generated from --help (packaging), systemd-analyze for the units' check
-  help2man systemd
+  # man pages generated from --help (packaging), systemd-analyze for the units' check,
+  # debhelper and lintian for the .debs (packaging/build-debs.sh, tests/packaging/debs_test.sh)
+  help2man systemd debhelper lintian
   # libraries
   libcurl4-openssl-dev zlib1g-dev libssl-dev libpugixml-dev libyaml-cpp-dev doctest-dev libcli11-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libboost-dev libsqlite3-dev libfuse3-dev fuse3

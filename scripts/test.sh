@@ -16,6 +16,9 @@ export REELFS_REQUIRE_CEPH=1
 # Nothing in the tests may ask EC2 instance metadata (169.254.169.254 is not loopback).
 export AWS_EC2_METADATA_DISABLED=true
 (cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
+# The .debs: built (dpkg-buildpackage), lintian, dpkg -i, an fstab mount, purged. Outside CTest
+# because it installs packages; as root only (CI is root), where it must not skip.
+if [ "$(id -u)" -eq 0 ]; then REELFS_REQUIRE_DEBS=1 tests/packaging/debs_test.sh; fi
 
 if [ "${REELFS_SKIP_SANITIZERS:-0}" != "1" ]; then
   # The sanitizer pass re-runs tests, not checks: headers and benchmarks were built above.
