@@ -198,6 +198,19 @@ int main(int argc, char** argv) {
                         "serve Prometheus metrics at http://HOST:PORT/metrics (e.g. "
                         "127.0.0.1:9464; port 0: any free port, logged)");
   mount_cmd->add_flag("--syslog", mount.syslog, "log to syslog (the default in the background)");
+  mount_cmd
+      ->add_option("--cache", mount.cache,
+                   "cache object bytes in DIR (local NVMe or tmpfs; kept across remounts)")
+      ->group("Cache");
+  mount_cmd
+      ->add_option("--cache-size", mount.cache_size,
+                   "at most this many bytes in --cache (default: what the disk holds above "
+                   "--cache-min-free)")
+      ->group("Cache");
+  mount_cmd
+      ->add_option("--cache-min-free", mount.cache_min_free,
+                   "leave this much free on the cache's file system (default 5% of it)")
+      ->group("Cache");
   mount_cmd->add_option("--offline", mount.offline,
                         "read of an offline object: wait (default), eagain or eacces");
   mount_cmd->add_option("--offline-timeout", mount.offline_timeout,

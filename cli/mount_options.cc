@@ -6,6 +6,7 @@
 #include <charconv>
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -254,6 +255,23 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
     auto listen = ParseListenAddress(f.metrics_listen);
     if (!listen.ok()) return listen.status().WithContext("--metrics-listen");
     c.metrics_listen = *listen;
+  }
+  if (f.cache.empty() && (!f.cache_size.empty() || !f.cache_min_free.empty())) {
+    return Status::InvalidArgument("--cache-size and --cache-min-free need --cache DIR");
+  }
+  if (!f.cache.empty()) {
+    // Absolute now: the daemon changes its working directory.
+    std::error_code ec;
+    c.cache.dir = std::filesystem::absolute(f.cache, ec).lexically_normal().string();
+    if (ec) return Status::InvalidArgument(fmt::format("--cache {}: {}", f.cache, ec.message()));
+    if (!f.cache_size.empty()) {
+      REELFS_ASSIGN_OR_RETURN(c.cache.max_bytes, ParseSize("--cache-size", f.cache_size));
+      if (*c.cache.max_bytes == 0) return Status::InvalidArgument("--cache-size: more than 0");
+    }
+    if (!f.cache_min_free.empty()) {
+      REELFS_ASSIGN_OR_RETURN(c.cache.min_free_bytes,
+                              ParseSize("--cache-min-free", f.cache_min_free));
+    }
   }
   c.log_file = f.log_file;
   c.syslog = f.syslog;

@@ -71,6 +71,19 @@ struct MountFlags {
   bool cuda_pin = false;
   // HOST:PORT for the Prometheus exposition (GET /metrics); empty: none.
   std::string metrics_listen;
+  // The local object cache (docs/cache.md): a directory, empty for none; its size limit (empty:
+  // what the file system holds above the floor) and free-space floor (empty: 5% of it).
+  std::string cache;
+  std::string cache_size;
+  std::string cache_min_free;
+};
+
+// --cache: where and how big. dir empty: no cache. A limit or floor left unset is decided when the
+// cache opens, from the file system it lands on (ResolveCacheLimits).
+struct CacheConfig {
+  std::string dir;  // absolute
+  std::optional<uint64_t> max_bytes;
+  std::optional<uint64_t> min_free_bytes;
 };
 
 struct MountConfig {
@@ -84,6 +97,7 @@ struct MountConfig {
   bool verbose = false;
   bool cuda_pin = false;
   std::optional<ListenAddress> metrics_listen;  // cli/metrics_listener.h
+  CacheConfig cache;
 };
 
 // Splits "bucket/a/b" into bucket "bucket" and prefix "a/b/" ("" for the whole bucket).

@@ -2,9 +2,14 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <filesystem>
 #include <optional>
 #include <utility>
 
+#include <sys/statvfs.h>
+
+#include "cache/caching_store.h"
 #include "cli/mount_metrics.h"
 #include "cli/rdma_open.h"
 #include "cli/side_channel_path.h"
@@ -65,6 +70,28 @@ std::shared_ptr<fuse::BufferPool> CreatePool(const RdmaDataPath& rdma, uint64_t 
   return fuse::CreateRegisteredBufferPool(std::move(registrar), max_memory);
 }
 
+// --cache DIR: the limit and the floor not given are taken from the file system DIR is on.
+Result<std::shared_ptr<cache::ObjectCache>> OpenMountCache(const CacheConfig& cfg) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.dir, ec);
+  if (ec) {
+    return Status::FailedPrecondition(
+        fmt::format("--cache {}: cannot create it: {}", cfg.dir, ec.message()));
+  }
+  struct statvfs fs {};
+  if (::statvfs(cfg.dir.c_str(), &fs) != 0) {
+    return ErrnoToStatus(errno, fmt::format("--cache {}", cfg.dir));
+  }
+  cache::CacheOptions options;
+  const uint64_t fs_bytes = static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize;
+  // mountpoint-s3's default: keep 5% of the file system free, no other limit.
+  options.min_free_bytes = cfg.min_free_bytes.value_or(fs_bytes / 20);
+  options.max_bytes = cfg.max_bytes.value_or(fs_bytes);
+  auto opened = cache::ObjectCache::Open(cfg.dir, options);
+  if (!opened.ok()) return opened.status().WithContext("--cache");
+  return opened;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
@@ -107,12 +134,20 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
     }
   }
   fuse::DataPath data_path{stack->rdma_.channel, stack->rdma_.metrics_json};
+  // The local cache: refusing the mount (its directory unusable or another mount's) is the
+  // clear answer; reads then go through the caching decorator, everything else straight on.
+  std::shared_ptr<s3::ObjectStore> fs_store = stack->s3_.store;
+  if (!cfg.cache.dir.empty()) {
+    REELFS_ASSIGN_OR_RETURN(stack->cache_, OpenMountCache(cfg.cache));
+    fs_store = cache::CreateCachingStore(fs_store, stack->cache_);
+    data_path.cache = stack->cache_;
+  }
   // Read by FUSE threads only while the loop runs, after Mount set it and before Serve resets
   // it, so the pointer needs no lock.
   data_path.side_channel_json = [s = stack.get()] {
     return s->side_channel_ != nullptr ? s->side_channel_->CountersJson() : Json();
   };
-  stack->fs_ = fuse::CreateFileSystem(stack->s3_.store, mount, stack->pool_, stack->budget_,
+  stack->fs_ = fuse::CreateFileSystem(std::move(fs_store), mount, stack->pool_, stack->budget_,
                                       RealClock(), stack->restorer_.restorer, std::move(data_path));
   stack->metrics_address_ = cfg.metrics_listen;
   return stack;

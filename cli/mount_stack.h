@@ -13,6 +13,7 @@
 #include <string>
 
 #include "api/server/side_channel_server.h"
+#include "cache/object_cache.h"
 #include "cli/metrics_listener.h"
 #include "cli/mount_gpu.h"
 #include "cli/mount_options.h"
@@ -97,6 +98,8 @@ class MountStack {
   //   rdma_     the channels and their QPs: after the FileSystem (no prefetcher left to fetch
   //             through them) and the pool, whose registered buffers keep the registrar;
   //   pool_     the prefetch buffers the FileSystem reads into;
+  //   cache_    the local object cache (--cache): its caching store goes with the FileSystem,
+  //             and the cache itself (its lock on the directory) after it;
   //   ledger_   the Restorer records its requests in it;
   //   timer_    the Restorer's polls run on it;
   //   restorer_ shut down before the timer and the client it uses, after the FileSystem whose
@@ -112,6 +115,7 @@ class MountStack {
   std::shared_ptr<fuse::MemoryBudget> budget_;
   RdmaDataPath rdma_;
   std::shared_ptr<fuse::BufferPool> pool_;
+  std::shared_ptr<cache::ObjectCache> cache_;
   std::shared_ptr<hsm::Ledger> ledger_;
   std::unique_ptr<Timer> timer_;
   ShutdownOnRelease restorer_;

@@ -374,6 +374,31 @@ if [ -z "$fuse_reason" ]; then
   else
     echo "MISMATCH after the restore:"; diff "$work/val-src.sha" "$work/val-out.sha" | head; exit 1
   fi
+
+  say "Epoch 2 over tape: a mount with --cache keeps what it read (docs/cache.md)"
+  remount_cached() {
+    fusermount3 -u "$mnt"; wait "$mount_pid" || true
+    "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f --offline=wait \
+      --cache "$work/cache" --log-file "$work/mount-cache.log" </dev/null >>"$work/mount2.out" 2>&1 &
+    mount_pid=$!
+    for _ in $(seq 300); do is_mounted && break; kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
+    is_mounted || { echo "remount failed:"; tail "$work/mount2.out" "$work/mount-cache.log"; exit 1; }
+  }
+  recalls() { admin GET metrics | python3 -c 'import json,sys; print(json.load(sys.stdin)["archive"]["recalls_submitted"])'; }
+  remount_cached
+  (cd "$val" && find . -type f -print0 | sort -z | xargs -0 cat) >/dev/null  # epoch 1 fills it
+  admin POST "release?bucket=dataset&prefix=val%2F" >/dev/null
+  before=$(recalls)
+  remount_cached  # a new daemon: the cache is on disk
+  (cd "$val" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$work/val-out2.sha"
+  cmp -s "$work/val-src.sha" "$work/val-out2.sha" || { echo "MISMATCH in epoch 2"; exit 1; }
+  echo "the gateway released val/ again; epoch 2 read $(wc -l <"$work/val-out2.sha") files" \
+    "byte-exact with $(($(recalls) - before)) recalls;" \
+    "user.hsm.state: $(getfattr --absolute-names --only-values -n user.hsm.state "$val/shard-00/sample-0002.bin" 2>/dev/null)"
+  getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["cache"]
+print("cache %s: %d objects, %d bytes, %d bytes served from it" % (c["dir"], c["objects"], c["bytes"], c["hit_bytes"]))'
 fi
 
 if command -v curl >/dev/null; then

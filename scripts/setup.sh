@@ -19,6 +19,7 @@ APT_PACKAGES=(
   # libraries
   libcurl4-openssl-dev zlib1g-dev libssl-dev libpugixml-dev libyaml-cpp-dev doctest-dev libcli11-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libboost-dev libsqlite3-dev libfuse3-dev fuse3
+  libxxhash-dev
   # tests and interop: real third-party clients and tools
   sqlite3 curl awscli python3 python3-boto3 xxd procps psmisc chromium
   # openssl(1): the TLS tests make a CA and a server certificate

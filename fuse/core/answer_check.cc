@@ -6,14 +6,6 @@
 
 namespace reelfs::fuse::detail {
 
-std::string_view BareEtag(std::string_view etag) {
-  if (etag.starts_with("W/")) etag.remove_prefix(2);
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
-  }
-  return etag;
-}
-
 Status CheckGetAnswer(const ObjectRef& object, uint64_t offset, uint64_t asked,
                       std::string_view etag, uint64_t object_size, uint64_t bytes) {
   const std::string_view pinned = BareEtag(object.etag);

@@ -14,11 +14,11 @@
 
 #include "common/status.h"
 #include "fuse/core/prefetcher.h"
+#include "s3/etag.h"
 
 namespace reelfs::fuse::detail {
 
-// An ETag as compared: without W/ and quotes (listings, HEAD and GET spell it differently).
-std::string_view BareEtag(std::string_view etag);
+using s3::BareEtag;
 
 // `offset`/`asked`: the range requested; `etag`, `object_size` (0: unknown) and `bytes` (body
 // bytes delivered): what came back.

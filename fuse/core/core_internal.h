@@ -165,6 +165,9 @@ class Core : public std::enable_shared_from_this<Core> {
   Result<OpenedInode> PinOpened(InodeId ino, const std::string& etag) EXCLUDES(mutex_);
   // The file was seen unreadable within tape.state_ttl: a GET would only fail again.
   bool KnownOffline(InodeId ino) EXCLUDES(mutex_);
+  // The local cache (DataPath::cache) holds every byte of this version of `key`: reads of it
+  // need no server. False without a cache. Takes only the cache's lock.
+  bool CachedWhole(std::string_view key, std::string_view etag) const;
   // A GET answered InvalidObjectState: the object is offline now.
   void MarkOffline(InodeId ino) EXCLUDES(mutex_);
   // user.hsm.request=refresh: forgets what this mount knows of the tape state of `ino` (a file)

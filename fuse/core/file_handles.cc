@@ -112,8 +112,8 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
   }
   // Created outside the lock: the prefetcher is free to touch the store from its constructor.
   std::shared_ptr<Prefetcher> prefetcher =
-      CreatePrefetcher(core_.store(), ObjectRef{options.bucket, std::move(key), size, etag},
-                       options.prefetch, core_.budget(), core_.pool(), core_.data_path().channel);
+      CreatePrefetcher(core_.store(), ObjectRef{options.bucket, key, size, etag}, options.prefetch,
+                       core_.budget(), core_.pool(), ChannelFor(key, etag));
   bool closed = false;
   {
     MutexLock lock(mutex_);
@@ -135,6 +135,14 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
   // object known to be offline (its GET would only fail; the read decides what to do).
   if (!opened.keep_cache && readable) prefetcher->Prefetch();
   done(opened);
+}
+
+std::shared_ptr<rdmaio::DataChannel> FileHandles::ChannelFor(const std::string& key,
+                                                             const std::string& etag) const {
+  // A file the local cache holds whole is read from it (through the store's CachingStore); the
+  // channel's fetches would bypass the cache and ask the server.
+  if (core_.CachedWhole(key, etag)) return nullptr;
+  return core_.data_path().channel;
 }
 
 void FileHandles::Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
@@ -388,7 +396,7 @@ void FileHandles::ReplacePrefetcher(uint64_t fh) {
   }
   std::shared_ptr<Prefetcher> fresh =
       CreatePrefetcher(core_.store(), ref, core_.options().prefetch, core_.budget(), core_.pool(),
-                       core_.data_path().channel);
+                       ChannelFor(ref.key, ref.etag));
   std::shared_ptr<Prefetcher> old;
   {
     MutexLock lock(mutex_);

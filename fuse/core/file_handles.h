@@ -89,6 +89,10 @@ class FileHandles {
   void OnOffline(std::shared_ptr<ReadOp> op, bool from_get) EXCLUDES(mutex_);
   void WaitForRestore(std::shared_ptr<ReadOp> op, std::string key);
   void ReplacePrefetcher(uint64_t fh) EXCLUDES(mutex_);
+  // The data channel a new prefetcher of this version reads through: none for an object the local
+  // cache holds whole.
+  std::shared_ptr<rdmaio::DataChannel> ChannelFor(const std::string& key,
+                                                  const std::string& etag) const;
 
   Core& core_;           // owns this part
   mutable Mutex mutex_;  // leaf lock (core_internal.h)

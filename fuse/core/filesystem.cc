@@ -102,8 +102,12 @@ std::string Core::MetricsJson() const {
                    {"copy_parts", c.copy_parts}};
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
   const Json side_channel = data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
-  return DumpJson(
-      Json{{"version", 1}, {"fs", fs}, {"data_path", data_path}, {"side_channel", side_channel}});
+  const Json cache = data_path_.cache != nullptr ? data_path_.cache->StatsJson() : Json();
+  return DumpJson(Json{{"version", 1},
+                       {"fs", fs},
+                       {"data_path", data_path},
+                       {"side_channel", side_channel},
+                       {"cache", cache}});
 }
 
 FsStats Core::StatFs() {

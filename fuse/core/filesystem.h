@@ -44,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cache/object_cache.h"
 #include "common/cancel.h"
 #include "common/clock.h"
 #include "common/json.h"
@@ -98,6 +99,13 @@ struct DataPath {
   // The side channel's counters (api/server), the "side_channel" member of user.reelfs.metrics;
   // unset or a null value: `null`. Called from any thread.
   std::function<Json()> side_channel_json;
+  // The local object cache (`reelfs mount --cache`, docs/cache.md); null: none. The store given
+  // to CreateFileSystem must then be a CachingStore over it (cache/caching_store.h): reads fill it
+  // and are served from it. The FileSystem asks it which objects are here whole: those read
+  // without the server (readable while their archive copy is offline: full st_blocks, no restore,
+  // user.hsm.state "cached"), and never through the RDMA channel. Its counters are the "cache"
+  // member of user.reelfs.metrics.
+  std::shared_ptr<cache::ObjectCache> cache;
 };
 
 class FileSystem {

@@ -70,6 +70,9 @@ std::string TapeView::FileXattrValue(const FileXattrView& v, std::string_view na
       state = restorer != nullptr && restorer->IsRequested(v.key) ? hsm::State::kStaging
                                                                   : hsm::State::kOffline;
     }
+    // Not readable at the server, but every byte is in this host's cache: readable here, no
+    // recall (docs/cache.md).
+    if (!hsm::IsReadable(state) && core_.CachedWhole(v.key, v.etag)) return "cached";
     return std::string(hsm::StateName(state));
   }
   if (name == kXattrExpiry) {

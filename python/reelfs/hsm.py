@@ -8,6 +8,8 @@ online     readable: not in an archive class
 offline    on tape only: a read waits, fails with EAGAIN or EACCES (--offline)
 staging    a restore is running (the server says so, or this host asked)
 restored   an archived object with a readable restored copy
+cached     not readable at the server (offline or staging), but the mount's local cache
+           (``reelfs mount --cache``) holds every byte: readable here, no recall
 unknown    not probed yet, or the server's answer could not be parsed
 =========  ================================================================
 
@@ -44,8 +46,8 @@ __all__ = [
     "attributes",
 ]
 
-STATES = ("online", "offline", "staging", "restored", "unknown")
-READABLE = frozenset(("online", "restored"))
+STATES = ("online", "offline", "staging", "restored", "cached", "unknown")
+READABLE = frozenset(("online", "restored", "cached"))
 
 STATE_XATTR = "user.hsm.state"
 SUMMARY_XATTR = "user.hsm.summary"
@@ -64,7 +66,7 @@ class NotOnReelfsError(HsmError):
 
 
 def is_readable(value):
-    """True for the states whose bytes can be read without a recall (online, restored)."""
+    """True for the states whose bytes can be read without a recall (online, restored, cached)."""
     return value in READABLE
 
 

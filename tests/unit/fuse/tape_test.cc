@@ -790,7 +790,7 @@ TEST_SUITE("fuse") {
     REQUIRE(m.ok());
     CHECK(m->starts_with(R"({"version":1,"fs":{"lookups":1,)"));
     CHECK(m->find(R"("bytes_read":0,)") != std::string::npos);
-    CHECK(m->ends_with(R"(},"data_path":null,"side_channel":null})"));
+    CHECK(m->ends_with(R"(},"data_path":null,"side_channel":null,"cache":null})"));
     CHECK(ErrnoOf(f.Xattr(dir.attr.ino, "user.reelfs.metrics").status()) == ENODATA);
   }
 
@@ -816,7 +816,8 @@ TEST_SUITE("fuse") {
     auto metrics =
         Await<std::string>([&](auto cb) { fs->GetXattr(kRootInode, "user.reelfs.metrics", cb); });
     REQUIRE(metrics.ok());
-    CHECK(metrics->ends_with(R"("data_path":null,"side_channel":{"clients_connected":2}})"));
+    CHECK(metrics->ends_with(
+        R"("data_path":null,"side_channel":{"clients_connected":2},"cache":null})"));
   }
 
   TEST_CASE("tape: setxattr user.hsm.request=stage on a file; other writes refused") {

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# e2e (issue 19): the local object cache, `reelfs mount --cache DIR`, against reelfs-gateway's
+# archive with the simulated tape library on a fast clock (tape_lib.sh). docs/cache.md.
+#
+#  - epoch 1: 40 objects of 200 000 bytes and one of 20 MiB, archived and released (offline), read
+#    through a --offline=wait mount with --cache: byte-exact (sha256), one recall each;
+#  - the gateway releases its copies again (admin release: offline, empty placeholders);
+#  - epoch 2, after a remount on the same cache directory: every file byte-exact with zero
+#    RestoreObject requests and zero recalls at the gateway (its metrics); user.hsm.state says
+#    "cached", st_blocks counts the whole file, user.reelfs.metrics counts the hits; O_DIRECT
+#    reads too (each one a FUSE READ answered from the cache);
+#  - a second mount on the same cache directory is refused, naming the holder;
+#  - hot/ (never archived): a cache file corrupted behind the daemon is detected, the read is
+#    byte-exact (refetched from the gateway), the mount log says so;
+#  - --cache-size 2MiB with hot/ 3x that: every read byte-exact, the cache directory's data never
+#    over the limit;
+#  - a cache directory that is not writable refuses the mount with a clear message.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/tape_lib.sh"
+source "$(dirname "$0")/tape_more.sh"
+if [[ -z "${TMPDIR:-}" && -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/shm; fi
+e2e_init cache 280
+export LC_ALL=C
+
+expect() {  # expect WHAT GOT WANT
+  [[ $2 == "$3" ]] || fail "$1: got '$2', want '$3'"
+  echo "   ok: $1 -> $2"
+}
+check_sums() {  # check_sums DIR SUMS_FILE: every file in SUMS_FILE read through DIR, sha256 equal
+  (cd "$1" && sha256sum --quiet -c "$2") || fail "checksums differ under $1"
+}
+cache_data_bytes() { find "$1/data" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
+
+CACHE=$WORK/cache
+N=40
+SIZE=200000
+
+step "gateway: $N objects + a 20 MiB one archived and released; hot/ never archived"
+tape_config versitygw
+tape_count_requests
+gen_objects data $N $SIZE d
+mkdir -p "$ROOT/data/big"
+gen_big_file "$ROOT/data/big/model.bin" $((20 << 20)) >/dev/null
+(cd "$ROOT/data" && sha256sum big/model.bin) >>"$WORK/data.sums"
+archive_offline data 2 key
+gen_objects hot 12 $((512 << 10)) h
+start_tape_gateway
+[[ $(catalog_states data | grep -c offline) == $((N + 1)) ]] || fail "not all offline: $(catalog_states data)"
+
+step "epoch 1: read through a wait mount with --cache: one recall per object"
+MNT1=$WORK/m1
+mount_tape data "$MNT1" wait --cache "$CACHE"
+P1=$MOUNT_PID
+r0=$(restore_requests)
+check_sums "$MNT1" "$WORK/data.sums"
+recalls1=$(metric archive.recalls_submitted)
+echo "   epoch 1: $(($(restore_requests) - r0)) RestoreObject, $recalls1 recalls"
+[[ $recalls1 -ge 1 ]] || fail "epoch 1 recalled nothing: were the objects offline?"
+state=$(getfattr --absolute-names --only-values -n user.hsm.state "$MNT1/d/00000.bin")
+[[ $state == online || $state == restored ]] || fail "epoch 1 state: $state"
+
+step "a second mount on the same cache directory is refused"
+mkdir -p "$WORK/m-second"
+out=$("$REELFS_BIN" mount data "$WORK/m-second" --endpoint "$ENDPOINT" -f --cache "$CACHE" 2>&1) &&
+  fail "a second mount on $CACHE was accepted"
+grep -q "in use by another reelfs process (pid $P1)" <<<"$out" || fail "unclear refusal: $out"
+echo "   ok: $out"
+unmount_and_wait "$MNT1" "$P1"
+
+step "the gateway releases its copies again"
+release_bucket data >/dev/null
+[[ $(catalog_states data | grep -c offline) == $((N + 1)) ]] || fail "not all offline again"
+r1=$(restore_requests)
+s1=$(metric archive.recalls_submitted)
+
+step "epoch 2 after a remount on the same cache: byte-exact, zero restores, zero recalls"
+MNT2=$WORK/m2
+mount_tape data "$MNT2" wait --cache "$CACHE"
+P2=$MOUNT_PID
+expect "user.hsm.state of an offline, cached object" \
+  "$(getfattr --absolute-names --only-values -n user.hsm.state "$MNT2/d/00007.bin")" cached
+expect "st_blocks of it" "$(stat -c %b "$MNT2/d/00007.bin")" $(((SIZE + 511) / 512))
+check_sums "$MNT2" "$WORK/data.sums"
+expect "O_DIRECT read of the 20 MiB file" "$(probe_read "$MNT2/big/model.bin" direct)" \
+  "OK $(grep ' big/model.bin$' "$WORK/data.sums" | cut -d' ' -f1)"
+expect "RestoreObject requests in epoch 2" "$(($(restore_requests) - r1))" 0
+expect "recalls in epoch 2" "$(($(metric archive.recalls_submitted) - s1))" 0
+hits=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$MNT2" |
+  "$PY" -c 'import json,sys; c=json.load(sys.stdin)["cache"]; print(c["hit_bytes"], c["complete_objects"])')
+read -r hit_bytes complete <<<"$hits"
+[[ $hit_bytes -ge $((N * SIZE + (20 << 20))) ]] || fail "cache hit_bytes $hit_bytes too low"
+expect "complete objects in the cache" "$complete" $((N + 1))
+unmount_and_wait "$MNT2" "$P2"
+
+step "hot/: a cache file corrupted behind the daemon is refetched, never served"
+HOT=$WORK/hot-cache
+MNT3=$WORK/m3
+(cd "$ROOT/hot" && sha256sum h/*) >"$WORK/hot.sums"
+mount_tape hot "$MNT3" wait --cache "$HOT"
+P3=$MOUNT_PID
+check_sums "$MNT3" "$WORK/hot.sums"
+unmount_and_wait "$MNT3" "$P3"
+id=$(sqlite3 "$HOT/index.sqlite" "SELECT id FROM objects WHERE key = 'h/00003.bin'")
+[[ -n $id && -f $HOT/data/$id ]] || fail "no cache file for h/00003.bin (id '$id')"
+printf '\xff\xfe' | dd of="$HOT/data/$id" bs=1 seek=300000 conv=notrunc status=none
+mount_tape hot "$MNT3" wait --cache "$HOT"
+P3=$MOUNT_PID
+check_sums "$MNT3" "$WORK/hot.sums"
+dropped=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$MNT3" |
+  "$PY" -c 'import json,sys; print(json.load(sys.stdin)["cache"]["dropped_objects"])')
+expect "dropped cache entries" "$dropped" 1
+unmount_and_wait "$MNT3" "$P3"
+grep -q "dropping the cached copy of 'h/00003.bin'" "$WORK/mount-m3.log" ||
+  fail "the mount log does not name the corrupt entry"
+
+step "--cache-size 2MiB under a dataset 3x its size: byte-exact, the limit holds"
+SMALL=$WORK/small-cache
+MNT4=$WORK/m4
+mount_tape hot "$MNT4" wait --cache "$SMALL" --cache-size 2MiB
+P4=$MOUNT_PID
+check_sums "$MNT4" "$WORK/hot.sums"
+check_sums "$MNT4" "$WORK/hot.sums"
+used=$(cache_data_bytes "$SMALL")
+[[ $used -le $((2 << 20)) ]] || fail "cache holds $used bytes over its 2 MiB limit"
+echo "   ok: $used bytes in the cache after reading 6 MiB twice"
+unmount_and_wait "$MNT4" "$P4"
+
+step "a cache directory that is not writable refuses the mount"
+if [[ $(id -u) -eq 0 ]]; then
+  # root ignores modes: a read-only bind of the directory instead
+  RO=$WORK/ro-cache
+  mkdir -p "$RO"
+  mount --bind -o ro "$RO" "$RO" 2>/dev/null && mount -o remount,bind,ro "$RO" 2>/dev/null ||
+    { echo "   (no read-only bind mount here; step skipped)"; RO=""; }
+else
+  RO=$WORK/ro-cache
+  mkdir -p "$RO" && chmod 0500 "$RO"
+fi
+if [[ -n $RO ]]; then
+  mkdir -p "$WORK/m5"
+  out=$("$REELFS_BIN" mount hot "$WORK/m5" --endpoint "$ENDPOINT" -f --cache "$RO" 2>&1) &&
+    fail "a read-only cache directory was accepted"
+  [[ $(id -u) -eq 0 ]] && umount "$RO"
+  grep -q "not writable" <<<"$out" || fail "unclear refusal: $out"
+  echo "   ok: $out"
+fi
+echo "PASS"
