@@ -5,6 +5,7 @@
 
 #include "cache/object_cache.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -47,6 +48,19 @@ uint64_t HashBlock(std::span<const std::byte> bytes) {
   return XXH3_64bits(bytes.data(), bytes.size());
 }
 
+Status PreadAll(int fd, std::span<std::byte> dst, uint64_t offset, const std::string& path) {
+  size_t done = 0;
+  while (done < dst.size()) {
+    const ssize_t n =
+        ::pread(fd, dst.data() + done, dst.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoToStatus(errno, "read " + path);
+    if (n == 0) return Status::DataLoss(fmt::format("read {}: the file ends early", path));
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
 std::string MapKey(std::string_view bucket, std::string_view key) {
   std::string out;
   out.reserve(bucket.size() + key.size() + 1);
@@ -73,6 +87,13 @@ struct Entry {
   uint64_t lru = 0;    // position in lru_ (higher: used more recently)
   int64_t persisted_access_ms = 0;
   std::string map_key;
+  // The data file as OpenWhole last verified it whole (0: never): inode, size, mtime.
+  struct FileSig {
+    uint64_t ino = 0;
+    uint64_t size = 0;
+    int64_t mtime_ns = 0;
+    bool operator==(const FileSig&) const = default;
+  } verified;
 };
 
 class Cache final : public ObjectCache {
@@ -356,6 +377,69 @@ class Cache final : public ObjectCache {
     return Status::Ok();
   }
 
+  Result<UniqueFd> OpenWhole(const CacheKey& key) override {
+    int64_t id = 0;
+    uint64_t size = 0;
+    std::vector<uint64_t> hashes;
+    Entry::FileSig verified;
+    {
+      MutexLock lock(mutex_);
+      Entry* e = FindLocked(key);
+      if (e == nullptr || e->present_count != e->present.size()) {
+        return Status::NotFound("not cached whole");
+      }
+      id = e->id;
+      size = e->size;
+      verified = e->verified;
+      TouchLocked(*e);
+      if (verified.ino == 0) hashes = e->hashes;
+    }
+    const std::string path = DataPath(id);
+    Result<UniqueFd> fd = UniqueFd::Open(path, O_RDONLY);
+    if (!fd.ok()) {
+      Drop(key, id, fd.status());
+      return Status::NotFound(std::string(fd.status().message()));
+    }
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0) return ErrnoToStatus(errno, "fstat " + path);
+    const Entry::FileSig sig{
+        static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
+        static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
+    if (verified.ino != 0 && sig == verified) {
+      MutexLock lock(mutex_);
+      ++stats_.whole_opens;
+      return fd;
+    }
+    if (hashes.empty()) {
+      MutexLock lock(mutex_);
+      if (const Entry* e = FindLocked(key); e != nullptr && e->id == id) hashes = e->hashes;
+    }
+    // Verified through the descriptor handed out: what the kernel will read is what was checked.
+    Status s = sig.size == size ? Status::Ok()
+                                : Status::DataLoss(fmt::format("cache file {} has {} bytes, the "
+                                                               "object {}",
+                                                               path, sig.size, size));
+    std::vector<std::byte> block(options_.block_size);
+    for (uint64_t b = 0; s.ok() && b < hashes.size(); ++b) {
+      const uint64_t len = BlockLength(size, b);
+      const auto target = std::span<std::byte>(block).first(len);
+      s = PreadAll(fd->get(), target, b * options_.block_size, path);
+      if (s.ok() && HashBlock(target) != hashes[b]) {
+        s = Status::DataLoss(
+            fmt::format("block {} of cache file {} does not match its hash", b, path));
+      }
+    }
+    if (!s.ok()) {
+      Drop(key, id, s);
+      return Status::DataLoss(std::string(s.message()));
+    }
+    MutexLock lock(mutex_);
+    if (Entry* e = FindLocked(key); e != nullptr && e->id == id) e->verified = sig;
+    ++stats_.whole_opens;
+    stats_.verified_bytes += size;
+    return fd;
+  }
+
   CacheStats stats() const override {
     MutexLock lock(mutex_);
     CacheStats s = stats_;
@@ -382,7 +466,9 @@ class Cache final : public ObjectCache {
                 {"evicted_bytes", s.evicted_bytes},
                 {"dropped_objects", s.dropped_objects},
                 {"store_failures", s.store_failures},
-                {"stores_skipped", s.stores_skipped}};
+                {"stores_skipped", s.stores_skipped},
+                {"whole_opens", s.whole_opens},
+                {"verified_bytes", s.verified_bytes}};
   }
 
  private:

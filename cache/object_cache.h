@@ -32,6 +32,7 @@
 #include "cache/cache_files.h"
 #include "common/json.h"
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace reelfs::cache {
 
@@ -62,6 +63,8 @@ struct CacheStats {
   uint64_t dropped_objects = 0;  // found torn, corrupt or missing when read
   uint64_t store_failures = 0;   // stores whose write or index update failed
   uint64_t stores_skipped = 0;   // stores that found no room (size limit or free-space floor)
+  uint64_t whole_opens = 0;      // OpenWhole answers (files handed to the kernel)
+  uint64_t verified_bytes = 0;   // bytes OpenWhole read to verify files
 };
 
 class ObjectCache {
@@ -97,6 +100,13 @@ class ObjectCache {
   // that a later Read could serve wrongly.
   [[nodiscard]] virtual Status Store(const CacheKey& key, uint64_t object_size, uint64_t offset,
                                      std::span<const std::byte> data) = 0;
+
+  // A read-only descriptor of the data file of a version held whole, for the kernel to read
+  // itself (FUSE passthrough, docs/cache.md "Served by the kernel"): those reads bypass Read's
+  // hash checks, so the whole file is verified here first, once per file (the file's inode,
+  // size and mtime are remembered, and a file changed since is verified again). kNotFound when
+  // not whole; kDataLoss when the file fails its hashes (the object is dropped, as by Read).
+  [[nodiscard]] virtual Result<UniqueFd> OpenWhole(const CacheKey& key) = 0;
 
   virtual CacheStats stats() const = 0;
   // stats() as JSON (the "cache" member of user.reelfs.metrics).

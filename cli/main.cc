@@ -211,6 +211,11 @@ int main(int argc, char** argv) {
       ->add_option("--cache-min-free", mount.cache_min_free,
                    "leave this much free on the cache's file system (default 5% of it)")
       ->group("Cache");
+  mount_cmd
+      ->add_flag("--no-passthrough", mount.no_passthrough,
+                 "serve whole cached files through the daemon even where the kernel could read "
+                 "them itself (FUSE passthrough)")
+      ->group("Cache");
   mount_cmd->add_option("--offline", mount.offline,
                         "read of an offline object: wait (default), eagain or eacces");
   mount_cmd->add_option("--offline-timeout", mount.offline_timeout,

@@ -256,9 +256,11 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
     if (!listen.ok()) return listen.status().WithContext("--metrics-listen");
     c.metrics_listen = *listen;
   }
-  if (f.cache.empty() && (!f.cache_size.empty() || !f.cache_min_free.empty())) {
-    return Status::InvalidArgument("--cache-size and --cache-min-free need --cache DIR");
+  if (f.cache.empty() && (!f.cache_size.empty() || !f.cache_min_free.empty() || f.no_passthrough)) {
+    return Status::InvalidArgument(
+        "--cache-size, --cache-min-free and --no-passthrough need --cache DIR");
   }
+  d.passthrough = !f.cache.empty() && !f.no_passthrough;
   if (!f.cache.empty()) {
     // Absolute now: the daemon changes its working directory.
     std::error_code ec;

@@ -76,6 +76,7 @@ struct MountFlags {
   std::string cache;
   std::string cache_size;
   std::string cache_min_free;
+  bool no_passthrough = false;  // serve cached files through the daemon even where the kernel could
 };
 
 // --cache: where and how big. dir empty: no cache. A limit or floor left unset is decided when the

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README): sets up a fresh Debian 12 machine, builds, and runs every test
-# through CTest; then the sanitizer passes: the unit and integration tests again under ASan/UBSan
+# through CTest; the .debs; the FUSE passthrough configuration (scripts/passthrough.sh); then the
+# sanitizer passes: the unit and integration tests again under ASan/UBSan
 # (gcc, build-asan/) and under ThreadSanitizer with clang's -Wthread-safety -Werror (build-tsan/,
 # scripts/tsan.sh), and every libFuzzer target for a bounded time (build-fuzz/, scripts/fuzz.sh).
 #
@@ -19,6 +20,10 @@ export AWS_EC2_METADATA_DISABLED=true
 # The .debs: built (dpkg-buildpackage), lintian, dpkg -i, an fstab mount, purged. Outside CTest
 # because it installs packages; as root only (CI is root), where it must not skip.
 if [ "$(id -u)" -eq 0 ]; then REELFS_REQUIRE_DEBS=1 tests/packaging/debs_test.sh; fi
+# FUSE passthrough: libfuse 3.17 from trixie's source in a private prefix, reelfs built against it
+# in build-passthrough/, the cache tests with passthrough required (docs/cache.md). A skip (the
+# source could not be fetched) fails the run: this configuration is part of what CI proves.
+scripts/passthrough.sh
 
 if [ "${REELFS_SKIP_SANITIZERS:-0}" != "1" ]; then
   # The sanitizer pass re-runs tests, not checks: headers and benchmarks were built above.

@@ -82,6 +82,7 @@ struct CoreCounters {
   std::atomic<uint64_t> deletes{0};
   std::atomic<uint64_t> renames{0};
   std::atomic<uint64_t> copy_parts{0};
+  std::atomic<uint64_t> backing_opens{0};
 };
 
 inline void Count(std::atomic<uint64_t>& counter, uint64_t n = 1) {
@@ -168,6 +169,9 @@ class Core : public std::enable_shared_from_this<Core> {
   // The local cache (DataPath::cache) holds every byte of this version of `key`: reads of it
   // need no server. False without a cache. Takes only the cache's lock.
   bool CachedWhole(std::string_view key, std::string_view etag) const;
+  // FileSystem::SetBackingFiles.
+  void SetBackingFiles(bool on) { backing_files_.store(on, std::memory_order_relaxed); }
+  bool backing_files() const { return backing_files_.load(std::memory_order_relaxed); }
   // A GET answered InvalidObjectState: the object is offline now.
   void MarkOffline(InodeId ino) EXCLUDES(mutex_);
   // user.hsm.request=refresh: forgets what this mount knows of the tape state of `ino` (a file)
@@ -334,6 +338,7 @@ class Core : public std::enable_shared_from_this<Core> {
   const std::shared_ptr<s3::ObjectStore> store_;
   const std::shared_ptr<hsm::Restorer> restorer_;  // may be null
   const DataPath data_path_;                       // channel null: reads over store_
+  std::atomic<bool> backing_files_{false};         // SetBackingFiles
   const MountOptions options_;
   const std::shared_ptr<BufferPool> pool_;
   const std::shared_ptr<MemoryBudget> budget_;

@@ -129,6 +129,22 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
     done(Status::Cancelled("file system shut down during open"));
     return;
   }
+  // FUSE passthrough: the kernel reads the local cache's copy itself (the page cache is the
+  // backing file's, so this file's own is not kept).
+  if (core_.backing_files() && core_.data_path().cache != nullptr && core_.CachedWhole(key, etag)) {
+    Result<UniqueFd> fd = core_.data_path().cache->OpenWhole(
+        cache::CacheKey{options.bucket, key, std::string(BareEtag(etag))});
+    if (fd.ok()) {
+      opened.backing_file = std::make_shared<const UniqueFd>(std::move(*fd));
+      opened.keep_cache = false;
+      Count(core_.stats().backing_opens);
+      done(opened);
+      return;
+    }
+    // Dropped (it failed its hashes) or gone: read through the daemon, from the server.
+    REELFS_LOG_DEBUG("fuse", "no backing file for '{}': {}", PrintableKey(key),
+                     fd.status().ToString());
+  }
   // A small object is fetched whole from here, before the kernel even has the OPEN reply: the
   // READ that follows finds the GET in flight (fio/Python small-file reads: open, read, close).
   // Not when the page cache still holds the file (keep_cache: no READ will come) nor for an

@@ -99,7 +99,8 @@ std::string Core::MetricsJson() const {
                    {"put_fallbacks", c.put_fallbacks},
                    {"deletes", c.deletes},
                    {"renames", c.renames},
-                   {"copy_parts", c.copy_parts}};
+                   {"copy_parts", c.copy_parts},
+                   {"backing_opens", c.backing_opens}};
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
   const Json side_channel = data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
   const Json cache = data_path_.cache != nullptr ? data_path_.cache->StatsJson() : Json();
@@ -143,6 +144,7 @@ FsCounters Core::counters() const {
   c.put_fallbacks = puts.put_fallbacks;
   c.renames = stats_.renames.load(std::memory_order_relaxed);
   c.copy_parts = stats_.copy_parts.load(std::memory_order_relaxed);
+  c.backing_opens = stats_.backing_opens.load(std::memory_order_relaxed);
   c.write_handles = writes_.size();  // its own lock, not nested with mutex_
   c.open_handles = files_.size();    // its own lock, not nested with mutex_
   MutexLock lock(mutex_);
@@ -245,6 +247,7 @@ class FileSystemImpl final : public FileSystem {
     }
     core_->SetAttr(ino, request, std::move(done));
   }
+  void SetBackingFiles(bool on) override { core_->SetBackingFiles(on); }
   FsStats StatFs() override { return core_->StatFs(); }
   FsCounters counters() const override { return core_->counters(); }
   const MountOptions& options() const override { return core_->options(); }

@@ -84,6 +84,8 @@ struct FsCounters {
   uint64_t deletes = 0;     // objects deleted by unlink / rmdir
   uint64_t renames = 0;     // files renamed (copied to the new key, the old key deleted)
   uint64_t copy_parts = 0;  // UploadPartCopy parts of renames above --copy-threshold
+  // Opens answered with the local cache's file for the kernel to read (FUSE passthrough).
+  uint64_t backing_opens = 0;
 };
 
 // How file bytes travel besides the ObjectStore. Empty: every read is a GET through the store.
@@ -235,6 +237,11 @@ class FileSystem {
   // directory, in tape order). EINVAL-class for another value, EROFS-class for other names.
   virtual void SetXattr(InodeId ino, std::string_view name, std::string_view value,
                         std::function<void(Status)> done) = 0;
+
+  // FUSE passthrough (docs/cache.md "Served by the kernel"): with `on`, an open of an object the
+  // local cache (DataPath::cache) holds whole answers with OpenedFile::backing_file. The adapter
+  // turns it on once the kernel granted passthrough, and off again if the kernel refuses a file.
+  virtual void SetBackingFiles(bool on) = 0;
 
   virtual FsStats StatFs() = 0;
   virtual FsCounters counters() const = 0;

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace reelfs::fuse {
 
@@ -60,6 +61,10 @@ struct OpenedFile {
   uint64_t fh = 0;
   bool keep_cache = false;  // FOPEN_KEEP_CACHE: the object's ETag is unchanged since cached
   bool noflush = true;      // FOPEN_NOFLUSH: read-only opens have nothing to flush
+  // Set only after FileSystem::SetBackingFiles(true): the local cache's file holding the whole
+  // object, verified, for the kernel to read itself (FUSE passthrough). Reads through this handle
+  // that do reach the FileSystem are served as usual.
+  std::shared_ptr<const UniqueFd> backing_file;
 };
 
 // Bytes for a READ reply: one or more pieces, valid until `keepalive` is released (after the

@@ -90,6 +90,7 @@ struct Daemon::Impl {
     ConnTuning t;
     t.max_readahead = std::max<unsigned>(t.max_readahead, o.read_ahead_kb * 1024u);
     t.async_dio = o.async_dio;
+    t.passthrough = o.passthrough;
     return t;
   }
   ~Impl() {

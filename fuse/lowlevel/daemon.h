@@ -44,6 +44,10 @@ struct DaemonOptions {
   // Negotiate FUSE_CAP_ASYNC_DIO (ops.h ConnTuning::async_dio): only when no read can wait for
   // a tape restore, since the kernel waits for async O_DIRECT requests uninterruptibly.
   bool async_dio = false;
+  // Ask the kernel for FUSE passthrough (docs/cache.md "Served by the kernel"): whole files in
+  // the local cache read by the kernel without the daemon. Needs libfuse >= 3.16 at build time,
+  // Linux >= 6.9 and CAP_SYS_ADMIN; where any is missing, the daemon serves them (logged at init).
+  bool passthrough = false;
 };
 
 class Daemon {

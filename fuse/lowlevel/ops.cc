@@ -94,10 +94,24 @@ Callback<T> Completion(ReplyPtr reply, Fn fn) {
   };
 }
 
+// An OPEN reply served by the kernel from a backing file (backing_files.h); id 0: not.
+void SetBackingId(fuse_file_info& fi, int32_t id) {
+#ifdef REELFS_FUSE_PASSTHROUGH
+  if (id > 0) {
+    fi.backing_id = id;
+    fi.keep_cache = 0;  // the page cache is the backing file's
+  }
+#else
+  (void)fi;
+  (void)id;
+#endif
+}
+
 // ---- lifecycle ----
 
 void Init(void* userdata, fuse_conn_info* conn) noexcept {
-  const ConnTuning& t = static_cast<OpsContext*>(userdata)->tuning;
+  OpsContext& ctx = *static_cast<OpsContext*>(userdata);
+  const ConnTuning& t = ctx.tuning;
   conn->max_read = t.max_read;  // must equal "-o max_read=" (daemon.cc), or libfuse refuses
   conn->max_write = t.max_write;
   conn->max_readahead = t.max_readahead;
@@ -128,6 +142,7 @@ void Init(void* userdata, fuse_conn_info* conn) noexcept {
   // No NFS export (inode numbers are per mount) and no write-back cache: writes must reach the
   // upload in order, as the application made them (docs/semantics.md "Writes").
   conn->want &= ~(FUSE_CAP_EXPORT_SUPPORT | FUSE_CAP_WRITEBACK_CACHE);
+  ctx.backing.Negotiate(conn, t.passthrough, ctx.fs);
   REELFS_LOG_INFO(kSubject,
                   "init: protocol {}.{}, max_read={} max_write={} max_readahead={} "
                   "max_background={} congestion_threshold={} want={:#x} capable={:#x}",
@@ -298,15 +313,22 @@ void ReleaseDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   Guard(req, {.op = "open", .ino = ino}, [&](OpsContext& ctx, ReplyPtr reply) {
     fuse_file_info out = *fi;
-    ctx.fs.Open(ino, fi->flags, fuse_req_ctx(req)->pid,
-                Completion<OpenedFile>(reply, [out](Reply& answer, Result<OpenedFile> r) mutable {
-                  if (!r.ok()) return answer.Error(r.status());
-                  out.fh = r->fh;
-                  out.keep_cache = r->keep_cache;  // the ETag is unchanged: keep the page cache
-                  out.noflush = r->noflush;        // read-only: no FLUSH round trip on close
-                  out.direct_io = 0;               // tools and mmap need the page cache
-                  answer.Open(out);
-                }));
+    ctx.fs.Open(
+        ino, fi->flags, fuse_req_ctx(req)->pid,
+        Completion<OpenedFile>(reply, [out, &ctx](Reply& answer, Result<OpenedFile> r) mutable {
+          if (!r.ok()) return answer.Error(r.status());
+          out.fh = r->fh;
+          out.keep_cache = r->keep_cache;  // the ETag is unchanged: keep the page cache
+          out.noflush = r->noflush;        // read-only: no FLUSH round trip on close
+          out.direct_io = 0;               // tools and mmap need the page cache
+          if (r->backing_file != nullptr && answer.req() != nullptr) {
+            // The kernel reads the cache's file itself. Registering it took the kernel's
+            // own reference, so our descriptor closes when this completion ends.
+            SetBackingId(out,
+                         ctx.backing.Open(answer.req(), r->fh, r->backing_file->get(), ctx.fs));
+          }
+          answer.Open(out);
+        }));
   });
 }
 
@@ -328,6 +350,7 @@ void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info
 
 void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
   Guard(req, {.op = "release", .ino = ino, .fh = fi->fh}, [&](OpsContext& ctx, ReplyPtr reply) {
+    ctx.backing.Release(req, fi->fh);
     ctx.fs.Release(fi->fh);
     reply->Ok();
   });

@@ -18,6 +18,7 @@
 
 #include "common/cancel.h"
 #include "fuse/core/filesystem.h"
+#include "fuse/lowlevel/backing_files.h"
 #include "fuse/lowlevel/fuse_api_internal.h"
 #include "fuse/lowlevel/pending_requests.h"
 #include "fuse/lowlevel/reply.h"
@@ -42,6 +43,9 @@ struct ConnTuning {
   // The kernel waits for those uninterruptibly, so it is off when a read may wait for a tape
   // restore (--offline=wait must answer EINTR to a signal); on for eagain and eacces mounts.
   bool async_dio = false;
+  // FUSE_CAP_PASSTHROUGH where built in and offered: whole cached files read by the kernel
+  // (backing_files.h). Asked for by mounts with a local cache.
+  bool passthrough = false;
 };
 
 struct OpsContext {
@@ -59,6 +63,7 @@ struct OpsContext {
   // reply was sent (it reads the function and its data before the reply clears them), so its
   // data is this long-lived table and the request is looked up in it.
   PendingRequests pending;
+  BackingFiles backing;  // FUSE passthrough's backing ids by file handle
 };
 
 // The operations; the userdata passed to fuse_session_new must be an OpsContext*.

@@ -7,8 +7,11 @@
 #  - the gateway releases its copies again (admin release: offline, empty placeholders);
 #  - epoch 2, after a remount on the same cache directory: every file byte-exact with zero
 #    RestoreObject requests and zero recalls at the gateway (its metrics); user.hsm.state says
-#    "cached", st_blocks counts the whole file, user.reelfs.metrics counts the hits; O_DIRECT
-#    reads too (each one a FUSE READ answered from the cache);
+#    "cached", st_blocks counts the whole file. Where FUSE passthrough is on (libfuse >= 3.16:
+#    scripts/passthrough.sh, which sets REELFS_REQUIRE_PASSTHROUGH=1), every open is answered
+#    with the cache's file and no READ reaches the daemon (bytes_read 0);
+#  - epoch 3 with --no-passthrough: the daemon serves every byte from the cache (hit_bytes),
+#    O_DIRECT reads too, still zero recalls;
 #  - a second mount on the same cache directory is refused, naming the holder;
 #  - hot/ (never archived): a cache file corrupted behind the daemon is detected, the read is
 #    byte-exact (refetched from the gateway), the mount log says so;
@@ -73,6 +76,11 @@ release_bucket data >/dev/null
 r1=$(restore_requests)
 s1=$(metric archive.recalls_submitted)
 
+metrics_of() {  # metrics_of MOUNT PYTHON_EXPR(m): a value of user.reelfs.metrics
+  getfattr --absolute-names --only-values -n user.reelfs.metrics "$1" |
+    "$PY" -c 'import json,sys; m=json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"
+}
+
 step "epoch 2 after a remount on the same cache: byte-exact, zero restores, zero recalls"
 MNT2=$WORK/m2
 mount_tape data "$MNT2" wait --cache "$CACHE"
@@ -81,16 +89,36 @@ expect "user.hsm.state of an offline, cached object" \
   "$(getfattr --absolute-names --only-values -n user.hsm.state "$MNT2/d/00007.bin")" cached
 expect "st_blocks of it" "$(stat -c %b "$MNT2/d/00007.bin")" $(((SIZE + 511) / 512))
 check_sums "$MNT2" "$WORK/data.sums"
-expect "O_DIRECT read of the 20 MiB file" "$(probe_read "$MNT2/big/model.bin" direct)" \
-  "OK $(grep ' big/model.bin$' "$WORK/data.sums" | cut -d' ' -f1)"
 expect "RestoreObject requests in epoch 2" "$(($(restore_requests) - r1))" 0
 expect "recalls in epoch 2" "$(($(metric archive.recalls_submitted) - s1))" 0
-hits=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$MNT2" |
-  "$PY" -c 'import json,sys; c=json.load(sys.stdin)["cache"]; print(c["hit_bytes"], c["complete_objects"])')
-read -r hit_bytes complete <<<"$hits"
-[[ $hit_bytes -ge $((N * SIZE + (20 << 20))) ]] || fail "cache hit_bytes $hit_bytes too low"
-expect "complete objects in the cache" "$complete" $((N + 1))
+expect "complete objects in the cache" "$(metrics_of "$MNT2" 'm["cache"]["complete_objects"]')" $((N + 1))
+if grep -q 'passthrough: on' "$WORK/mount-m2.log"; then
+  # FUSE passthrough: the kernel read every file from the cache's copy; no READ reached us.
+  expect "opens answered with a backing file" \
+    "$(metrics_of "$MNT2" 'm["fs"]["backing_opens"] >= '$((N + 1)))" True
+  expect "bytes the daemon served to READs" "$(metrics_of "$MNT2" 'm["fs"]["bytes_read"]')" 0
+  echo "   (passthrough: on)"
+else
+  line=$(grep -o 'passthrough: off.*' "$WORK/mount-m2.log" | head -n1)
+  [[ ${REELFS_REQUIRE_PASSTHROUGH:-0} != 1 ]] ||
+    fail "passthrough required (REELFS_REQUIRE_PASSTHROUGH=1) but the mount said: ${line:-nothing}"
+  echo "   ($line)"
+fi
 unmount_and_wait "$MNT2" "$P2"
+
+step "epoch 3 served by the daemon (--no-passthrough): byte-exact from the cache, zero recalls"
+MNT2B=$WORK/m2b
+mount_tape data "$MNT2B" wait --cache "$CACHE" --no-passthrough
+P2B=$MOUNT_PID
+check_sums "$MNT2B" "$WORK/data.sums"
+expect "O_DIRECT read of the 20 MiB file" "$(probe_read "$MNT2B/big/model.bin" direct)" \
+  "OK $(grep ' big/model.bin$' "$WORK/data.sums" | cut -d' ' -f1)"
+hit_bytes=$(metrics_of "$MNT2B" 'm["cache"]["hit_bytes"]')
+[[ $hit_bytes -ge $((N * SIZE + (20 << 20))) ]] || fail "cache hit_bytes $hit_bytes too low"
+echo "   ok: $hit_bytes bytes served from the cache by the daemon"
+expect "backing files with --no-passthrough" "$(metrics_of "$MNT2B" 'm["fs"]["backing_opens"]')" 0
+expect "recalls in epoch 3" "$(($(metric archive.recalls_submitted) - s1))" 0
+unmount_and_wait "$MNT2B" "$P2B"
 
 step "hot/: a cache file corrupted behind the daemon is refetched, never served"
 HOT=$WORK/hot-cache
@@ -106,9 +134,7 @@ printf '\xff\xfe' | dd of="$HOT/data/$id" bs=1 seek=300000 conv=notrunc status=n
 mount_tape hot "$MNT3" wait --cache "$HOT"
 P3=$MOUNT_PID
 check_sums "$MNT3" "$WORK/hot.sums"
-dropped=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$MNT3" |
-  "$PY" -c 'import json,sys; print(json.load(sys.stdin)["cache"]["dropped_objects"])')
-expect "dropped cache entries" "$dropped" 1
+expect "dropped cache entries" "$(metrics_of "$MNT3" 'm["cache"]["dropped_objects"]')" 1
 unmount_and_wait "$MNT3" "$P3"
 grep -q "dropping the cached copy of 'h/00003.bin'" "$WORK/mount-m3.log" ||
   fail "the mount log does not name the corrupt entry"

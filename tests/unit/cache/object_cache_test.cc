@@ -254,6 +254,48 @@ TEST_CASE("another application's SQLite file as the index is refused, never touc
         std::string::npos);
 }
 
+TEST_CASE("OpenWhole: a descriptor of a whole object's file, verified once, again when changed") {
+  TempDir dir("reelfs-cache");
+  auto cache = OpenOk(dir.path, Options());
+  const CacheKey key{"x", "w", "1"};
+  const auto a = Bytes(5 * kBlock + 9, 1);
+  REQUIRE(cache->Store(key, a.size(), 0, Slice(a, 0, 2 * kBlock)).ok());
+  CHECK(cache->OpenWhole(key).status().code() == StatusCode::kNotFound);  // not whole yet
+  REQUIRE(cache->Store(key, a.size(), 0, a).ok());
+  auto read_fd = [&](int fd) {
+    std::vector<std::byte> out(a.size() + 10);
+    const ssize_t n = ::pread(fd, out.data(), out.size(), 0);
+    out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return out;
+  };
+  {
+    auto fd = cache->OpenWhole(key);
+    REQUIRE(fd.ok());
+    CHECK(read_fd(fd->get()) == a);
+    CHECK(cache->stats().verified_bytes == a.size());
+  }
+  {
+    auto fd = cache->OpenWhole(key);  // the same file: not read again
+    REQUIRE(fd.ok());
+    CHECK(cache->stats().verified_bytes == a.size());
+    CHECK(cache->stats().whole_opens == 2);
+  }
+  // Changed behind the cache (a new mtime): verified again, and refused.
+  std::filesystem::path file;
+  for (const auto& f : std::filesystem::directory_iterator(dir.path + "/data")) file = f.path();
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(3 * kBlock + 1);
+    f.put('#');
+  }
+  std::filesystem::last_write_time(
+      file, std::filesystem::last_write_time(file) + std::chrono::seconds(5));
+  auto bad = cache->OpenWhole(key);
+  CHECK(bad.status().code() == StatusCode::kDataLoss);
+  CHECK_FALSE(cache->Covers(key, 0, 1));
+  CHECK(cache->stats().dropped_objects == 1);
+}
+
 // The crash-consistency property: whatever prefix of a sequence of stores (and evictions) ran
 // before the process died, the last write possibly torn in half, a reopened cache serves only
 // the objects' own bytes, and stores work again.
