@@ -33,7 +33,11 @@ CREATE TABLE objects (
   key         TEXT    NOT NULL,
   etag        TEXT    NOT NULL,
   size        INTEGER NOT NULL,
+  block_size  INTEGER NOT NULL,
   last_access INTEGER NOT NULL,
+  verified_ino   INTEGER NOT NULL DEFAULT 0,
+  verified_size  INTEGER NOT NULL DEFAULT 0,
+  verified_mtime INTEGER NOT NULL DEFAULT 0,
   UNIQUE (bucket, key)
 );
 CREATE TABLE blocks (
@@ -103,14 +107,23 @@ Result<int64_t> PragmaInt(sqlite3* db, const char* pragma) {
 
 class SqliteIndex final : public CacheIndex {
  public:
-  static Result<std::unique_ptr<CacheIndex>> Open(const std::string& path) {
+  static Result<std::unique_ptr<CacheIndex>> Open(const std::string& path, bool read_only) {
     sqlite3* raw = nullptr;
-    const int rc =
-        sqlite3_open_v2(path.c_str(), &raw,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    const int rc = sqlite3_open_v2(
+        path.c_str(), &raw,
+        (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+            SQLITE_OPEN_NOMUTEX,
+        nullptr);
     Db db(raw);
     if (rc != SQLITE_OK) return SqlError(db.get(), rc, fmt::format("open {}", path));
     sqlite3_busy_timeout(db.get(), 5000);
+    if (read_only) {
+      REELFS_ASSIGN_OR_RETURN(int64_t app, PragmaInt(db.get(), "PRAGMA application_id"));
+      if (app != kApplicationId) {
+        return Status::FailedPrecondition(fmt::format("{} is not a reelfs cache index", path));
+      }
+      return std::unique_ptr<CacheIndex>(new SqliteIndex(std::move(db)));
+    }
     REELFS_RETURN_IF_ERROR(Exec(db.get(), "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"));
     REELFS_ASSIGN_OR_RETURN(int64_t app, PragmaInt(db.get(), "PRAGMA application_id"));
     REELFS_ASSIGN_OR_RETURN(int64_t version, PragmaInt(db.get(), "PRAGMA user_version"));
@@ -137,9 +150,11 @@ class SqliteIndex final : public CacheIndex {
     std::vector<IndexedObject> out;
     std::map<int64_t, size_t> by_id;
     {
-      REELFS_ASSIGN_OR_RETURN(Stmt stmt, Prepare(db_.get(),
-                                                 "SELECT id, bucket, key, etag, size, last_access "
-                                                 "FROM objects ORDER BY id"));
+      REELFS_ASSIGN_OR_RETURN(
+          Stmt stmt, Prepare(db_.get(),
+                             "SELECT id, bucket, key, etag, size, block_size, last_access, "
+                             "verified_ino, verified_size, verified_mtime "
+                             "FROM objects ORDER BY id"));
       int rc;
       while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
         IndexedObject o;
@@ -148,7 +163,11 @@ class SqliteIndex final : public CacheIndex {
         o.key = ColumnText(stmt.get(), 2);
         o.etag = ColumnText(stmt.get(), 3);
         o.size = static_cast<uint64_t>(sqlite3_column_int64(stmt.get(), 4));
-        o.last_access_ms = sqlite3_column_int64(stmt.get(), 5);
+        o.block_size = static_cast<uint64_t>(sqlite3_column_int64(stmt.get(), 5));
+        o.last_access_ms = sqlite3_column_int64(stmt.get(), 6);
+        o.verified_ino = static_cast<uint64_t>(sqlite3_column_int64(stmt.get(), 7));
+        o.verified_size = static_cast<uint64_t>(sqlite3_column_int64(stmt.get(), 8));
+        o.verified_mtime_ns = sqlite3_column_int64(stmt.get(), 9);
         by_id[o.id] = out.size();
         out.push_back(std::move(o));
       }
@@ -171,13 +190,15 @@ class SqliteIndex final : public CacheIndex {
   }
 
   Result<int64_t> AddObject(const std::string& bucket, const std::string& key,
-                            const std::string& etag, uint64_t size, int64_t now_ms) override {
+                            const std::string& etag, uint64_t size, uint64_t block_size,
+                            int64_t now_ms) override {
     StmtUse use(insert_object_.get());
     BindText(insert_object_.get(), 1, bucket);
     BindText(insert_object_.get(), 2, key);
     BindText(insert_object_.get(), 3, etag);
     sqlite3_bind_int64(insert_object_.get(), 4, static_cast<int64_t>(size));
-    sqlite3_bind_int64(insert_object_.get(), 5, now_ms);
+    sqlite3_bind_int64(insert_object_.get(), 5, static_cast<int64_t>(block_size));
+    sqlite3_bind_int64(insert_object_.get(), 6, now_ms);
     const int rc = sqlite3_step(insert_object_.get());
     if (rc != SQLITE_DONE) return SqlError(db_.get(), rc, "add object");
     return sqlite3_last_insert_rowid(db_.get());
@@ -223,6 +244,16 @@ class SqliteIndex final : public CacheIndex {
     return rc == SQLITE_DONE ? Status::Ok() : SqlError(db_.get(), rc, "remove block");
   }
 
+  Status SetVerified(int64_t id, uint64_t ino, uint64_t size, int64_t mtime_ns) override {
+    StmtUse use(set_verified_.get());
+    sqlite3_bind_int64(set_verified_.get(), 1, static_cast<int64_t>(ino));
+    sqlite3_bind_int64(set_verified_.get(), 2, static_cast<int64_t>(size));
+    sqlite3_bind_int64(set_verified_.get(), 3, mtime_ns);
+    sqlite3_bind_int64(set_verified_.get(), 4, id);
+    const int rc = sqlite3_step(set_verified_.get());
+    return rc == SQLITE_DONE ? Status::Ok() : SqlError(db_.get(), rc, "set verified");
+  }
+
   Status Touch(int64_t id, int64_t now_ms) override {
     StmtUse use(touch_.get());
     sqlite3_bind_int64(touch_.get(), 1, now_ms);
@@ -235,10 +266,11 @@ class SqliteIndex final : public CacheIndex {
   explicit SqliteIndex(Db db) : db_(std::move(db)) {}
 
   Status PrepareAll() {
-    REELFS_ASSIGN_OR_RETURN(insert_object_,
-                            Prepare(db_.get(),
-                                    "INSERT INTO objects (bucket, key, etag, size, last_access) "
-                                    "VALUES (?, ?, ?, ?, ?)"));
+    REELFS_ASSIGN_OR_RETURN(
+        insert_object_,
+        Prepare(db_.get(),
+                "INSERT INTO objects (bucket, key, etag, size, block_size, last_access) "
+                "VALUES (?, ?, ?, ?, ?, ?)"));
     REELFS_ASSIGN_OR_RETURN(
         insert_block_,
         Prepare(db_.get(), "INSERT OR REPLACE INTO blocks (object, block, hash) VALUES (?, ?, ?)"));
@@ -247,6 +279,10 @@ class SqliteIndex final : public CacheIndex {
     REELFS_ASSIGN_OR_RETURN(delete_object_, Prepare(db_.get(), "DELETE FROM objects WHERE id = ?"));
     REELFS_ASSIGN_OR_RETURN(
         delete_block_, Prepare(db_.get(), "DELETE FROM blocks WHERE object = ? AND block = ?"));
+    REELFS_ASSIGN_OR_RETURN(set_verified_,
+                            Prepare(db_.get(),
+                                    "UPDATE objects SET verified_ino = ?, verified_size = ?, "
+                                    "verified_mtime = ? WHERE id = ?"));
     REELFS_ASSIGN_OR_RETURN(touch_,
                             Prepare(db_.get(), "UPDATE objects SET last_access = ? WHERE id = ?"));
     return Status::Ok();
@@ -260,12 +296,17 @@ class SqliteIndex final : public CacheIndex {
   Stmt delete_object_;
   Stmt delete_block_;
   Stmt touch_;
+  Stmt set_verified_;
 };
 
 }  // namespace
 
+Result<std::unique_ptr<CacheIndex>> OpenCacheIndexReadOnly(const std::string& path) {
+  return SqliteIndex::Open(path, /*read_only=*/true);
+}
+
 Result<std::unique_ptr<CacheIndex>> OpenCacheIndex(const std::string& path) {
-  Result<std::unique_ptr<CacheIndex>> index = SqliteIndex::Open(path);
+  Result<std::unique_ptr<CacheIndex>> index = SqliteIndex::Open(path, /*read_only=*/false);
   if (index.ok() || index.status().code() == StatusCode::kFailedPrecondition) return index;
   // Unreadable as a database (torn, overwritten): move it aside and start empty.
   const std::string aside = path + ".corrupt";
@@ -274,7 +315,7 @@ Result<std::unique_ptr<CacheIndex>> OpenCacheIndex(const std::string& path) {
   std::rename(path.c_str(), aside.c_str());
   std::remove((path + "-wal").c_str());
   std::remove((path + "-shm").c_str());
-  return SqliteIndex::Open(path);
+  return SqliteIndex::Open(path, /*read_only=*/false);
 }
 
 }  // namespace reelfs::cache

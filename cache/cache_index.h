@@ -31,7 +31,12 @@ struct IndexedObject {
   std::string key;
   std::string etag;
   uint64_t size = 0;
+  uint64_t block_size = 0;  // the cache's block size when the object was added
   int64_t last_access_ms = 0;
+  // The data file as last verified whole (ObjectCache::OpenWhole); all 0: never.
+  uint64_t verified_ino = 0;
+  uint64_t verified_size = 0;
+  int64_t verified_mtime_ns = 0;
   std::vector<IndexedBlock> blocks;
 };
 
@@ -43,16 +48,22 @@ class CacheIndex {
   // A new object version (no blocks yet); any other version of bucket/key must be removed first.
   [[nodiscard]] virtual Result<int64_t> AddObject(const std::string& bucket, const std::string& key,
                                                   const std::string& etag, uint64_t size,
-                                                  int64_t now_ms) = 0;
+                                                  uint64_t block_size, int64_t now_ms) = 0;
   // Blocks of object `id`, in one transaction.
   [[nodiscard]] virtual Status AddBlocks(int64_t id, const std::vector<IndexedBlock>& blocks) = 0;
   // The object and its blocks.
   [[nodiscard]] virtual Status RemoveObject(int64_t id) = 0;
   [[nodiscard]] virtual Status RemoveBlock(int64_t id, uint32_t block) = 0;
   [[nodiscard]] virtual Status Touch(int64_t id, int64_t now_ms) = 0;
+  // Records that object `id`'s file (this inode, size, mtime) was verified whole.
+  [[nodiscard]] virtual Status SetVerified(int64_t id, uint64_t ino, uint64_t size,
+                                           int64_t mtime_ns) = 0;
 };
 
 // Opens (or creates) the index at `path`.
 [[nodiscard]] Result<std::unique_ptr<CacheIndex>> OpenCacheIndex(const std::string& path);
+// Opens an existing index to read it while its cache is open elsewhere (the mount's daemon):
+// `reelfs stage/status` (cache_contents.h). Only LoadAll may be called; nothing is repaired.
+[[nodiscard]] Result<std::unique_ptr<CacheIndex>> OpenCacheIndexReadOnly(const std::string& path);
 
 }  // namespace reelfs::cache

@@ -127,6 +127,7 @@ class Cache final : public ObjectCache {
       e.present.assign(nblocks, false);
       e.persisted_access_ms = o.last_access_ms;
       e.map_key = MapKey(o.bucket, o.key);
+      e.verified = Entry::FileSig{o.verified_ino, o.verified_size, o.verified_mtime_ns};
       for (const IndexedBlock& b : o.blocks) {
         // A block whose bytes the file does not reach was torn by a crash (or the file lost).
         if (b.block >= nblocks || !file_size.ok() || BlockEnd(o.size, b.block) > *file_size) {
@@ -140,7 +141,9 @@ class Cache final : public ObjectCache {
         ++e.present_count;
         e.bytes += BlockLength(o.size, b.block);
       }
-      if (e.present_count == 0 || entries_.contains(e.map_key)) {
+      // Blocks of another size (a cache made with other options): not this cache's.
+      if (e.present_count == 0 || o.block_size != options_.block_size ||
+          entries_.contains(e.map_key)) {
         REELFS_RETURN_IF_ERROR(index_->RemoveObject(o.id));
         files_->Remove(path).IgnoreError();
         continue;
@@ -303,7 +306,7 @@ class Cache final : public ObjectCache {
       }
       if (e == nullptr) {
         Result<int64_t> added =
-            index_->AddObject(key.bucket, key.key, key.etag, object_size, NowMs());
+            index_->AddObject(key.bucket, key.key, key.etag, object_size, bs, NowMs());
         if (!added.ok()) {
           total_bytes_ -= need;
           return StoreFailedLocked(key, added.status());
@@ -434,7 +437,11 @@ class Cache final : public ObjectCache {
       return Status::DataLoss(std::string(s.message()));
     }
     MutexLock lock(mutex_);
-    if (Entry* e = FindLocked(key); e != nullptr && e->id == id) e->verified = sig;
+    if (Entry* e = FindLocked(key); e != nullptr && e->id == id) {
+      e->verified = sig;
+      // Kept across remounts: a file unchanged since (same inode, size, mtime) is not read again.
+      index_->SetVerified(id, sig.ino, sig.size, sig.mtime_ns).IgnoreError();
+    }
     ++stats_.whole_opens;
     stats_.verified_bytes += size;
     return fd;

@@ -104,7 +104,8 @@ class ObjectCache {
   // A read-only descriptor of the data file of a version held whole, for the kernel to read
   // itself (FUSE passthrough, docs/cache.md "Served by the kernel"): those reads bypass Read's
   // hash checks, so the whole file is verified here first, once per file (the file's inode,
-  // size and mtime are remembered, and a file changed since is verified again). kNotFound when
+  // size and mtime are remembered in the index, across remounts, and a file changed since is
+  // verified again). kNotFound when
   // not whole; kDataLoss when the file fails its hashes (the object is dropped, as by Read).
   [[nodiscard]] virtual Result<UniqueFd> OpenWhole(const CacheKey& key) = 0;
 

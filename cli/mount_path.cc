@@ -68,6 +68,7 @@ Result<MountInfo> ParseMountInfo(std::string_view json) {
   REELFS_RETURN_IF_ERROR(str("bucket", &info.bucket));
   REELFS_RETURN_IF_ERROR(str("prefix", &info.prefix));
   REELFS_RETURN_IF_ERROR(str("ledger", &info.ledger));
+  REELFS_RETURN_IF_ERROR(str("cache", &info.cache));
   if (info.bucket.empty()) return Status::InvalidArgument("user.reelfs.mount: no bucket");
   if (!info.prefix.empty() && info.prefix.back() != '/') {
     return Status::InvalidArgument("user.reelfs.mount: prefix '" + info.prefix +
@@ -106,6 +107,7 @@ ResolvedPath KeyUnderMount(const MountInfo& mount, std::string_view relative, bo
   out.endpoint = mount.endpoint;
   out.bucket = mount.bucket;
   out.ledger = mount.ledger;
+  out.cache = mount.cache;
   out.under_mount = true;
   out.key = mount.prefix + std::string(relative);
   out.is_prefix = is_directory;

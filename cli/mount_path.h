@@ -30,6 +30,7 @@ struct MountInfo {
   std::string bucket;
   std::string prefix;  // "" or ending in '/'
   std::string ledger;  // restore ledger file of the mount ("" = none published)
+  std::string cache;   // the mount's --cache directory ("" = none)
 };
 
 // Parses the xattr's JSON (a flat object; unknown scalar members are ignored, so later versions
@@ -44,6 +45,7 @@ struct ResolvedPath {
   std::string key;         // object key, or prefix ("" or ending in '/') when is_prefix
   bool is_prefix = false;  // a directory, an s3:// URL ending in '/' or given with -r
   std::string ledger;      // the mount's ledger ("" = not known: the default one)
+  std::string cache;       // the mount's local cache directory ("" = none)
   bool under_mount = false;
 };
 

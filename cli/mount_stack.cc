@@ -139,6 +139,7 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
   std::shared_ptr<s3::ObjectStore> fs_store = stack->s3_.store;
   if (!cfg.cache.dir.empty()) {
     REELFS_ASSIGN_OR_RETURN(stack->cache_, OpenMountCache(cfg.cache));
+    mount.cache_dir = cfg.cache.dir;
     fs_store = cache::CreateCachingStore(fs_store, stack->cache_);
     data_path.cache = stack->cache_;
   }

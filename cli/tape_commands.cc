@@ -19,6 +19,7 @@
 
 #include <sys/xattr.h>
 
+#include "cache/cache_contents.h"
 #include "cli/mount_path.h"
 #include "common/clock.h"
 #include "common/json.h"
@@ -26,6 +27,7 @@
 #include "common/units.h"
 #include "hsm/ledger.h"
 #include "hsm/stager.h"
+#include "s3/etag.h"
 
 namespace reelfs::cli {
 namespace {
@@ -122,11 +124,19 @@ struct Group {
   std::string endpoint;
   std::string bucket;
   std::string ledger_path;
+  std::string cache_dir;  // the mount's --cache ("" = none, or an s3:// URL)
   std::vector<hsm::StageTarget> targets;
   std::unique_ptr<s3::ObjectStore> store;
   std::unique_ptr<hsm::Ledger> ledger;
   std::unique_ptr<hsm::Stager> stager;
   std::vector<hsm::StageObject> objects;
+  // What the mount's local cache holds of `objects` (the same version): key -> bytes, and
+  // whether whole. Objects held whole are readable on this host whatever the archive says.
+  std::unordered_map<std::string, cache::CachedVersion> cached;
+  // Objects left out of `objects` because the cache holds them whole (stage and wait without
+  // --force): their count and bytes, for the reports.
+  uint64_t cached_skipped = 0;
+  uint64_t cached_skipped_bytes = 0;
 };
 
 // Progress on stderr: one line redrawn with '\r' on a terminal, else one line per call.
@@ -179,13 +189,18 @@ Result<std::vector<Group>> GroupPaths(const TapeConfig& config,
                                                           : hsm::Ledger::DefaultPath();
     Group* group = nullptr;
     for (Group& g : groups) {
-      if (g.endpoint == endpoint && g.bucket == resolved->bucket && g.ledger_path == ledger_path) {
+      if (g.endpoint == endpoint && g.bucket == resolved->bucket && g.ledger_path == ledger_path &&
+          g.cache_dir == resolved->cache) {
         group = &g;
       }
     }
     if (group == nullptr) {
-      groups.push_back(Group{endpoint, resolved->bucket, ledger_path, {}, {}, {}, {}, {}});
+      groups.push_back(Group{});
       group = &groups.back();
+      group->endpoint = endpoint;
+      group->bucket = resolved->bucket;
+      group->ledger_path = ledger_path;
+      group->cache_dir = resolved->cache;
     }
     // A path under a mount is shown as given; s3:// URLs show as s3://bucket/key.
     std::string display = resolved->under_mount ? path : "";
@@ -230,27 +245,95 @@ hsm::StageSummary SummaryOfAll(const std::vector<Group>& groups) {
 // The human-readable lines go to stderr when stdout carries the JSON document.
 std::ostream& HumanOut(const TapeConfig& config) { return config.json ? std::cerr : std::cout; }
 
+// What each group's mount holds in its local cache (docs/cache.md "Tape"). For stage and wait
+// (unless stage --force) the objects held whole leave the list: they need no restore to be read
+// on this host. A cache that cannot be read costs a warning, never the command.
+void ApplyLocalCaches(const TapeConfig& config, std::vector<Group>& groups) {
+  for (Group& g : groups) {
+    if (g.cache_dir.empty()) continue;
+    auto contents = cache::ReadCacheContents(g.cache_dir, g.bucket);
+    if (!contents.ok()) {
+      std::cerr << "reelfs: warning: the mount's cache " << g.cache_dir
+                << " cannot be read: " << contents.status().message()
+                << "; objects it may hold are treated as not cached\n";
+      continue;
+    }
+    for (const hsm::StageObject& o : g.objects) {
+      auto it = contents->find(o.key);
+      if (it != contents->end() && it->second.etag == s3::BareEtag(o.etag)) {
+        g.cached.emplace(o.key, it->second);
+      }
+    }
+    const bool drop = config.command == TapeCommand::kWait ||
+                      (config.command == TapeCommand::kStage && !config.force);
+    if (!drop) continue;
+    std::erase_if(g.objects, [&g](const hsm::StageObject& o) {
+      auto it = g.cached.find(o.key);
+      if (it == g.cached.end() || !it->second.whole) return false;
+      ++g.cached_skipped;
+      g.cached_skipped_bytes += o.size;
+      return true;
+    });
+  }
+}
+
+// "N objects (X) held whole by the local cache, left out[ (--force ...)]" for stage and wait.
+void PrintCachedSkipped(const TapeConfig& config, const std::vector<Group>& groups) {
+  uint64_t n = 0, bytes = 0;
+  for (const Group& g : groups) {
+    n += g.cached_skipped;
+    bytes += g.cached_skipped_bytes;
+  }
+  if (n == 0) return;
+  HumanOut(config) << "cached: " << n << " objects (" << FormatByteSize(bytes)
+                   << ") held whole by the mount's local cache: readable here, left out"
+                   << (config.command == TapeCommand::kStage ? " (--force stages them too)" : "")
+                   << "\n";
+}
+
 // `reelfs status`: one line (or JSON object) per object and the totals.
 int RunStatus(const TapeConfig& config, const std::vector<Group>& groups) {
+  uint64_t cached_objects = 0, cached_bytes = 0;
+  for (const Group& g : groups) {
+    for (const auto& [key, v] : g.cached) {
+      cached_objects += v.whole ? 1 : 0;
+      cached_bytes += v.cached_bytes;
+    }
+  }
   if (config.json) {
     Json objects = Json::array();
     for (const Group& g : groups) {
-      for (const hsm::StageObject& o : g.objects) objects.push_back(ObjectJson(o, g.bucket));
+      for (const hsm::StageObject& o : g.objects) {
+        Json j = ObjectJson(o, g.bucket);
+        if (!g.cache_dir.empty()) {
+          auto it = g.cached.find(o.key);
+          j["cached_bytes"] = it == g.cached.end() ? 0 : it->second.cached_bytes;
+        }
+        objects.push_back(std::move(j));
+      }
     }
-    std::cout << DumpJson(Json{{"objects", std::move(objects)},
-                               {"summary", SummaryJson(SummaryOfAll(groups))}})
-              << "\n";
+    Json doc{{"objects", std::move(objects)}, {"summary", SummaryJson(SummaryOfAll(groups))}};
+    doc["cached"] = Json{{"objects", cached_objects}, {"bytes", cached_bytes}};
+    std::cout << DumpJson(doc) << "\n";
     return kExitDone;
   }
   for (const Group& g : groups) {
     for (const hsm::StageObject& o : g.objects) {
-      std::cout << hsm::StateName(o.state) << "\t" << o.size << "\t"
-                << (o.hint ? o.hint->cartridge : "-") << "\t" << o.display;
+      // Not readable at the server, but whole in this host's cache: "cached", as the mount's
+      // user.hsm.state says.
+      auto it = g.cached.find(o.key);
+      const bool whole = it != g.cached.end() && it->second.whole;
+      std::cout << (whole && !hsm::IsReadable(o.state) ? "cached" : hsm::StateName(o.state)) << "\t"
+                << o.size << "\t" << (o.hint ? o.hint->cartridge : "-") << "\t" << o.display;
       if (!o.error.empty()) std::cout << "\t" << o.error;
       std::cout << "\n";
     }
   }
   std::cout << "total: " << ProgressText(SummaryOfAll(groups), std::nullopt) << "\n";
+  if (cached_bytes != 0) {
+    std::cout << "cached on this host: " << cached_objects << " whole objects, "
+              << FormatByteSize(cached_bytes) << "\n";
+  }
   return kExitDone;
 }
 
@@ -400,6 +483,7 @@ int WaitAndFinish(const TapeConfig& config, Clock::TimePoint started, std::vecto
 // wait.
 int RunStage(const TapeConfig& config, Clock::TimePoint started, std::vector<Group>& groups) {
   const hsm::StageSummary before = SummaryOfAll(groups);
+  PrintCachedSkipped(config, groups);
   PrintPlan(config, groups, before);
   if (config.dry_run) {
     if (config.json) PrintDryRunJson(groups, before);
@@ -439,6 +523,8 @@ void TapeCommands::Register(CLI::App& app) {
   stage_->add_option("--days", args_.days, "days the restored copies stay (default 7)");
   stage_->add_flag("--json", args_.json, "one JSON document on stdout at the end");
   stage_->add_flag("--dry-run", args_.dry_run, "print the plan, request nothing");
+  stage_->add_flag("--force", args_.force,
+                   "also request objects the mount's local cache (--cache) holds whole");
   stage_->add_option("--rate", args_.rate, "RestoreObject requests per second (default 200)");
   stage_->add_option("--poll", args_.poll, "first HEAD poll interval with --wait (default 1s)");
   stage_->add_option("--poll-max", args_.poll_max, "longest poll interval (default 60s)");
@@ -480,12 +566,14 @@ int TapeCommands::Run(const EndpointStoreFactory& make_store, const std::string&
   if (Status opened = OpenGroups(make_store, config->stage, *groups); !opened.ok()) {
     return usage(opened.message());
   }
+  ApplyLocalCaches(*config, *groups);
   switch (command) {
     case TapeCommand::kStatus:
       return RunStatus(*config, *groups);
     case TapeCommand::kStage:
       return RunStage(*config, started, *groups);
     case TapeCommand::kWait:
+      PrintCachedSkipped(*config, *groups);
       return WaitAndFinish(*config, started, *groups, /*requested=*/0);
   }
   return kExitUsage;

@@ -95,6 +95,7 @@ Result<TapeConfig> ParseTapeFlags(TapeCommand command, const TapeFlags& flags,
   c.recursive = flags.recursive;
   c.json = flags.json;
   c.dry_run = flags.dry_run;
+  c.force = flags.force;
   c.ledger = flags.ledger;
   return c;
 }

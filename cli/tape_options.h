@@ -36,6 +36,7 @@ struct TapeFlags {
   int days = 7;
   bool json = false;
   bool dry_run = false;
+  bool force = false;  // stage: also objects the mount's local cache holds whole
   std::string ledger;  // "" = the mount's, else hsm::Ledger::DefaultPath()
   std::string poll = "1s";
   std::string poll_max = "60s";
@@ -53,6 +54,9 @@ struct TapeConfig {
   bool recursive = false;
   bool json = false;
   bool dry_run = false;
+  // stage: request restores of objects the mount's local cache (--cache) holds whole too; without
+  // it they are left out (readable on this host already, docs/cache.md "Tape").
+  bool force = false;
   std::string ledger;
 };
 

@@ -72,6 +72,7 @@ std::string Core::MountJson() const {
                 {"prefix", options_.prefix},
                 {"ledger", options_.ledger_path}};
   if (!options_.side_channel_path.empty()) mount["side_channel"] = options_.side_channel_path;
+  if (!options_.cache_dir.empty()) mount["cache"] = options_.cache_dir;
   if (!options_.gpu.empty()) mount["gpu"] = options_.gpu;
   return DumpJson(mount);
 }

@@ -115,6 +115,9 @@ struct MountOptions {
   // The side channel's socket (docs/protocols/side-channel.md), announced in user.reelfs.mount;
   // empty when it is off.
   std::string side_channel_path;
+  // The local cache's directory (`--cache`, docs/cache.md), announced in user.reelfs.mount so
+  // `reelfs stage/status/wait` see what this host holds; empty without a cache.
+  std::string cache_dir;
   // One line on the GPUs the daemon found (cuda::Summary), announced in user.reelfs.mount; empty
   // leaves the member out.
   std::string gpu;

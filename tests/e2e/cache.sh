@@ -10,6 +10,8 @@
 #    "cached", st_blocks counts the whole file. Where FUSE passthrough is on (libfuse >= 3.16:
 #    scripts/passthrough.sh, which sets REELFS_REQUIRE_PASSTHROUGH=1), every open is answered
 #    with the cache's file and no READ reaches the daemon (bytes_read 0);
+#  - `reelfs status` calls such an object "cached"; `reelfs stage` leaves the cached objects out
+#    (their plan is empty), `stage --force` plans them all;
 #  - epoch 3 with --no-passthrough: the daemon serves every byte from the cache (hit_bytes),
 #    O_DIRECT reads too, still zero recalls;
 #  - a second mount on the same cache directory is refused, naming the holder;
@@ -104,6 +106,19 @@ else
     fail "passthrough required (REELFS_REQUIRE_PASSTHROUGH=1) but the mount said: ${line:-nothing}"
   echo "   ($line)"
 fi
+
+step "reelfs status and stage see what the mount's cache holds"
+out=$("$REELFS_BIN" status "$MNT2/d/00003.bin")
+[[ $out == cached$'\t'* ]] || fail "status of an offline object held whole by the cache: $out"
+grep -q "^cached on this host: 1 whole objects" <<<"$out" || fail "status total: $out"
+echo "   ok: status: ${out%%$'\n'*}"
+out=$("$REELFS_BIN" stage --dry-run "$MNT2/d" 2>&1)
+grep -q "^cached: $N objects" <<<"$out" || fail "stage does not leave the cached objects out: $out"
+grep -q "^plan: 0 of 0 objects" <<<"$out" || fail "stage plans requests for cached objects: $out"
+echo "   ok: stage: $(head -n 1 <<<"$out")"
+out=$("$REELFS_BIN" stage --dry-run --force "$MNT2/d" 2>&1)
+grep -q "^plan: $N of $N objects" <<<"$out" || fail "stage --force: $out"
+echo "   ok: stage --force: $(grep '^plan' <<<"$out")"
 unmount_and_wait "$MNT2" "$P2"
 
 step "epoch 3 served by the daemon (--no-passthrough): byte-exact from the cache, zero recalls"

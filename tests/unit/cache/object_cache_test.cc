@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cache_contents.h"
 #include "cache/fake/faulty_cache_files.h"
 #include "doctest/doctest.h"
 #include "tests/fakes/temp_dir.h"
@@ -280,6 +281,15 @@ TEST_CASE("OpenWhole: a descriptor of a whole object's file, verified once, agai
     CHECK(cache->stats().verified_bytes == a.size());
     CHECK(cache->stats().whole_opens == 2);
   }
+  // Nor after a remount: the verification is in the index.
+  cache.reset();
+  cache = OpenOk(dir.path, Options());
+  {
+    auto fd = cache->OpenWhole(key);
+    REQUIRE(fd.ok());
+    CHECK(read_fd(fd->get()) == a);
+    CHECK(cache->stats().verified_bytes == 0);
+  }
   // Changed behind the cache (a new mtime): verified again, and refused.
   std::filesystem::path file;
   for (const auto& f : std::filesystem::directory_iterator(dir.path + "/data")) file = f.path();
@@ -294,6 +304,25 @@ TEST_CASE("OpenWhole: a descriptor of a whole object's file, verified once, agai
   CHECK(bad.status().code() == StatusCode::kDataLoss);
   CHECK_FALSE(cache->Covers(key, 0, 1));
   CHECK(cache->stats().dropped_objects == 1);
+}
+
+TEST_CASE("ReadCacheContents: what the index holds, read while the cache is open elsewhere") {
+  TempDir dir("reelfs-cache");
+  CHECK(ReadCacheContents(dir.path, "x").status().code() == StatusCode::kNotFound);
+  auto cache = OpenOk(dir.path, Options());
+  const auto a = Bytes(3 * kBlock + 5, 1), b = Bytes(4 * kBlock, 2);
+  REQUIRE(cache->Store({"x", "a", "e1"}, a.size(), 0, a).ok());
+  REQUIRE(cache->Store({"x", "b", "e2"}, b.size(), kBlock, Slice(b, kBlock, 2 * kBlock)).ok());
+  REQUIRE(cache->Store({"y", "c", "e3"}, a.size(), 0, a).ok());
+  auto contents = ReadCacheContents(dir.path, "x");  // the cache (and its lock) still open
+  REQUIRE_MESSAGE(contents.ok(), contents.status().ToString());
+  REQUIRE(contents->size() == 2);
+  CHECK(contents->at("a").etag == "e1");
+  CHECK(contents->at("a").whole);
+  CHECK(contents->at("a").cached_bytes == a.size());
+  CHECK_FALSE(contents->at("b").whole);
+  CHECK(contents->at("b").cached_bytes == 2 * kBlock);
+  CHECK(contents->at("b").size == b.size());
 }
 
 // The crash-consistency property: whatever prefix of a sequence of stores (and evictions) ran
