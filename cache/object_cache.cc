@@ -498,7 +498,9 @@ class Cache final : public ObjectCache {
     return &it->second;
   }
   Entry* FindLocked(const CacheKey& key) REQUIRES(mutex_) {
-    return const_cast<Entry*>(std::as_const(*this).FindLocked(key));
+    auto it = entries_.find(MapKey(key.bucket, key.key));
+    if (it == entries_.end() || it->second.etag != key.etag) return nullptr;
+    return &it->second;
   }
 
   void TouchLocked(Entry& e) REQUIRES(mutex_) {
