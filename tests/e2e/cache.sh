@@ -17,12 +17,17 @@
 #  - a second mount on the same cache directory is refused, naming the holder;
 #  - hot/ (never archived): a cache file corrupted behind the daemon is detected, the read is
 #    byte-exact (refetched from the gateway), the mount log says so;
+#  - an object replaced at the server (aws s3 cp) reads as the new one through a mount with
+#    --metadata-ttl 1s on the same cache (the cache is keyed by ETag);
+#  - the daemon SIGKILLed while it fills the cache from a 128 MiB read: the next mount on the
+#    same cache reads every file byte-exact;
 #  - --cache-size 2MiB with hot/ 3x that: every read byte-exact, the cache directory's data never
 #    over the limit;
 #  - a cache directory that is not writable refuses the mount with a clear message.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/tape_lib.sh"
 source "$(dirname "$0")/tape_more.sh"
+command -v aws >/dev/null || skip "aws (AWS CLI) not installed"
 if [[ -z "${TMPDIR:-}" && -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/shm; fi
 e2e_init cache 280
 export LC_ALL=C
@@ -154,7 +159,46 @@ unmount_and_wait "$MNT3" "$P3"
 grep -q "dropping the cached copy of 'h/00003.bin'" "$WORK/mount-m3.log" ||
   fail "the mount log does not name the corrupt entry"
 
+step "an object replaced at the server is read anew once the mount's metadata expires"
+MNT5=$WORK/m5
+mount_tape hot "$MNT5" wait --cache "$HOT" --metadata-ttl 1s
+P5=$MOUNT_PID
+cat "$MNT5/h/00005.bin" >/dev/null  # cached (it already was)
+head -c 300000 /dev/urandom >"$WORK/new-00005.bin"
+new_sum=$(sha256sum <"$WORK/new-00005.bin" | cut -d' ' -f1)
+aws --endpoint-url "$ENDPOINT" s3 cp --only-show-errors "$WORK/new-00005.bin" s3://hot/h/00005.bin ||
+  fail "aws s3 cp (replace h/00005.bin)"
+sleep 2
+expect "the replaced object, read through the cache's mount" \
+  "$(sha256sum <"$MNT5/h/00005.bin" | cut -d' ' -f1)" "$new_sum"
+unmount_and_wait "$MNT5" "$P5"
+sed -i "s|^[0-9a-f]*  h/00005.bin$|$new_sum  h/00005.bin|" "$WORK/hot.sums"
+
+step "the daemon SIGKILLed while it fills the cache: the next mount reads every byte right"
+head -c $((128 << 20)) /dev/urandom >"$WORK/big-hot.bin"
+aws --endpoint-url "$ENDPOINT" s3 cp --only-show-errors "$WORK/big-hot.bin" s3://hot/h/big.bin ||
+  fail "aws s3 cp h/big.bin"
+echo "$(sha256sum <"$WORK/big-hot.bin" | cut -d' ' -f1)  h/big.bin" >>"$WORK/hot.sums"
+MNT6=$WORK/m6
+mount_tape hot "$MNT6" wait --cache "$HOT"
+P6=$MOUNT_PID
+(dd if="$MNT6/h/big.bin" of=/dev/null bs=1M 2>/dev/null || true) &
+reader=$!
+sleep 0.15
+kill -KILL "$P6"
+wait "$P6" 2>/dev/null || true
+fusermount3 -uz "$MNT6" 2>/dev/null || umount -l "$MNT6" 2>/dev/null || true
+wait "$reader" 2>/dev/null || true
+echo "   killed with $(du -sb --apparent-size "$HOT/data" | cut -f1) bytes in the cache's files"
+mount_tape hot "$MNT6" wait --cache "$HOT"
+P6=$MOUNT_PID
+check_sums "$MNT6" "$WORK/hot.sums"
+echo "   ok: every file byte-exact after the kill"
+unmount_and_wait "$MNT6" "$P6"
+
 step "--cache-size 2MiB under a dataset 3x its size: byte-exact, the limit holds"
+aws --endpoint-url "$ENDPOINT" s3 rm --only-show-errors s3://hot/h/big.bin || fail "aws s3 rm"
+sed -i '/  h\/big.bin$/d' "$WORK/hot.sums"
 SMALL=$WORK/small-cache
 MNT4=$WORK/m4
 mount_tape hot "$MNT4" wait --cache "$SMALL" --cache-size 2MiB
