@@ -10,17 +10,19 @@
 #include <string_view>
 #include <utility>
 
-#include <sqlite3.h>
-
 #include "common/c_handle.h"
 #include "common/log.h"
+#include "common/sqlite.h"
 #include "fmt/format.h"
 
 namespace reelfs::cache {
 namespace {
 
-using Db = CHandle<sqlite3, sqlite3_close_v2>;
-using Stmt = CHandle<sqlite3_stmt, sqlite3_finalize>;
+using sqlite::BindText;
+using sqlite::ColumnText;
+using sqlite::Db;
+using sqlite::Stmt;
+using sqlite::StmtUse;
 
 // 'rlfc' in ASCII: a reelfs file cache index (the restore ledger is 'reel').
 constexpr int32_t kApplicationId = 0x726c6663;
@@ -48,61 +50,15 @@ CREATE TABLE blocks (
 ) WITHOUT ROWID;
 )sql";
 
+// The shared helpers (common/sqlite.h), with "cache index" in every message.
+constexpr std::string_view kWho = "cache index";
 Status SqlError(sqlite3* db, int rc, std::string_view what) {
-  return Status::Internal(fmt::format("cache index: {}: {}", what,
-                                      db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+  return sqlite::Error(db, rc, kWho, what);
 }
-
-Status Exec(sqlite3* db, const char* sql) {
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
-  CHandle<char, sqlite3_free> owned(error);
-  if (rc != SQLITE_OK) {
-    return Status::Internal(fmt::format("cache index: {}: {}", std::string(sql).substr(0, 40),
-                                        owned ? owned.get() : sqlite3_errstr(rc)));
-  }
-  return Status::Ok();
-}
-
-Result<Stmt> Prepare(sqlite3* db, const char* sql) {
-  sqlite3_stmt* raw = nullptr;
-  const int rc = sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
-  Stmt stmt(raw);
-  if (rc != SQLITE_OK) return SqlError(db, rc, "prepare");
-  return stmt;
-}
-
-// Resets a statement after use, whatever path the caller leaves by.
-class StmtUse {
- public:
-  explicit StmtUse(sqlite3_stmt* stmt) : stmt_(stmt) {}
-  ~StmtUse() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  StmtUse(const StmtUse&) = delete;
-  StmtUse& operator=(const StmtUse&) = delete;
-
- private:
-  sqlite3_stmt* stmt_;
-};
-
-void BindText(sqlite3_stmt* stmt, int index, std::string_view text) {
-  sqlite3_bind_text64(stmt, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-}
-
-std::string ColumnText(sqlite3_stmt* stmt, int index) {
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, index));
-  return text == nullptr
-             ? std::string()
-             : std::string(text, static_cast<size_t>(sqlite3_column_bytes(stmt, index)));
-}
-
+Status Exec(sqlite3* db, const char* sql) { return sqlite::Exec(db, sql, kWho); }
+Result<Stmt> Prepare(sqlite3* db, const char* sql) { return sqlite::Prepare(db, sql, kWho); }
 Result<int64_t> PragmaInt(sqlite3* db, const char* pragma) {
-  REELFS_ASSIGN_OR_RETURN(Stmt stmt, Prepare(db, pragma));
-  const int rc = sqlite3_step(stmt.get());
-  if (rc != SQLITE_ROW) return SqlError(db, rc, pragma);
-  return sqlite3_column_int64(stmt.get(), 0);
+  return sqlite::QueryInt(db, pragma, kWho);
 }
 
 class SqliteIndex final : public CacheIndex {

@@ -19,20 +19,24 @@
 #include <string_view>
 #include <utility>
 
-#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include "common/c_handle.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/sqlite.h"
 #include "common/thread_annotations.h"
 #include "common/time_format.h"
 
 namespace reelfs::hsm {
 namespace {
 
-using Db = CHandle<sqlite3, sqlite3_close_v2>;
-using Stmt = CHandle<sqlite3_stmt, sqlite3_finalize>;
+using sqlite::BindText;
+using sqlite::ColumnText;
+using sqlite::Db;
+using sqlite::IsCorruption;
+using sqlite::Stmt;
+using sqlite::StmtUse;
 
 // 'reel' in ASCII: what `file` and sqlite3's .dbinfo show for our ledgers.
 constexpr int32_t kApplicationId = 0x7265656c;
@@ -94,78 +98,13 @@ LedgerPhase ParsePhase(std::string_view name) {
   return LedgerPhase::kRequested;
 }
 
-bool IsCorruption(int rc) {
-  rc &= 0xff;  // primary code of an extended result code
-  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
-}
-
+// The shared helpers (common/sqlite.h), with "ledger" in every message.
 Status SqliteError(sqlite3* db, int rc, std::string_view what) {
-  std::string message = std::string("ledger: ") + std::string(what) + ": " +
-                        (db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-  switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return Status::Unavailable(std::move(message));
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return Status::DataLoss(std::move(message));
-    case SQLITE_READONLY:
-    case SQLITE_PERM:
-    case SQLITE_CANTOPEN:
-      return Status::PermissionDenied(std::move(message));
-    case SQLITE_FULL:
-      return Status::ResourceExhausted(std::move(message));
-    default:
-      return Status::Internal(std::move(message));
-  }
+  return sqlite::Error(db, rc, "ledger", what);
 }
-
-Status Exec(sqlite3* db, const char* sql) {
-  char* error = nullptr;
-  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
-  CHandle<char, sqlite3_free> owned(error);
-  if (rc != SQLITE_OK) {
-    return SqliteError(
-        nullptr, rc,
-        std::string(sql).substr(0, 40) + ": " + (owned ? owned.get() : sqlite3_errstr(rc)));
-  }
-  return Status::Ok();
-}
-
+Status Exec(sqlite3* db, const char* sql) { return sqlite::Exec(db, sql, "ledger"); }
 Result<Stmt> Prepare(sqlite3* db, const std::string& sql) {
-  sqlite3_stmt* raw = nullptr;
-  int rc = sqlite3_prepare_v3(db, sql.c_str(), static_cast<int>(sql.size()),
-                              SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
-  Stmt stmt(raw);
-  if (rc != SQLITE_OK) return SqliteError(db, rc, "prepare " + sql.substr(0, 40));
-  return stmt;
-}
-
-// Resets a cached statement when the scope ends, so the next use starts clean and no read
-// transaction is left open (that would pin the WAL for every other process).
-class StmtUse {
- public:
-  explicit StmtUse(sqlite3_stmt* stmt) : stmt_(stmt) {}
-  ~StmtUse() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  StmtUse(const StmtUse&) = delete;
-  StmtUse& operator=(const StmtUse&) = delete;
-
- private:
-  sqlite3_stmt* stmt_;
-};
-
-void BindText(sqlite3_stmt* stmt, int index, std::string_view text) {
-  sqlite3_bind_text64(stmt, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-}
-
-std::string ColumnText(sqlite3_stmt* stmt, int index) {
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, index));
-  return text == nullptr
-             ? std::string()
-             : std::string(text, static_cast<size_t>(sqlite3_column_bytes(stmt, index)));
+  return sqlite::Prepare(db, sql, "ledger");
 }
 
 LedgerEntry ReadRow(sqlite3_stmt* stmt) {

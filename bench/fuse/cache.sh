@@ -90,18 +90,7 @@ large_sum=$(sha256sum "$data/large.bin" | cut -d' ' -f1)
 bench_start_gateway "$gw" "$work/root" "$work" "$work/logs/gateway.log" || exit 1
 log "gateway on $endpoint"
 
-echo "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" >"$work/s3fs.passwd"; chmod 600 "$work/s3fs.passwd"
-cat >"$work/rclone.conf" <<EOF
-[gw]
-type = s3
-provider = Other
-endpoint = $endpoint
-access_key_id = $AWS_ACCESS_KEY_ID
-secret_access_key = $AWS_SECRET_ACCESS_KEY
-region = us-east-1
-force_path_style = true
-list_version = 2
-EOF
+bench_peer_configs "$work" "$endpoint"
 
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 # large_read FILE -> MiB/s

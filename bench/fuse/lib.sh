@@ -50,6 +50,25 @@ bench_start_gateway() {
   endpoint="http://127.0.0.1:$(cat "$work/port")"
 }
 
+# bench_peer_configs WORK ENDPOINT: the peers' credentials for that gateway: WORK/s3fs.passwd
+# (mode 0600) and WORK/rclone.conf (remote "gw"; ListObjectsV2, path style).
+bench_peer_configs() {
+  local work=$1 endpoint=$2
+  echo "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" >"$work/s3fs.passwd"
+  chmod 600 "$work/s3fs.passwd"
+  cat >"$work/rclone.conf" <<RC
+[gw]
+type = s3
+provider = Other
+endpoint = $endpoint
+access_key_id = $AWS_ACCESS_KEY_ID
+secret_access_key = $AWS_SECRET_ACCESS_KEY
+region = us-east-1
+force_path_style = true
+list_version = 2
+RC
+}
+
 # EXIT trap of the scripts with one mountpoint ($work/mnt) and one gateway ($gw_pid): unmounts,
 # stops the gateway, waits for the children and removes $work.
 bench_cleanup_single() {

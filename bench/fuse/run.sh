@@ -166,18 +166,7 @@ ttfb_keys=()
 for i in 0 1 2 3 4; do ttfb_keys+=("small/$(printf 'f%06d' $(( i * SMALL_FILES / 5 )))"); done
 
 # -------------------------------------------------------------------------------- the mounts
-echo "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" >"$work/s3fs.passwd"; chmod 600 "$work/s3fs.passwd"
-cat >"$work/rclone.conf" <<EOF
-[gw]
-type = s3
-provider = Other
-endpoint = $endpoint
-access_key_id = $AWS_ACCESS_KEY_ID
-secret_access_key = $AWS_SECRET_ACCESS_KEY
-region = us-east-1
-force_path_style = true
-list_version = 2
-EOF
+bench_peer_configs "$work" "$endpoint"
 # s3fs and rclone need ListObjectsV2 (the gateway answers v1 with 501 NotImplemented); rclone
 # must not see AWS_CA_BUNDLE (it cannot load a custom CA into its transport and refuses to start).
 s3fs_opts="url=$endpoint,use_path_request_style,passwd_file=$work/s3fs.passwd,sigv4,endpoint=us-east-1,listobjectsv2,ro,complement_stat,tmpdir=$work/s3fs-tmp,dbglevel=warn"

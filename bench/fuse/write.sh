@@ -50,19 +50,8 @@ head -c $((LARGE_MIB << 20)) /dev/urandom >"$work/large.src"
 q=$((LARGE_MIB / 4))
 for i in $(seq -f %05g 1 "$SMALL_FILES"); do head -c $((SMALL_KIB << 10)) /dev/urandom >"$work/small/f$i"; done
 bench_start_gateway "$gw" "$work/root" "$work" "$work/logs/gateway.log"
-echo "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" >"$work/s3fs.passwd"; chmod 600 "$work/s3fs.passwd"
+bench_peer_configs "$work" "$endpoint"
 s3fs_opts="url=$endpoint,use_path_request_style,passwd_file=$work/s3fs.passwd,sigv4,endpoint=us-east-1,listobjectsv2,tmpdir=$disk/s3fs-tmp,dbglevel=warn"
-cat >"$work/rclone.conf" <<RC
-[gw]
-type = s3
-provider = Other
-endpoint = $endpoint
-access_key_id = $AWS_ACCESS_KEY_ID
-secret_access_key = $AWS_SECRET_ACCESS_KEY
-region = us-east-1
-force_path_style = true
-list_version = 2
-RC
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { print b - a }'; }
