@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "cache/cache_index.h"
+#include "cache/io_pool.h"
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/thread_annotations.h"
@@ -447,6 +448,17 @@ class Cache final : public ObjectCache {
     return fd;
   }
 
+  void OpenWholeAsync(const CacheKey& key, std::function<void(Result<UniqueFd>)> done) override {
+    bool verified = false;
+    {
+      MutexLock lock(mutex_);
+      const Entry* e = FindLocked(key);
+      verified = e != nullptr && e->verified.ino != 0;
+    }
+    if (verified) return done(OpenWhole(key));
+    verifier_.Post([this, key, done = std::move(done)] { done(OpenWhole(key)); });
+  }
+
   CacheStats stats() const override {
     MutexLock lock(mutex_);
     CacheStats s = stats_;
@@ -603,6 +615,8 @@ class Cache final : public ObjectCache {
   CacheStats stats_ GUARDED_BY(mutex_);
   std::chrono::steady_clock::time_point last_room_warning_ GUARDED_BY(mutex_);
   std::chrono::steady_clock::time_point last_store_warning_ GUARDED_BY(mutex_);
+  // Last: destroyed first, running what is queued while every member above is still alive.
+  IoPool verifier_{1};  // OpenWholeAsync's verifications
 };
 
 Result<UniqueFd> LockDir(const std::string& dir) {

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -108,6 +109,10 @@ class ObjectCache {
   // verified again). kNotFound when
   // not whole; kDataLoss when the file fails its hashes (the object is dropped, as by Read).
   [[nodiscard]] virtual Result<UniqueFd> OpenWhole(const CacheKey& key) = 0;
+  // OpenWhole for callers that must not block (an OPEN answered on the S3 client's thread): a
+  // file verified before is opened inline (an open and an fstat); one that needs verifying is
+  // read on the cache's own thread, and `done` runs there.
+  virtual void OpenWholeAsync(const CacheKey& key, std::function<void(Result<UniqueFd>)> done) = 0;
 
   virtual CacheStats stats() const = 0;
   // stats() as JSON (the "cache" member of user.reelfs.metrics).

@@ -130,20 +130,28 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
     return;
   }
   // FUSE passthrough: the kernel reads the local cache's copy itself (the page cache is the
-  // backing file's, so this file's own is not kept).
+  // backing file's, so this file's own is not kept). A file never verified is verified on the
+  // cache's thread, never here (this may be the S3 client's thread).
   if (core_.backing_files() && core_.data_path().cache != nullptr && core_.CachedWhole(key, etag)) {
-    Result<UniqueFd> fd = core_.data_path().cache->OpenWhole(
-        cache::CacheKey{options.bucket, key, std::string(BareEtag(etag))});
-    if (fd.ok()) {
-      opened.backing_file = std::make_shared<const UniqueFd>(std::move(*fd));
-      opened.keep_cache = false;
-      Count(core_.stats().backing_opens);
-      done(opened);
-      return;
-    }
-    // Dropped (it failed its hashes) or gone: read through the daemon, from the server.
-    REELFS_LOG_DEBUG("fuse", "no backing file for '{}': {}", PrintableKey(key),
-                     fd.status().ToString());
+    auto self = core_.shared_from_this();
+    core_.data_path().cache->OpenWholeAsync(
+        cache::CacheKey{options.bucket, key, std::string(BareEtag(etag))},
+        [self, opened, prefetcher, readable, key,
+         done = std::move(done)](Result<UniqueFd> fd) mutable {
+          if (fd.ok()) {
+            opened.backing_file = std::make_shared<const UniqueFd>(std::move(*fd));
+            opened.keep_cache = false;
+            Count(self->stats().backing_opens);
+            done(opened);
+            return;
+          }
+          // Dropped (it failed its hashes) or gone: read through the daemon, from the server.
+          REELFS_LOG_DEBUG("fuse", "no backing file for '{}': {}", PrintableKey(key),
+                           fd.status().ToString());
+          if (!opened.keep_cache && readable) prefetcher->Prefetch();
+          done(opened);
+        });
+    return;
   }
   // A small object is fetched whole from here, before the kernel even has the OPEN reply: the
   // READ that follows finds the GET in flight (fio/Python small-file reads: open, read, close).

@@ -10,7 +10,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cache/cache_contents.h"
@@ -289,6 +291,27 @@ TEST_CASE("OpenWhole: a descriptor of a whole object's file, verified once, agai
     REQUIRE(fd.ok());
     CHECK(read_fd(fd->get()) == a);
     CHECK(cache->stats().verified_bytes == 0);
+  }
+  // The asynchronous form: inline for a verified file, on the cache's thread for a new one.
+  {
+    const std::thread::id caller = std::this_thread::get_id();
+    std::promise<std::pair<bool, std::thread::id>> known;
+    cache->OpenWholeAsync(key, [&](Result<UniqueFd> fd) {
+      known.set_value({fd.ok(), std::this_thread::get_id()});
+    });
+    auto [ok, thread] = known.get_future().get();
+    CHECK(ok);
+    CHECK(thread == caller);
+    const CacheKey other{"x", "w2", "1"};
+    REQUIRE(cache->Store(other, a.size(), 0, a).ok());
+    std::promise<std::pair<bool, std::thread::id>> fresh;
+    cache->OpenWholeAsync(other, [&](Result<UniqueFd> fd) {
+      fresh.set_value({fd.ok(), std::this_thread::get_id()});
+    });
+    auto [ok2, thread2] = fresh.get_future().get();
+    CHECK(ok2);
+    CHECK(thread2 != caller);
+    CHECK(cache->stats().verified_bytes == a.size());
   }
   // Changed behind the cache (a new mtime): verified again, and refused.
   std::filesystem::path file;
