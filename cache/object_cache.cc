@@ -277,7 +277,7 @@ class Cache final : public ObjectCache {
     if (last <= first) return Status::Ok();
 
     int64_t id = 0;
-    std::vector<uint64_t> todo;
+    std::vector<uint64_t> missing;
     uint64_t need = 0;
     {
       MutexLock lock(mutex_);
@@ -293,10 +293,10 @@ class Cache final : public ObjectCache {
       }
       for (uint64_t b = first; b < last; ++b) {
         if (e != nullptr && e->present[b]) continue;
-        todo.push_back(b);
+        missing.push_back(b);
         need += BlockLength(object_size, b);
       }
-      if (todo.empty()) return Status::Ok();
+      if (missing.empty()) return Status::Ok();
       if (!MakeRoomLocked(need, e)) {
         ++stats_.stores_skipped;
         WarnLocked(&last_room_warning_,
@@ -332,20 +332,20 @@ class Cache final : public ObjectCache {
 
     // Bytes first (outside the mutex), contiguous runs in one write each.
     std::vector<IndexedBlock> rows;
-    rows.reserve(todo.size());
+    rows.reserve(missing.size());
     Status written = Status::Ok();
     const std::string path = DataPath(id);
-    for (size_t i = 0; i < todo.size() && written.ok();) {
+    for (size_t i = 0; i < missing.size() && written.ok();) {
       size_t j = i;
-      while (j + 1 < todo.size() && todo[j + 1] == todo[j] + 1) ++j;
-      const uint64_t run_begin = todo[i] * bs;
-      const uint64_t run_end = todo[j] * bs + BlockLength(object_size, todo[j]);
+      while (j + 1 < missing.size() && missing[j + 1] == missing[j] + 1) ++j;
+      const uint64_t run_begin = missing[i] * bs;
+      const uint64_t run_end = missing[j] * bs + BlockLength(object_size, missing[j]);
       const auto run = data.subspan(run_begin - offset, run_end - run_begin);
       for (size_t k = i; k <= j; ++k) {
-        const uint64_t b_begin = todo[k] * bs - run_begin;
+        const uint64_t b_begin = missing[k] * bs - run_begin;
         rows.push_back(
-            IndexedBlock{static_cast<uint32_t>(todo[k]),
-                         HashBlock(run.subspan(b_begin, BlockLength(object_size, todo[k])))});
+            IndexedBlock{static_cast<uint32_t>(missing[k]),
+                         HashBlock(run.subspan(b_begin, BlockLength(object_size, missing[k])))});
       }
       written = files_->WriteAt(path, run_begin, run);
       i = j + 1;
@@ -504,16 +504,17 @@ class Cache final : public ObjectCache {
   }
   std::string DataPath(int64_t id) const { return fmt::format("{}/{}", data_dir_, id); }
 
+  // The entry of this version (same ETag), or null. One lookup for both constnesses.
+  template <class Map>
+  static auto FindIn(Map& entries, const CacheKey& key) -> decltype(&entries.begin()->second) {
+    auto it = entries.find(MapKey(key.bucket, key.key));
+    if (it == entries.end() || it->second.etag != key.etag) return nullptr;
+    return &it->second;
+  }
   const Entry* FindLocked(const CacheKey& key) const REQUIRES(mutex_) {
-    auto it = entries_.find(MapKey(key.bucket, key.key));
-    if (it == entries_.end() || it->second.etag != key.etag) return nullptr;
-    return &it->second;
+    return FindIn(entries_, key);
   }
-  Entry* FindLocked(const CacheKey& key) REQUIRES(mutex_) {
-    auto it = entries_.find(MapKey(key.bucket, key.key));
-    if (it == entries_.end() || it->second.etag != key.etag) return nullptr;
-    return &it->second;
-  }
+  Entry* FindLocked(const CacheKey& key) REQUIRES(mutex_) { return FindIn(entries_, key); }
 
   void TouchLocked(Entry& e) REQUIRES(mutex_) {
     lru_.erase(e.lru);
