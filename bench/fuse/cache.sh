@@ -48,9 +48,8 @@ for t in $TOOLS; do
                  skip_reason[$t]="no $PT_BUILD_DIR/cli/reelfs (scripts/passthrough.sh builds it)" ;;
     s3fs) command -v s3fs >/dev/null || skip_reason[$t]="s3fs not installed" ;;
     rclone) command -v rclone >/dev/null || skip_reason[$t]="rclone not installed" ;;
-    hp) prefix=${LIBFUSE_PREFIX:-.cache/libfuse317/prefix}
-        [ -x "$prefix/bin/passthrough_hp" ] ||
-          skip_reason[$t]="no $prefix/bin/passthrough_hp (scripts/libfuse317.sh builds it)" ;;
+    hp) why=$(bench_hp_check) || skip_reason[$t]=$why
+        bench_hp_check >/dev/null ;;
   esac
 done
 
@@ -73,6 +72,7 @@ unmount() {
 cleanup() {
   local m
   for m in "${mounts[@]}"; do unmount "$m"; done
+  bench_hp_pipe_restore
   [ -n "$gw_pid" ] && { kill "$gw_pid" 2>/dev/null; wait "$gw_pid" 2>/dev/null; }
   [ "${KEEP_WORK:-0}" = 1 ] || rm -rf "$work"
 }
@@ -150,25 +150,19 @@ for tool in $TOOLS; do
       cell[$tool/e2l]=$(median "${l[@]}"); cell[$tool/e2s]=$(median "${s[@]}")
       log "local: large ${cell[$tool/e2l]} MiB/s, small ${cell[$tool/e2s]} files/s" ;;
     hp)
-      hpdir=${LIBFUSE_PREFIX:-.cache/libfuse317/prefix}
-      hplib=$(dirname "$(find "$hpdir" -name 'libfuse3.so*' | head -n1)")
+      bench_hp_pipe_raise
       for mode in passthrough splice copy; do
-        case $mode in
-          passthrough) args=() ;;
-          splice) args=(--nopassthrough) ;;
-          copy) args=(--nopassthrough --nosplice) ;;
-        esac
         seq=$((seq + 1)); m=$work/mnt/hp.$seq; mkdir -p "$m"; mounts+=("$m")
-        LD_LIBRARY_PATH=$hplib "$hpdir/bin/passthrough_hp" "${args[@]}" "$data" "$m" \
-          >"$work/logs/hp.$seq.log" 2>&1 &
-        for i in $(seq 100); do is_mounted "$m" && break; sleep 0.1; done
-        if ! is_mounted "$m"; then log "passthrough_hp $mode failed: $(tail -n 1 "$work/logs/hp.$seq.log")"; continue; fi
+        if ! bench_hp_start "$mode" "$data" "$m" "$work/logs/hp.$seq.log"; then
+          log "passthrough_hp $mode failed: $(tail -n 1 "$work/logs/hp.$seq.log")"; continue
+        fi
         l=()
         for r in $(seq "$ROUNDS"); do l+=("$(large_read "$m/large.bin")"); done
         cell[hp-$mode/e2l]=$(median "${l[@]}")
         log "passthrough_hp ($mode): large ${cell[hp-$mode/e2l]} MiB/s"
         unmount "$m"
-      done ;;
+      done
+      bench_hp_pipe_restore ;;
     *)
       cache=$work/cache-$tool
       rm -rf "$cache"; mkdir -p "$cache"
@@ -216,7 +210,8 @@ ratio() { [[ ${1:-} =~ ^[0-9.]+$ && ${2:-} =~ ^[0-9.]+$ ]] && awk -v a="$1" -v b
   done
   if [[ " $TOOLS " == *" hp "* ]]; then
     echo
-    echo "FUSE ceiling: large.bin through libfuse 3.17's passthrough_hp over the same tmpfs directory"
+    echo "FUSE ceiling: large.bin through libfuse 3.17's passthrough_hp over the same tmpfs directory" \
+      "(read_ahead_kb 4096 as reelfs; ${hp_pipe_note:-})"
     echo
     echo "| passthrough_hp | MiB/s | / local |"
     echo "|---|---|---|"

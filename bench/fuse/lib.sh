@@ -1,9 +1,9 @@
 # shellcheck shell=bash
-# Sourced by the bench/fuse scripts (run.sh, ab.sh, cpu_per_byte.sh, cpu_per_file.sh): the
-# credentials they all sign with, one way to start reelfs-gateway on a loopback port, and the
-# preconditions and EXIT trap of the one-mount scripts (cpu_per_byte.sh, cpu_per_file.sh).
-# Owns no state besides the variables named below (gw, reelfs, gw_pid, endpoint; work is the
-# caller's).
+# Sourced by the bench/fuse scripts (run.sh, ab.sh, cache.sh, cpu_per_byte.sh, cpu_per_file.sh):
+# the credentials they all sign with, one way to start reelfs-gateway on a loopback port, the
+# preconditions and EXIT trap of the one-mount scripts (cpu_per_byte.sh, cpu_per_file.sh), and
+# libfuse's passthrough_hp as the FUSE ceiling (run.sh, cache.sh). Owns no state besides the
+# variables named below (gw, reelfs, gw_pid, endpoint, hp_*; work is the caller's).
 
 # The benchmark credentials, and no user AWS configuration or credentials file.
 bench_credentials() {
@@ -76,4 +76,58 @@ bench_cleanup_single() {
   [ -n "${gw_pid:-}" ] && kill "$gw_pid" 2>/dev/null
   wait 2>/dev/null
   rm -rf "$work"
+}
+
+# libfuse 3.17's passthrough_hp example (built by scripts/libfuse317.sh, never installed): the FUSE
+# ceiling rows of run.sh and cache.sh. bench_hp_check sets hp_bin and hp_lib, or returns 1 with
+# the reason on stdout.
+bench_hp_check() {
+  local prefix=${LIBFUSE_PREFIX:-.cache/libfuse317/prefix}
+  hp_bin=$prefix/bin/passthrough_hp
+  [ -x "$hp_bin" ] || { echo "no $hp_bin (scripts/libfuse317.sh builds it)"; return 1; }
+  hp_lib=$(dirname "$(find "$prefix" -name 'libfuse3.so*' | head -n1)")
+}
+
+# bench_hp_pipe_raise: libfuse 3.17 splices a READ reply only through a pipe of max_write +
+# one page (4 MiB + 4 KiB with passthrough_hp's max_write); above /proc/sys/fs/pipe-max-size
+# (1 MiB by default) F_SETPIPE_SZ fails with EPERM without CAP_SYS_RESOURCE (a container's root
+# lacks it) and libfuse falls back, silently, to a copy through a buffer it mmaps and munmaps per
+# request: the "splice" row then measures that fallback (200-400 MiB/s here). Raised to 8 MiB
+# for the run when root may write the sysctl; bench_hp_pipe_restore puts it back. Sets
+# hp_pipe_note (what the table should say).
+# shellcheck disable=SC2034  # hp_pipe_note is read by the caller
+bench_hp_pipe_raise() {
+  hp_pipe_old=$(cat /proc/sys/fs/pipe-max-size 2>/dev/null)
+  if [ -n "$hp_pipe_old" ] && [ "$hp_pipe_old" -lt 8388608 ] &&
+    echo 8388608 >/proc/sys/fs/pipe-max-size 2>/dev/null; then
+    hp_pipe_note="pipe-max-size raised from $hp_pipe_old to 8388608 for passthrough_hp's splice"
+  else
+    hp_pipe_note="pipe-max-size $(cat /proc/sys/fs/pipe-max-size 2>/dev/null) (unchanged)"
+    hp_pipe_old=""
+  fi
+}
+bench_hp_pipe_restore() {
+  [ -n "${hp_pipe_old:-}" ] && echo "$hp_pipe_old" >/proc/sys/fs/pipe-max-size 2>/dev/null
+  hp_pipe_old=""
+}
+
+# bench_hp_start MODE SRC MNT LOG: passthrough_hp over directory SRC at MNT, MODE passthrough
+# (kernel passthrough), splice (--nopassthrough) or copy (--nopassthrough --nosplice); waits for
+# the mount and, as root, gives it the read_ahead_kb reelfs sets on its own mounts (4096: the
+# kernel's 128 KiB default halves the ceiling). Sets hp_pid. Returns 1 when it does not mount.
+# shellcheck disable=SC2034  # hp_pid is read by the caller
+bench_hp_start() {
+  local mode=$1 src=$2 m=$3 log=$4 args=() dev
+  case $mode in
+    passthrough) ;;
+    splice) args=(--nopassthrough) ;;
+    copy) args=(--nopassthrough --nosplice) ;;
+  esac
+  LD_LIBRARY_PATH=$hp_lib "$hp_bin" "${args[@]}" "$src" "$m" >"$log" 2>&1 &
+  hp_pid=$!
+  for _ in $(seq 100); do grep -qs " $m fuse" /proc/mounts && break; sleep 0.1; done
+  grep -qs " $m fuse" /proc/mounts || return 1
+  dev=$(awk -v m="$m" '$5 == m { print $3 }' /proc/self/mountinfo)
+  [ "$(id -u)" = 0 ] && [ -n "$dev" ] && echo 4096 >"/sys/class/bdi/$dev/read_ahead_kb" 2>/dev/null
+  return 0
 }

@@ -22,6 +22,11 @@
 #   LS_TIMEOUT             cap on each ls -l (FULL: 300, else 120); the cell then reads "> N s"
 #   ROUNDS=1               repeat every case; cells are medians
 #   TOOLS="reelfs s3fs rclone curl"   CASES="seq1 seq4 seq1d seq4d rand small ls ttfb"
+#                          TOOLS may add hp: the FUSE ceiling, libfuse 3.17's passthrough_hp
+#                          (scripts/libfuse317.sh) over a tmpfs copy of large.bin, with splice and
+#                          copying (--nosplice), in the seq1 and seq4 cases (a table of its own)
+#   HOG=1                  a one-CPU busy loop runs beside every case (a GPU host's CPUs are busy
+#                          feeding the GPU); compare a HOG=1 run's ratios with a quiet run's
 #   MAX_MEMORY=1GiB        reelfs --max-memory (and the RSS target)
 #   REELFS_OPTS, S3FS_OPTS, RCLONE_OPTS   extra mount options (appended)
 #   RESULT_FILE            where the markdown goes (default /tmp/reelfs-fuse-bench-DATE.md)
@@ -90,7 +95,9 @@ for t in $TOOLS; do
     s3fs) command -v s3fs >/dev/null || unavailable[s3fs]="s3fs not installed (apt-get install s3fs)" ;;
     rclone) command -v rclone >/dev/null || unavailable[rclone]="rclone not installed (apt-get install rclone)" ;;
     curl) ;;
-    *) echo "unknown tool $t (reelfs s3fs rclone curl)" >&2; exit 1 ;;
+    hp) why=$(bench_hp_check) || unavailable[hp]=$why
+        bench_hp_check >/dev/null ;;
+    *) echo "unknown tool $t (reelfs s3fs rclone curl hp)" >&2; exit 1 ;;
   esac
   [ -n "${unavailable[$t]:-}" ] && echo "preflight: $t: ${unavailable[$t]} (its cells will say so)" >&2
 done
@@ -102,6 +109,8 @@ done
 work=$(mktemp -d "$BENCH_TMP/reelfs-fuse-bench.XXXXXX")
 mkdir -p "$work/logs" "$work/mnt"
 gw_pid=""
+hog_pid=""
+hp_src=""
 declare -A daemon_pid     # mountpoint -> daemon pid
 is_mounted() { grep -qs " $1 fuse" /proc/mounts; }   # never stat a possibly hung mount
 unmount() {
@@ -123,7 +132,10 @@ cleanup() {
   local m
   for m in "$work"/mnt/*; do is_mounted "$m" && unmount "$m"; done
   for m in "${!daemon_pid[@]}"; do unmount "$m"; done
+  if [ -n "$hog_pid" ]; then kill "$hog_pid" 2>/dev/null; wait "$hog_pid" 2>/dev/null; fi
   if [ -n "$gw_pid" ]; then kill "$gw_pid" 2>/dev/null; wait "$gw_pid" 2>/dev/null; fi
+  bench_hp_pipe_restore
+  [ -n "$hp_src" ] && rm -rf "$hp_src"
   if [ "$SERVER" = ceph ]; then tests/ceph/cluster.sh down "$work/ceph" >/dev/null 2>&1; fi
   if [ "${KEEP_WORK:-0}" = 1 ]; then log "work directory kept: $work"; else rm -rf "$work"; fi
 }
@@ -381,22 +393,61 @@ run_curl_case() {
   esac
 }
 
+# the FUSE ceiling reads a tmpfs copy of the same bytes (passthrough_hp serves a directory)
+if [[ " $TOOLS " == *" hp "* ]] && [ -z "${unavailable[hp]:-}" ]; then
+  if hp_src=$(mktemp -d /dev/shm/reelfs-hp.XXXXXX) && cp "$work/root/$bucket/large.bin" "$hp_src/"; then
+    bench_hp_pipe_raise
+    log "passthrough_hp over $hp_src ($hp_pipe_note)"
+  else
+    unavailable[hp]="no room for a tmpfs copy of large.bin in /dev/shm"
+  fi
+fi
+run_hp_case() {  # CASE ROUND: the ceiling rows (sequential buffered reads only)
+  local c=$1 r=$2 mode m v
+  case $c in seq1|seq4) ;; *) return ;; esac
+  for mode in splice copy; do
+    mount_seq=$((mount_seq + 1))
+    m=$work/mnt/hp-$mode.$mount_seq
+    mkdir -p "$m"
+    if ! bench_hp_start "$mode" "$hp_src" "$m" "$work/logs/hp-$mode.$mount_seq.log"; then
+      add "$c" "hp-$mode" "failed: passthrough_hp $(tail -n 1 "$work/logs/hp-$mode.$mount_seq.log" | clean_reason)"
+      continue
+    fi
+    daemon_pid[$m]=$hp_pid
+    case $c in
+      seq1) v=$(fio_seq "$m/large.bin" 1 0 "hp-$mode.$c.$r") ;;
+      seq4) v=$(fio_seq "$m/large.bin" 4 0 "hp-$mode.$c.$r") ;;
+    esac
+    add "$c" "hp-$mode" "$v"
+    unmount "$m"
+  done
+}
+
+if [ "${HOG:-0}" = 1 ]; then
+  ( while :; do :; done ) &
+  hog_pid=$!
+  log "a one-CPU busy loop (pid $hog_pid) runs beside every case"
+fi
 started=$(date +%s)
 curl -sS -o /dev/null "$large_url"   # warm the gateway's page cache for every tool alike
 for c in $CASES; do
   for r in $(seq "$ROUNDS"); do
     for t in $TOOLS; do
       if [ -n "${unavailable[$t]:-}" ]; then
+        [ "$t" = hp ] && { add "$c" hp-splice "failed: ${unavailable[$t]}"; continue; }
         case $c in ls) add lscold "$t" "failed: ${unavailable[$t]}"; add lswarm "$t" "failed: ${unavailable[$t]}" ;;
                    *) add "$c" "$t" "failed: ${unavailable[$t]}" ;; esac
         continue
       fi
       log "$c round $r: $t"
-      if [ "$t" = curl ]; then run_curl_case "$c"; else run_fs_case "$t" "$c" "$r"; fi
+      if [ "$t" = curl ]; then run_curl_case "$c"
+      elif [ "$t" = hp ]; then run_hp_case "$c" "$r"; [[ $c == seq1 || $c == seq4 ]] || continue
+      else run_fs_case "$t" "$c" "$r"; fi
       if [ "$SERVER" = gateway ] && ! kill -0 "$gw_pid" 2>/dev/null; then
         wait "$gw_pid"; log "the gateway died (exit $?) during $c/$t: stopping; cells after it stay empty"
         gw_pid=""; break 3
       fi
+      [ "$t" = hp ] && { log "  -> splice $(echo "${vals[$c/hp-splice]}" | tail -2 | head -1), copy $(echo "${vals[$c/hp-copy]}" | tail -2 | head -1)"; continue; }
       log "  -> $(case $c in ls) printf 'cold %s warm %s' "$(echo "${vals[lscold/$t]}" | tail -2 | head -1)" "$(echo "${vals[lswarm/$t]}" | tail -2 | head -1)";; *) echo "${vals[$c/$t]}" | tail -2 | head -1;; esac)"
     done
   done
@@ -470,6 +521,12 @@ present() { echo " $TOOLS " | grep -q " $1 "; }
   }
   x=$(ratio "${C[seq1/reelfs]}" "${C[seq1/curl]}")
   target "sequential single stream ≥ 90 % of raw HTTP" "${x:-—} (buffered; O_DIRECT $(ratio "${C[seq1d/reelfs]}" "${C[seq1/curl]}"))" "$([ -n "$x" ] && awk -v x="$x" 'BEGIN { print (x >= 0.9) }')"
+  x=$(ratio "${C[seq1/reelfs]}" "${C[seq1/curl]}")
+  target "sequential single stream, buffered, ≥ 0.8× raw HTTP (issue 19)" "${x:-—}" "$([ -n "$x" ] && awk -v x="$x" 'BEGIN { print (x >= 0.8) }')"
+  for r in seq1 seq4; do
+    x=$(ratio "${C[$r/reelfs]}" "$(cell "$r" hp-splice)")
+    target "$(label "$r" | sed 's/ (MiB\/s)//') ≥ 0.8× the FUSE ceiling (passthrough_hp, splice)" "${x:-—}" "$([ -n "$x" ] && awk -v x="$x" 'BEGIN { print (x >= 0.8) }')"
+  done
   x=$(ratio "${C[seq1/reelfs]}" "${C[seq1/s3fs]}")
   target "sequential single stream ≥ 3× s3fs" "${x:-—}×" "$([ -n "$x" ] && awk -v x="$x" 'BEGIN { print (x >= 3) }')"
   x=$(ratio "${C[small/reelfs]}" "${C[small/s3fs]}")
@@ -480,12 +537,27 @@ present() { echo " $TOOLS " | grep -q " $1 "; }
   x=${rss_max[reelfs]:-}
   target "peak RSS within --max-memory $MAX_MEMORY" "$([ -n "$x" ] && awk -v k="$x" 'BEGIN { printf "%.0f MiB", k / 1024 }')" "$([ -n "$x" ] && [ "$budget_mib" -gt 0 ] && awk -v k="$x" -v b="$budget_mib" 'BEGIN { print (k / 1024 <= b) }')"
 } >"$work/table.md"
+if [[ " $TOOLS " == *" hp "* ]]; then
+  {
+    echo
+    echo "FUSE ceiling: the same bytes (a tmpfs copy of large.bin) through libfuse 3.17's passthrough_hp example, fio as above; read_ahead_kb 4096 on its mount as on reelfs's; ${hp_pipe_note:-}."
+    echo
+    echo "| case | passthrough_hp, splice | passthrough_hp, copy (--nosplice) | reelfs | reelfs ÷ splice | reelfs ÷ copy |"
+    echo "|---|---|---|---|---|---|"
+    for r in seq1 seq4; do
+      case " $CASES " in *" $r "*) ;; *) continue ;; esac
+      sp=$(cell "$r" hp-splice); cp_=$(cell "$r" hp-copy); a=${C[$r/reelfs]:-}
+      printf '| %s | %s | %s | %s | %s | %s |\n' "$(label "$r")" "${sp:-—}" "${cp_:-—}" "${a:-—}" "$(ratio "$a" "$sp")" "$(ratio "$a" "$cp_")"
+    done
+  } >>"$work/table.md"
+fi
 
 {
   echo "## bench/fuse/run.sh — $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
-  echo "Command: \`$(for v in SERVER FULL LARGE_MIB SMALL_FILES SMALL_KIB DIR_ENTRIES SEQ_SECONDS RAND_SECONDS RAND_CURL_COUNT SMALL_SECONDS LS_TIMEOUT ROUNDS TOOLS CASES BUILD_DIR MAX_MEMORY REELFS_OPTS S3FS_OPTS RCLONE_OPTS; do [ -n "$(printenv $v)" ] && printf '%s=%q ' "$v" "$(printenv $v)"; done)bench/fuse/run.sh\`  "
+  echo "Command: \`$(for v in SERVER FULL HOG LARGE_MIB SMALL_FILES SMALL_KIB DIR_ENTRIES SEQ_SECONDS RAND_SECONDS RAND_CURL_COUNT SMALL_SECONDS LS_TIMEOUT ROUNDS TOOLS CASES BUILD_DIR MAX_MEMORY REELFS_OPTS S3FS_OPTS RCLONE_OPTS; do [ -n "$(printenv $v)" ] && printf '%s=%q ' "$v" "$(printenv $v)"; done)bench/fuse/run.sh\`  "
   echo "Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM, Linux $(uname -r); shared with other jobs, so compare ratios within a run.  "
+  [ -n "$hog_pid" ] && echo "**HOG=1: a one-CPU busy loop (a shell \`while :\`) ran beside every case.**  "
   echo "Sizes: large.bin $LARGE_MIB MiB; $SMALL_FILES × $SMALL_KIB KiB; $DIR_ENTRIES entries. Sequential jobs stop at the end of their range or after ${SEQ_SECONDS} s; random reads run ${RAND_SECONDS} s (curl: $RAND_CURL_COUNT ranges); $ROUNDS round(s), medians. Cases took ${elapsed} s.  "
   [ "$SERVER" = ceph ] && echo "Server: Ceph RGW $(radosgw --version 2>/dev/null | awk '{ print $3 }') (one mon, one mgr, one memstore OSD, radosgw beast; tests/ceph/cluster.sh) on the same 2 CPUs, objects uploaded by the AWS CLI.  "
   echo "Versions: reelfs $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet -- fuse cli 2>/dev/null || echo '+dirty'), $(s3fs --version 2>/dev/null | head -1 | sed -E 's/.*V([0-9.]+).*/s3fs \1/'), $(rclone version 2>/dev/null | head -1), $(fio --version), $(curl --version | head -1 | cut -d' ' -f1,2)."
