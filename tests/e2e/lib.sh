@@ -23,7 +23,8 @@ fail() {
   fi
   exit 1
 }
-step() { printf '== %s\n' "$*"; }
+# A step's line carries the seconds since the script started, so a slow step shows in CI logs.
+step() { printf '== %s (%d s)\n' "$*" "$SECONDS"; }
 
 # A Python 3 that can import every module given (Debian's python3-torch lives in /usr/bin/python3,
 # which need not be the python3 first on PATH).
