@@ -6,7 +6,7 @@
 #    its multipart upload under way);
 #  - rsync -a (temp file + rename: CopyObject then DeleteObject on RGW), no temp object left;
 #  - mv of a file, and a forced multipart copy (UploadPartCopy on RGW, ETag "-5");
-#  - torch.save of a 256 MiB state dict to a temp name, then os.replace (the checkpoint writer's
+#  - torch.save of a 64 MiB state dict (8 parts) to a temp name, then os.replace (the checkpoint writer's
 #    pattern); torch.load of the AWS CLI's copy equals the original tensors;
 #  - rm with --allow-delete (DeleteObject), and no multipart upload left open on RGW.
 # Run by tests/ceph/run.sh (E2E_SERVER=rgw).
@@ -105,7 +105,7 @@ import os, subprocess, sys, torch
 d, local, endpoint = sys.argv[1:]
 os.makedirs(d, exist_ok=True)
 g = torch.Generator().manual_seed(7)
-sd = {f"layer{i}.weight": torch.randn(2048, 8192, generator=g) for i in range(4)}  # 4 x 64 MiB
+sd = {f"layer{i}.weight": torch.randn(2048, 2048, generator=g) for i in range(4)}  # 4 x 16 MiB
 sd["step"] = torch.tensor(99)
 tmp = os.path.join(d, ".model.pt.tmp")
 torch.save(sd, tmp)

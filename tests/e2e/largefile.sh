@@ -3,7 +3,7 @@
 # 2^31). Proves: sizes and offsets past 31 bits, a long sequential read through the prefetcher
 # (window growth to its cap, many 8 MiB parts in flight) returns every byte (sha256 equal to the
 # source's), and the same file read with O_DIRECT (dd iflag=direct: no page cache, every read a
-# FUSE request) too.
+# FUSE request) too: whole against reelfs-gateway, its last 256 MiB against Ceph RGW.
 source "$(dirname "$0")/lib.sh"
 e2e_init largefile 400
 SIZE=$((2 * 1024 * 1024 * 1024 + 12345))
@@ -34,10 +34,21 @@ for off in $((2147483648 - 524288)) $((SIZE - 100000)); do
     fail "range at $off differs"
 done
 
-step "O_DIRECT: dd iflag=direct bs=1M, whole file"
-got=$(dd if="$MNT/big.bin" iflag=direct bs=1M status=none | sha256sum | cut -d' ' -f1) ||
-  fail "O_DIRECT read failed"
-[[ "$got" == "$want" ]] || fail "O_DIRECT sha256 differs: mount $got, source $want"
+if [[ ${E2E_SERVER:-gateway} == rgw ]]; then
+  # Against Ceph RGW the whole file was read once above; O_DIRECT reads the last 256 MiB, across
+  # 2^31 to the short tail (a second full read would cost the Ceph test's CI budget 10 s).
+  skip_mib=1792
+  step "O_DIRECT: dd iflag=direct bs=1M from $skip_mib MiB to the end"
+  got=$(dd if="$MNT/big.bin" iflag=direct bs=1M skip="$skip_mib" status=none | sha256sum | cut -d' ' -f1) ||
+    fail "O_DIRECT read failed"
+  src=$(dd if="$ROOT/large/big.bin" bs=1M skip="$skip_mib" status=none | sha256sum | cut -d' ' -f1)
+  [[ "$got" == "$src" ]] || fail "O_DIRECT sha256 differs: mount $got, source $src"
+else
+  step "O_DIRECT: dd iflag=direct bs=1M, whole file"
+  got=$(dd if="$MNT/big.bin" iflag=direct bs=1M status=none | sha256sum | cut -d' ' -f1) ||
+    fail "O_DIRECT read failed"
+  [[ "$got" == "$want" ]] || fail "O_DIRECT sha256 differs: mount $got, source $want"
+fi
 
 unmount_and_wait "$MNT" "$MAIN_PID"
 echo "PASS"
