@@ -3,6 +3,7 @@
 - :mod:`reelfs.hsm`: tape state of files (``state``, ``states``, ``summary``, ``request_stage``)
   through the mount's extended attributes.
 - :mod:`reelfs.order`: dataset indices in the order their files become readable.
+- :mod:`reelfs.shard`: a dataset split over the ranks of a distributed job, by cartridge.
 - :mod:`reelfs.side_channel`: the side channel's wire format and client (sealed memfds, pipelined
   READs on the mount's Unix socket).
 - :mod:`reelfs.gpu`: ``read_into`` / ``read_many`` into host buffers, numpy arrays and torch
@@ -13,11 +14,11 @@
 See python/README.md.
 """
 
-from . import gpu, hsm, side_channel
+from . import gpu, hsm, shard, side_channel
 from .hsm import HsmError, NotOnReelfsError, request_stage, state, states, summary
 from .order import ReadyOrder, StagingFailed, StagingTimeout
 
 __version__ = "0.1.0"
-__all__ = ["gpu", "hsm", "side_channel",
+__all__ = ["gpu", "hsm", "shard", "side_channel",
            "HsmError", "NotOnReelfsError", "request_stage", "state", "states", "summary",
            "ReadyOrder", "StagingFailed", "StagingTimeout"]

@@ -38,6 +38,7 @@ __all__ = [
     "READABLE",
     "HsmError",
     "NotOnReelfsError",
+    "cartridge",
     "is_readable",
     "state",
     "states",
@@ -52,6 +53,7 @@ READABLE = frozenset(("online", "restored", "cached"))
 STATE_XATTR = "user.hsm.state"
 SUMMARY_XATTR = "user.hsm.summary"
 REQUEST_XATTR = "user.hsm.request"
+TAPE_XATTR = "user.hsm.tape"
 
 # ENOTSUP and EOPNOTSUPP are the same number on Linux; both are listed for other platforms.
 _NO_XATTR = {errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP}
@@ -104,6 +106,22 @@ def state(path):
         raise HsmError(errno.EPROTO, f"{os.fsdecode(path)}: unexpected {STATE_XATTR} {value!r}",
                        os.fsdecode(path))
     return value
+
+
+def cartridge(path):
+    """The cartridge holding the object behind ``path`` (``user.hsm.tape``), or None.
+
+    None when the object has no tape hint: never archived, or a gateway that gives no hints. Raises
+    :class:`FileNotFoundError` for a missing path and :class:`HsmError` for other errors; a path
+    outside a reelfs mount also answers None (no attribute), so check :func:`state` for that.
+    """
+    try:
+        value = os.getxattr(path, TAPE_XATTR)
+    except OSError as err:
+        if err.errno in _NO_XATTR:
+            return None
+        raise _wrap(err, path, TAPE_XATTR) from None
+    return value.decode("utf-8", "replace").strip() or None
 
 
 def states(paths, errors="raise"):

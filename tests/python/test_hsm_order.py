@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Unit tests of reelfs.hsm and reelfs.order (no torch, no mount).
+"""Unit tests of reelfs.hsm, reelfs.order and reelfs.shard (no torch, no mount).
 
 Files on a local filesystem carry user.hsm.state; fake_mount.FakeArchive's thread plays the mount
 (answers user.hsm.request) and the library (makes files online in a forced order). Exits 77 when
@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_mount import FakeArchive, xattr_dir  # noqa: E402
 
 import reelfs  # noqa: E402
-from reelfs import hsm  # noqa: E402
+from reelfs import hsm, shard  # noqa: E402
 from reelfs.order import ReadyOrder, StagingFailed, StagingTimeout  # noqa: E402
 
 FAST = dict(poll_min=0.005, poll_max=0.02)
@@ -223,6 +223,109 @@ class ReadyOrderTest(unittest.TestCase):
         finally:
             os.remove(p)
             os.rmdir(d)
+
+
+class ShardTest(unittest.TestCase):
+    """reelfs.shard.assign over many shapes: the invariants DDP needs, and tape locality."""
+
+    @staticmethod
+    def layout(n, tapes, untagged):
+        # Cartridges of uneven sizes (key order: contiguous ranges), the last `untagged` indices
+        # without a hint.
+        cuts = sorted({(k * k * 7 + 3 * k) % max(1, n - untagged) for k in range(1, tapes)})
+        def cart(i):
+            if i >= n - untagged:
+                return None
+            return "T%03d" % sum(1 for c in cuts if i >= c)
+        return cart
+
+    def check(self, n, ranks, tapes, untagged, drop_last, shuffle, epoch=0):
+        cart = self.layout(n, tapes, untagged)
+        shares = [shard.assign(range(n), cart, ranks, r, drop_last=drop_last, shuffle=shuffle,
+                               seed=11, epoch=epoch) for r in range(ranks)]
+        what = f"n={n} ranks={ranks} tapes={tapes} drop_last={drop_last} shuffle={shuffle}"
+        per = n // ranks if drop_last else -(-n // ranks)
+        self.assertEqual([len(s) for s in shares], [per] * ranks, what)
+        own = [i for s in shares for i in s.own]
+        self.assertEqual(len(own), len(set(own)), f"{what}: an index on two ranks")
+        dropped = shares[0].dropped
+        self.assertTrue(all(s.dropped == dropped for s in shares), what)
+        self.assertEqual(sorted(own + dropped), list(range(n)), what)
+        if drop_last:
+            self.assertLess(len(dropped), ranks, what)
+            self.assertTrue(all(not s.padding for s in shares), what)
+        else:
+            self.assertEqual(dropped, [], what)
+            for s in shares:
+                if s.own:
+                    self.assertLessEqual(set(s.padding), set(s.own), f"{what}: foreign padding")
+        # Locality: each rank that fills up splits at most the cartridge it was filling.
+        self.assertLessEqual(shares[0].split, ranks - 1, what)
+        return shares
+
+    def test_invariants_over_many_shapes(self):
+        for n in (0, 1, 3, 4, 7, 64, 101, 1000):
+            for ranks in (1, 2, 3, 4, 8):
+                for tapes in (1, 3, 10):
+                    for untagged in (0, n // 5):
+                        for drop_last in (False, True):
+                            for shuffle in (False, True):
+                                self.check(n, ranks, tapes, untagged, drop_last, shuffle)
+
+    def test_fewer_cartridges_touched_than_round_robin(self):
+        n, ranks, tapes = 400, 4, 16
+        cart = self.layout(n, tapes, 0)
+        for by, limit in (("cartridge", tapes + ranks - 1), ("index", None)):
+            touched = sum(len({cart(i) for i in shard.assign(range(n), cart, ranks, r,
+                                                            by=by).own})
+                          for r in range(ranks))
+            if limit is not None:
+                self.assertLessEqual(touched, limit, "cartridge shards")
+                best = touched
+            else:
+                self.assertGreater(touched, best, "round-robin touches more cartridges")
+
+    def test_deterministic_and_reshuffled_per_epoch(self):
+        cart = self.layout(200, 8, 20)
+        a = [shard.assign(range(200), cart, 4, r, shuffle=True, seed=5, epoch=1).own
+             for r in range(4)]
+        b = [shard.assign(range(200), cart, 4, r, shuffle=True, seed=5, epoch=1).own
+             for r in range(4)]
+        c = [shard.assign(range(200), cart, 4, r, shuffle=True, seed=5, epoch=2).own
+             for r in range(4)]
+        self.assertEqual(a, b)
+        self.assertNotEqual(a, c)
+        kw = dict(drop_last=False, shuffle=True, seed=5, by="cartridge")
+        self.assertEqual(shard.digest(range(200), cart, 4, epoch=1, **kw),
+                         shard.digest(range(200), cart, 4, epoch=1, **kw))
+        self.assertNotEqual(shard.digest(range(200), cart, 4, epoch=1, **kw),
+                            shard.digest(range(200), lambda i: "X", 4, epoch=1, **kw))
+
+    def test_round_robin_is_distributed_samplers_deal(self):
+        got = [shard.assign(range(10), None, 4, r, by="index") for r in range(4)]
+        self.assertEqual([s.own for s in got], [[0, 4, 8], [1, 5, 9], [2, 6], [3, 7]])
+        self.assertEqual([s.padding for s in got], [[], [], [0], [1]])
+        got = [shard.assign(range(10), None, 4, r, by="index", drop_last=True) for r in range(4)]
+        self.assertEqual([s.own for s in got], [[0, 4], [1, 5], [2, 6], [3, 7]])
+        self.assertEqual(got[0].dropped, [8, 9])
+
+    def test_bad_arguments(self):
+        for ranks, rank in ((0, 0), (2, 2), (2, -1), ("2", 0)):
+            with self.assertRaises(ValueError):
+                shard.assign(range(4), None, ranks, rank)
+        with self.assertRaises(ValueError):
+            shard.assign(range(4), None, 2, 0, by="tape")
+
+    def test_cartridge_hint(self):
+        a = FakeArchive(3)
+        try:
+            os.setxattr(a.paths[0], "user.hsm.tape", b"RL0001L9")
+            self.assertEqual(hsm.cartridge(a.paths[0]), "RL0001L9")
+            self.assertIsNone(hsm.cartridge(a.paths[1]))
+            with self.assertRaises(FileNotFoundError):
+                hsm.cartridge(a.paths[2] + ".gone")
+        finally:
+            a.close()
 
 
 if __name__ == "__main__":

@@ -7,8 +7,10 @@ it, so "only readable files are read" is checked where it matters. Exits 77 with
 picks an interpreter that has it) or without user xattrs.
 """
 import hashlib
+import json
 import os
 import sys
+import tempfile
 import unittest
 
 try:
@@ -199,6 +201,131 @@ class StagedCopyTest(unittest.TestCase):
         self.assertEqual(n, len(self.data) // 4 * 4)
         self.assertIn(tier, ("pinned-staging", "host"))
         self.assertEqual(out.cpu().numpy().tobytes(), self.data[:n])
+
+
+TAPES = 5  # the 50 offline files of DdpTest, 10 per cartridge; the 10 online ones have no hint
+
+
+def _ddp_rank(rank, world, init, paths, out_dir):
+    """One rank of DdpTest: its own process, a gloo process group, a sampler from it."""
+    import torch.distributed as dist
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    try:
+        result = {"epochs": [], "mismatch": None}
+        sampler = TapeOrderSampler(paths, shuffle=True, seed=3, verify_ranks=True,
+                                   poll_min=0.005, poll_max=0.02, timeout=60)
+        assert (sampler.num_replicas, sampler.rank) == (world, rank)
+        for epoch in range(2):
+            sampler.set_epoch(epoch)
+            loader = DataLoader(Files(paths), batch_size=4, sampler=sampler, num_workers=0,
+                                collate_fn=as_list)
+            seen = []
+            for batch in loader:
+                for i, state, tensor in batch:
+                    ok = hashlib.sha256(tensor.numpy().tobytes()).hexdigest()
+                    seen.append([i, state, ok])
+            result["epochs"].append({"seen": seen, "len": len(sampler), "stats": sampler.stats})
+            dist.barrier()
+        # A rank that shards differently (another seed) is caught on every rank, not read from.
+        bad = TapeOrderSampler(paths, shuffle=True, seed=3 + (rank == 2), verify_ranks=True)
+        try:
+            next(iter(bad))
+        except RuntimeError as err:
+            result["mismatch"] = str(err)
+        with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+            json.dump(result, f)
+    finally:
+        dist.destroy_process_group()
+
+
+class DdpTest(unittest.TestCase):
+    """TapeOrderSampler under torch.distributed (gloo, 4 processes), as DDP uses it."""
+
+    def setUp(self):
+        self.online = set(range(0, 60, 6))
+        self.a = FakeArchive(60, online=self.online)
+        offline = [i for i in range(60) if i not in self.online]
+        for k, i in enumerate(offline):
+            os.setxattr(self.a.paths[i], "user.hsm.tape", b"T%d" % (k // 10))
+        self.cart = {i: k // 10 for k, i in enumerate(offline)}
+        self.a.start(offline, batch=10, auto=True)
+
+    def tearDown(self):
+        self.a.close()
+
+    def test_four_ranks_read_every_sample_once(self):
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+        if not dist.is_available() or not dist.is_gloo_available():
+            self.skipTest("torch.distributed without gloo")
+        world = 4
+        with tempfile.TemporaryDirectory() as tmp:
+            init = "file://" + os.path.join(tmp, "store")
+            mp.start_processes(_ddp_rank, args=(world, init, self.a.paths, tmp), nprocs=world,
+                               start_method="fork")
+            ranks = []
+            for r in range(world):
+                with open(os.path.join(tmp, f"rank{r}.json")) as f:
+                    ranks.append(json.load(f))
+        for epoch in range(2):
+            seen = [0] * 60
+            touched = 0
+            for r, res in enumerate(ranks):
+                ep = res["epochs"][epoch]
+                self.assertEqual(len(ep["seen"]), 15, f"rank {r} epoch {epoch}: equal counts")
+                self.assertEqual(ep["len"], 15)
+                for i, state, digest in ep["seen"]:
+                    self.assertIn(state, ("online", "restored"), f"sample {i} read while {state}")
+                    self.assertEqual(digest, self.a.digests[i], f"sample {i} bytes")
+                    seen[i] += 1
+                touched += len({self.cart[i] for i, _, _ in ep["seen"] if i in self.cart})
+                self.assertEqual(ep["stats"]["padding"], 0)
+            self.assertEqual(seen, [1] * 60, f"epoch {epoch}: every sample exactly once")
+            # 5 cartridges over 4 ranks of 15: at most one split per rank that filled up.
+            self.assertLessEqual(touched, TAPES + world - 1, f"epoch {epoch}: cartridges")
+        # Each offline file was asked for by exactly one rank (its owner), once.
+        self.assertEqual(sorted(self.a.requests_seen),
+                         sorted(self.a.paths[i] for i in self.cart))
+        for r, res in enumerate(ranks):
+            self.assertIsNotNone(res["mismatch"], f"rank {r} did not notice rank 2's seed")
+            self.assertIn("disagree", res["mismatch"])
+
+    def test_explicit_ranks_with_iterable_and_workers(self):
+        # No process group: num_replicas/rank given, as a launcher without torch.distributed would.
+        # The ranks run one after another here, so everything is online (the fake library brings
+        # files online in one fixed order and would wait for the other ranks' requests).
+        self.a.stop()
+        for i in range(60):
+            self.a.set_state(i, "online")
+        seen = [0] * 60
+        for rank in range(3):
+            ds = TapeOrderIterable(Files(self.a.paths), self.a.paths, num_replicas=3, rank=rank,
+                                   shuffle=True, seed=1, poll_min=0.005, poll_max=0.02)
+            self.assertEqual(len(ds), 20)
+            got = [s for b in DataLoader(ds, batch_size=4, num_workers=2, collate_fn=as_list)
+                   for s in b]
+            self.assertEqual(len(got), 20, f"rank {rank}")
+            for i, state, tensor in got:
+                self.assertEqual(hashlib.sha256(tensor.numpy().tobytes()).hexdigest(),
+                                 self.a.digests[i])
+                seen[i] += 1
+        self.assertEqual(seen, [1] * 60)
+        # 61 samples over 4 ranks: padded to 16 each with a rank's own indices; drop_last: 15.
+        paths = self.a.paths + [self.a.paths[0]]
+        for drop_last, per in ((False, 16), (True, 15)):
+            total = []
+            for rank in range(4):
+                s = TapeOrderSampler(paths, num_replicas=4, rank=rank, drop_last=drop_last,
+                                     stage=False, poll_min=0.005, poll_max=0.02, timeout=30)
+                got = list(s)
+                self.assertEqual(len(got), per)
+                self.assertLessEqual(set(got[len(got) - s.stats["padding"]:]),
+                                     set(got[:len(got) - s.stats["padding"]]))
+                total += got[:len(got) - s.stats["padding"]]
+            self.assertEqual(len(total), len(set(total)))
+            self.assertEqual(len(total), 61 if not drop_last else 60)
+        with self.assertRaises(ValueError):
+            TapeOrderSampler(self.a.paths, num_replicas=2, rank=2)
 
 
 if __name__ == "__main__":
