@@ -349,6 +349,17 @@ if [ -z "$fuse_reason" ]; then
     say "getfattr -d -m '^user\\.' one offline file (the tape state as extended attributes)"
     getfattr --absolute-names -d -m '^user\.' "$val/shard-00/sample-0002.bin"
   fi
+  say "4 DDP ranks over $val: reelfs.shard deals whole cartridges (user.hsm.tape), equal counts"
+  PYTHONPATH=python python3 - "$val" <<'PY'
+import os, sys
+from reelfs import hsm, shard
+paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(sys.argv[1]) for f in fs)
+for by in ("cartridge", "index"):
+    shares = [shard.assign(range(len(paths)), lambda i: hsm.cartridge(paths[i]), 4, r, by=by)
+              for r in range(4)]
+    print(f"by {by:9}: samples per rank {[len(s) for s in shares]}, cartridges per rank "
+          f"{[len({hsm.cartridge(paths[i]) for i in s.own} - {None}) for s in shares]}")
+PY
 else
   val="s3://dataset/val/"
 fi

@@ -32,10 +32,6 @@ if [[ -z "${TMPDIR:-}" && -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev
 e2e_init cache 280
 export LC_ALL=C
 
-expect() {  # expect WHAT GOT WANT
-  [[ $2 == "$3" ]] || fail "$1: got '$2', want '$3'"
-  echo "   ok: $1 -> $2"
-}
 check_sums() {  # check_sums DIR SUMS_FILE: every file in SUMS_FILE read through DIR, sha256 equal
   (cd "$1" && sha256sum --quiet -c "$2") || fail "checksums differ under $1"
 }

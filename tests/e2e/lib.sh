@@ -25,6 +25,11 @@ fail() {
 }
 # A step's line carries the seconds since the script started, so a slow step shows in CI logs.
 step() { printf '== %s (%d s)\n' "$*" "$SECONDS"; }
+# expect WHAT GOT WANT: fails naming WHAT unless GOT equals WANT; prints the value otherwise.
+expect() {
+  [[ $2 == "$3" ]] || fail "$1: got '$2', want '$3'"
+  echo "   ok: $1 -> $2"
+}
 
 # A Python 3 that can import every module given (Debian's python3-torch lives in /usr/bin/python3,
 # which need not be the python3 first on PATH).

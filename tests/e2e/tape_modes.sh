@@ -42,10 +42,6 @@ end_mounts() {
   local d
   for d in "${!MPID[@]}"; do unmount_and_wait "$d" "${MPID[$d]}"; unset "MPID[$d]"; done
 }
-expect() {  # expect WHAT GOT WANT
-  [[ $2 == "$3" ]] || fail "$1: got '$2', want '$3'"
-  echo "   ok: $1 -> $2"
-}
 ok_sum() { echo "OK $(sum_of data "$1")"; }
 
 # phase PERSONALITY SPEEDUP [extra fault rules]: (re)starts the gateway on this personality's root.

@@ -23,10 +23,6 @@ command -v getfattr >/dev/null && command -v setfattr >/dev/null ||
 SIZE=200000
 FULL_BLOCKS=$(((SIZE + 511) / 512))
 
-expect() {  # expect WHAT GOT WANT
-  [[ $2 == "$3" ]] || fail "$1: got '$2', want '$3'"
-  echo "   ok: $1 -> $2"
-}
 xattr() { getfattr --absolute-names --only-values -n "$1" "$2" 2>&1 || true; }
 # until_xattr NAME PATH REGEX: polls (up to 60 s) until the attribute matches; prints it.
 until_xattr() {
