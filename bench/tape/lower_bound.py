@@ -8,17 +8,18 @@ Reads where every object sits (cartridge, first block, bytes) from the gateway's
 prints one JSON object. The parameters are the simulator's (gateway/tape/config.h, LTO-9 preset)
 with the same overrides the benchmark gave the gateway (--set, one per YAML key it overrode).
 
-Bound: with C cartridges and D drives, each cartridge c must be fetched by the robot, loaded,
-positioned at its first extent (locate from the load point), and read in one pass in block order
-(locates between non-contiguous extents by the simulator's own cost model), M_c in all; every
-cartridge beyond the first on a drive costs that drive a rewind and an unload of the previous one
-and its put-away by the robot first, S each (the robot is FIFO: the next fetch waits for the
-put-away); and with R robots the first fetches of the D drives cannot all start at once: drive d
-(in the order the robots serve them) starts no earlier than floor(d / R) * robot_move_s. The sum
-over drives of their finishing times is at least sum(M_c) + (C - D) * S + sum of those offsets,
-and the makespan is at least the mean: LB = that sum / D. It also cannot be less than the longest
-single cartridge's M_c. Nothing else (robot queueing, request arrival, client polling) is counted,
-so every real schedule takes at least LB.
+Bound: with C cartridges and D drives, each cartridge c must be loaded, positioned at its first
+extent (locate from the load point), and read in one pass in block order (locates between
+non-contiguous extents by the simulator's own cost model), M_c in all; every cartridge beyond the
+first on a drive costs that drive a rewind and an unload of the previous one, S each (the robot
+fetches the next cartridge during them and puts the old one away after: no robot time is on the
+drive's path, since a move is shorter than any rewind); and the drives' first cartridges must be
+fetched, by R robots in turn: drive k (in the order the robots serve them) starts loading no
+earlier than (floor(k / R) + 1) * robot_move_s. The sum over drives of their finishing times is at
+least sum(M_c) + (C - D) * S + sum of those first fetches, and the makespan is at least the mean:
+LB = that sum / D. It also cannot be less than one fetch plus the longest single M_c. Nothing else
+(robot queueing, request arrival, client polling) is counted, so every real schedule takes at
+least LB.
 """
 import argparse
 import json
@@ -110,18 +111,18 @@ def main():
                   p["drive.rewind_large_s"])
         per[cart] = {"objects": len(extents), "bytes": nbytes, "locate_s": loc,
                      "read_s": nbytes / rate,
-                     "mount_s": p["robot_move_s"] + p["drive.load_s"] + loc + nbytes / rate,
-                     "swap_s": rewind + p["drive.unload_s"] + p["robot_move_s"]}
+                     "mount_s": p["drive.load_s"] + loc + nbytes / rate,
+                     "swap_s": max(rewind + p["drive.unload_s"], p["robot_move_s"])}
     c, d = len(per), min(args.drives, len(per))
     robots = max(1, int(p["robots"]))
     mounts = sum(v["mount_s"] for v in per.values())
     # The C - D cheapest swaps (the last cartridge on each drive is never swapped out).
     swaps = sum(sorted(v["swap_s"] for v in per.values())[:c - d])
-    offsets = sum((k // robots) * p["robot_move_s"] for k in range(d))
-    lb = max((mounts + swaps + offsets) / d, max(v["mount_s"] for v in per.values()))
+    fetches = sum((k // robots + 1) * p["robot_move_s"] for k in range(d))
+    lb = max((mounts + swaps + fetches) / d,
+             p["robot_move_s"] + max(v["mount_s"] for v in per.values()))
     reading = sum(v["read_s"] for v in per.values())
-    busy = sum(v["mount_s"] - p["robot_move_s"] for v in per.values()) + \
-        sum(sorted(v["swap_s"] - p["robot_move_s"] for v in per.values())[:c - d])
+    busy = mounts + swaps  # loading, locating, reading, rewinding, unloading
     print(json.dumps({
         "lower_bound_s": round(lb, 1), "cartridges": c, "drives": d, "mounts": c,
         "objects": sum(v["objects"] for v in per.values()),

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -209,7 +210,8 @@ uint64_t LibraryImpl::Enqueue(RecallRequest request,
         CompleteLocked(id, RecallOutcome::kMediaError, failure);
       });
     } else {
-      it->second.queue.push_back(id);
+      const Request& queued = requests_.at(id);
+      it->second.queue.push_back({id, extent.start_block, queued.blocks, queued.submitted});
       it->second.queued_bytes += bytes;
       RequestDispatchLocked();
     }
@@ -344,18 +346,22 @@ int LibraryImpl::PickDriveForMountLocked() {
 }
 
 void LibraryImpl::DispatchFifoLocked() {
-  // A snapshot: serving can complete a request (media error) and erase it from requests_.
+  // Only the head of each cartridge's queue can be served or mounted next (a cartridge serves
+  // its requests in arrival order), so the candidates are those heads, oldest first: one per
+  // cartridge, not one per queued request. A snapshot: serving can complete a request (media
+  // error) and erase it from requests_.
   std::vector<uint64_t> queued;
-  for (const auto& [id, r] : requests_) {
-    if (r.drive < 0) queued.push_back(id);
+  for (const auto& [name, c] : cartridges_) {
+    if (!c.queue.empty()) queued.push_back(c.queue.front().id);
   }
+  std::sort(queued.begin(), queued.end());
   for (uint64_t id : queued) {
     auto rit = requests_.find(id);
     if (rit == requests_.end() || rit->second.drive >= 0) continue;
     auto it = cartridges_.find(rit->second.request.extent.cartridge);
     if (it == cartridges_.end()) continue;  // failing as an event already
     Cartridge& c = it->second;
-    if (c.queue.empty() || c.queue.front() != id) continue;  // not queued (immediate failure)
+    if (c.queue.empty() || c.queue.front().id != id) continue;  // served meanwhile
     if (c.drive >= 0) {
       Drive& drive = drives_[c.drive];
       if (drive.state == DriveState::kReady && !drive.serving && drive.cartridge == it->first &&
@@ -375,20 +381,27 @@ void LibraryImpl::DispatchBatchLocked() {
   const double now = events_.now();
   const double max_age = config_.scheduler.max_age_s;
   // Cartridges in their slots with queued work, oldest request first.
-  std::vector<std::pair<uint64_t, const std::string*>> waiting;
+  struct Waiting {
+    uint64_t oldest_id;
+    double submitted;  // of the oldest request
+    const std::string* name;
+    const Cartridge* cartridge;
+  };
+  std::vector<Waiting> waiting;
   for (const auto& [name, c] : cartridges_) {
     if (c.drive < 0 && !c.returning && !c.queue.empty()) {
-      waiting.emplace_back(c.queue.front(), &name);
+      waiting.push_back({c.queue.front().id, c.queue.front().submitted, &name, &c});
     }
   }
-  std::sort(waiting.begin(), waiting.end());
+  std::sort(waiting.begin(), waiting.end(),
+            [](const Waiting& a, const Waiting& b) { return a.oldest_id < b.oldest_id; });
   // The starvation barrier: when a cartridge has waited max_age_s for a drive, mounted drives
   // stop taking requests younger than its oldest one. They finish what is older, then one of them
   // is handed over (PreemptForLocked). Without an overdue cartridge a mount serves its whole
   // queue, late arrivals included.
   double barrier = std::numeric_limits<double>::infinity();
   if (!waiting.empty()) {
-    const double oldest = requests_.at(waiting.front().first).submitted;
+    const double oldest = waiting.front().submitted;
     if (now - oldest >= max_age) barrier = oldest;
   }
 
@@ -400,23 +413,23 @@ void LibraryImpl::DispatchBatchLocked() {
       StartUnloadLocked(d);
       continue;
     }
-    std::vector<QueuedRequest> queue;
-    for (uint64_t id : cartridges_[drive.cartridge].queue) {
-      const Request& r = requests_.at(id);
-      if (r.submitted <= barrier) {
-        queue.push_back({id, r.request.extent.start_block, r.blocks, r.submitted});
-      }
-    }
-    if (queue.empty()) continue;
-    ServeLocked(d, queue[policy_.pick_next(queue, drive.head_block, locate_)].id);
+    const std::vector<QueuedRequest>& all = cartridges_[drive.cartridge].queue;
+    // Arrival order: the requests at or before the barrier are a prefix.
+    const auto eligible = std::span<const QueuedRequest>(
+        all.begin(), std::partition_point(all.begin(), all.end(), [&](const QueuedRequest& q) {
+          return q.submitted <= barrier;
+        }));
+    if (eligible.empty()) continue;
+    ServeLocked(d, eligible[policy_.pick_next(eligible, drive.head_block, locate_)].id);
   }
 
   // 2. Waiting cartridges that meet the mount criteria get free drives, oldest request first.
   double next_poke = std::numeric_limits<double>::infinity();
   bool no_drive = false;
-  for (const auto& [oldest_id, name] : waiting) {
-    const Cartridge& c = cartridges_[*name];
-    const double submitted = requests_.at(oldest_id).submitted;
+  for (const Waiting& w : waiting) {
+    const Cartridge& c = *w.cartridge;
+    const std::string* name = w.name;
+    const double submitted = w.submitted;
     const double age = now - submitted;
     if (!MountEligible(config_.scheduler, c.queue.size(), c.queued_bytes, age)) {
       next_poke = std::min(next_poke, submitted + max_age);
@@ -444,11 +457,9 @@ bool LibraryImpl::PreemptForLocked(const std::string& cartridge, double oldest_s
   for (size_t d = 0; d < drives_.size(); ++d) {
     const Drive& drive = drives_[d];
     if (!Preemptable(drive)) continue;
-    bool has_older = false;
-    for (uint64_t id : cartridges_[drive.cartridge].queue) {
-      has_older = has_older || requests_.at(id).submitted <= oldest_submitted;
-    }
-    if (has_older) continue;
+    const std::vector<QueuedRequest>& queue = cartridges_[drive.cartridge].queue;
+    // Arrival order: the front is the oldest.
+    if (!queue.empty() && queue.front().submitted <= oldest_submitted) continue;
     // An idle drive first, then the one mounted longest.
     if (best < 0 || std::pair(drive.serving.has_value(), drive.mounted_at) <
                         std::pair(drives_[best].serving.has_value(), drives_[best].mounted_at)) {
@@ -530,6 +541,17 @@ void LibraryImpl::OnFetchedLocked(size_t d, uint64_t generation, const std::stri
     PutAwayLocked(cartridge);
     return;
   }
+  if (drive.state != DriveState::kEmpty) {
+    drive.incoming_here = true;  // fetched ahead: waits for the unload (OnUnloadedLocked)
+    return;
+  }
+  LoadIncomingLocked(d);
+}
+
+void LibraryImpl::LoadIncomingLocked(size_t d) {
+  Drive& drive = drives_[d];
+  const std::string cartridge = std::move(drive.incoming);
+  drive.incoming_here = false;
   drive.cartridge = cartridge;
   drive.incoming.clear();
   SetStateLocked(d, DriveState::kLoading);
@@ -550,7 +572,7 @@ void LibraryImpl::ServeLocked(size_t d, uint64_t id) {
   Drive& drive = drives_[d];
   Request& r = requests_.at(id);
   Cartridge& c = cartridges_[drive.cartridge];
-  std::erase(c.queue, id);
+  std::erase_if(c.queue, [id](const QueuedRequest& q) { return q.id == id; });
   c.queued_bytes -= r.request.extent.bytes;
   r.drive = static_cast<int>(d);
   if (r.service_start < 0) r.service_start = events_.now();
@@ -627,6 +649,11 @@ void LibraryImpl::StartUnloadLocked(size_t d) {
                                                     : p.rewind_large_s;
   SetStateLocked(d, DriveState::kRewinding);
   AfterForDriveLocked(d, rewind_s, &LibraryImpl::OnRewoundLocked);
+  // The next cartridge is fetched while this one rewinds and unloads (tens of seconds), as real
+  // libraries do, instead of after the put-away: the exchange then costs the drive no robot time.
+  if (!drive.incoming.empty() && !cartridges_[drive.incoming].fetch_in_flight) {
+    StartFetchLocked(d);
+  }
 }
 
 void LibraryImpl::OnRewoundLocked(size_t d) {
@@ -642,12 +669,13 @@ void LibraryImpl::OnUnloadedLocked(size_t d) {
   drive.bytes_this_mount = 0;
   SetStateLocked(d, DriveState::kEmpty);
   PutAwayLocked(cartridge);
-  // The robot queue is FIFO: the next cartridge's fetch goes after this put-away.
-  if (!drive.incoming.empty()) {
-    StartFetchLocked(d);
-  } else {
+  if (drive.incoming.empty()) {
     RequestDispatchLocked();
-  }
+  } else if (drive.incoming_here) {
+    LoadIncomingLocked(d);  // fetched during the rewind: no robot wait between the two mounts
+  } else if (!cartridges_[drive.incoming].fetch_in_flight) {
+    StartFetchLocked(d);  // reserved after the unload began: fetched now, after the put-away
+  }                       // else: on its way; OnFetchedLocked loads it
 }
 
 void LibraryImpl::PutAwayLocked(const std::string& cartridge) {
@@ -678,6 +706,8 @@ void LibraryImpl::DriveDownLocked(size_t d) {
     Cartridge& in = cartridges_[drive.incoming];
     in.drive = -1;
     if (in.fetch_in_flight) in.returning = true;
+    if (drive.incoming_here) PutAwayLocked(drive.incoming);  // fetched ahead, waiting here
+    drive.incoming_here = false;
     drive.incoming.clear();
   }
   if (!drive.cartridge.empty()) {
@@ -697,7 +727,9 @@ void LibraryImpl::RequeueLocked(uint64_t id) {
   r.drive = -1;
   Cartridge& c = cartridges_[r.request.extent.cartridge];
   // Back in its place by arrival order, so fifo and max-age still see it as old as it is.
-  c.queue.insert(std::lower_bound(c.queue.begin(), c.queue.end(), id), id);
+  c.queue.insert(std::lower_bound(c.queue.begin(), c.queue.end(), id,
+                                  [](const QueuedRequest& q, uint64_t v) { return q.id < v; }),
+                 QueuedRequest{id, r.request.extent.start_block, r.blocks, r.submitted});
   c.queued_bytes += r.request.extent.bytes;
   metrics_.Requeued();
 }
@@ -717,7 +749,7 @@ void LibraryImpl::CompleteLocked(uint64_t id, RecallOutcome outcome, std::string
   if (outcome == RecallOutcome::kShutdown) {
     // Still queued somewhere: take it out so nothing refers to a finished request.
     if (auto cit = cartridges_.find(r.request.extent.cartridge); cit != cartridges_.end()) {
-      std::erase(cit->second.queue, id);
+      std::erase_if(cit->second.queue, [id](const QueuedRequest& q) { return q.id == id; });
     }
   }
   if (r.write) {

@@ -35,8 +35,11 @@ std::string_view DriveStateName(DriveState state);
 struct Drive {
   std::string name;  // "drive0", ...
   DriveState state = DriveState::kEmpty;
-  std::string cartridge;            // the one in the drive (LOADING .. UNLOADING), else ""
-  std::string incoming;             // reserved: the robot is bringing (or will bring) this one
+  std::string cartridge;  // the one in the drive (LOADING .. UNLOADING), else ""
+  std::string incoming;   // reserved: the robot is bringing (or will bring) this one
+  // The robot brought `incoming` while the old cartridge was still rewinding or unloading
+  // (fetched ahead, as real libraries do); it loads the moment the drive is empty.
+  bool incoming_here = false;
   uint64_t head_block = 0;          // the head sits before this block
   uint64_t bytes_this_mount = 0;    // decides the rewind time before unload
   std::optional<uint64_t> serving;  // request id being located, read or written

@@ -43,7 +43,7 @@ TEST_CASE("library: one recall on an empty library = robot move + load + locate 
   CHECK(lib->TotalSeconds(Activity::kRobotMove) == doctest::Approx(12));
 }
 
-TEST_CASE("library: a second cartridge on one drive: rewind + unload + put-away + fetch") {
+TEST_CASE("library: a second cartridge on one drive: fetched during the rewind, no robot wait") {
   LibraryConfig config = DiscreteConfig("fifo");
   auto lib = MakeLibrary(config);
   REQUIRE(lib->AddCartridge("A").ok());
@@ -57,9 +57,10 @@ TEST_CASE("library: a second cartridge on one drive: rewind + unload + put-away 
   REQUIRE(c.done.size() == 2);
   // A: fetch 12 + load 17 + no locate (block 0 is under the head at BOT) + read 1.
   CHECK(c.done[0].done.count() == doctest::Approx(30));
-  // B: rewind 55 (< 5 GB moved) + unload 30 + put-away 12 + fetch 12 + load 17 + locate + read 1.
-  CHECK(c.done[1].done.count() ==
-        doctest::Approx(30 + 55 + 30 + 12 + 12 + 17 + locate.Seconds(0, 1000) + 1));
+  // B: rewind 55 (< 5 GB moved) + unload 30 + load 17 + locate + read 1. The robot fetched B
+  // while A rewound and puts A away after the exchange: neither move is on B's path.
+  CHECK(c.done[1].done.count() == doctest::Approx(30 + 55 + 30 + 17 + locate.Seconds(0, 1000) + 1));
+  CHECK(lib->TotalSeconds(Activity::kRobotMove) == doctest::Approx(3 * 12));
   CHECK(lib->Mounts() == 2);
   CHECK(lib->TotalSeconds(Activity::kRewinding) == doctest::Approx(55));
   CHECK(lib->TotalSeconds(Activity::kUnloading) == doctest::Approx(30));
@@ -86,7 +87,7 @@ TEST_CASE("library: drive and robot state sequences for two cartridges on one dr
                                                   "rewinding A", "unloading A", "loading B",
                                                   "locating B", "reading B"});
   CHECK(Lane(*lib, 1) ==
-        std::vector<std::string>{"robot_move A", "robot_move A \u2190", "robot_move B"});
+        std::vector<std::string>{"robot_move A", "robot_move B", "robot_move A \u2190"});
   CHECK(lib->StateOf(0) == DriveState::kReady);
 }
 
@@ -97,12 +98,14 @@ TEST_CASE("library: a drive that goes down while unloading hands its next cartri
   Completions c;
   lib->Submit(Recall("A", 0, 400 * kMB), c.Callback());
   lib->Submit(Recall("B", 0, 400 * kMB), c.Callback());
-  lib->RunUntil(SimDuration(100));  // A read by 30, rewinding 30..85, unloading 85..115
+  // A read by 30, rewinding 30..85, unloading 85..115; B fetched ahead 30..42, waiting.
+  lib->RunUntil(SimDuration(100));
   REQUIRE(lib->StateOf(0) == DriveState::kUnloading);
   lib->Inject(Fault{.kind = Fault::Kind::kDriveDown, .target = "drive0"});
-  // A's put-away ends at 112; the unload that would have ended at 115 is a no-op event now.
+  // A's put-away 100..112, then B's 112..124; the unload that would have ended at 115 is a
+  // no-op event now.
   const double up_at = lib->RunUntilIdle().count();
-  CHECK(up_at == doctest::Approx(115));
+  CHECK(up_at == doctest::Approx(124));
   CHECK(c.done.size() == 1);  // B waits: no drive
   lib->Inject(Fault{.kind = Fault::Kind::kDriveUp, .target = "drive0"});
   lib->RunUntilIdle();
