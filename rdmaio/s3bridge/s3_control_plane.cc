@@ -3,6 +3,7 @@
 #include <string_view>
 #include <utility>
 
+#include "s3/client/endpoint_set.h"
 #include "s3/client/object_headers.h"
 #include "s3/client/request_target.h"
 
@@ -43,7 +44,11 @@ Result<std::unique_ptr<S3ControlPlane>> S3ControlPlane::Create(
     return Status::InvalidArgument("S3ControlPlane: RDMA needs an explicit endpoint");
   }
   s3::TransportOptions t;
-  REELFS_ASSIGN_OR_RETURN(t.endpoint, s3::ParseEndpoint(options.endpoint));
+  // Several front ends: the RDMA control plane talks to the first (docs/s3-client.md "Several
+  // endpoints": RDMA sessions are not spread yet; the HTTP path is).
+  const std::vector<std::string> urls = s3::EndpointSet::SplitList(options.endpoint);
+  if (urls.empty()) return Status::InvalidArgument("S3ControlPlane: no endpoint");
+  REELFS_ASSIGN_OR_RETURN(t.endpoint, s3::ParseEndpoint(urls.front()));
   t.addressing = s3::Addressing::kPath;  // "/.hipobj-rc/prepare" is a path, not a bucket
   t.region = options.region;
   t.credentials = options.credentials;

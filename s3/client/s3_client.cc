@@ -34,7 +34,10 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(ClientOptions options) {
   TransportOptions t;
   const std::string endpoint =
       options.endpoint.empty() ? AwsEndpointForRegion(options.region) : options.endpoint;
-  REELFS_ASSIGN_OR_RETURN(t.endpoint, ParseEndpoint(endpoint));
+  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<EndpointSet> endpoints,
+                          EndpointSet::Create(EndpointSet::SplitList(endpoint), {}));
+  t.endpoint = endpoints->endpoint(0);
+  t.endpoints = std::move(endpoints);
   t.addressing = options.addressing;
   t.region = options.region;
   t.credentials = options.credentials;
@@ -72,6 +75,10 @@ S3Client::~S3Client() = default;
 
 Transport& S3Client::PickTransport() {
   return *transports_[next_transport_.fetch_add(1, std::memory_order_relaxed) % transports_.size()];
+}
+
+std::vector<EndpointStats> S3Client::endpoint_stats() const {
+  return transports_.front()->options().endpoints->Stats();
 }
 
 ClientCounters S3Client::counters() const {

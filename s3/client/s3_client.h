@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "s3/client/endpoint_set.h"
 #include "s3/client/request_target.h"
 #include "s3/client/retry_policy.h"
 #include "s3/client/transport.h"
@@ -35,6 +36,8 @@ namespace reelfs::s3 {
 
 struct ClientOptions {
   // "http(s)://host[:port][/path]". Empty: AWS for `region` (https://s3.REGION.amazonaws.com).
+  // Several, comma-separated ("http://a:7070,http://b:7070"): front ends of one store; requests
+  // are spread over the healthy ones and fail over (s3/client/endpoint_set.h).
   std::string endpoint;
   // SigV4 signing region.
   std::string region = "us-east-1";
@@ -112,6 +115,8 @@ class S3Client final : public ObjectStore {
   void RestoreObject(const RestoreObjectRequest& req, Callback<RestoreOutcome> done) override;
 
   ClientCounters counters() const;
+  // Per endpoint: requests, bytes, errors, up or down (one entry with a single endpoint).
+  std::vector<EndpointStats> endpoint_stats() const;
   const ClientOptions& options() const { return options_; }
 
  private:

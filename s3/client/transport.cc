@@ -16,6 +16,7 @@
 #include "common/thread_annotations.h"
 #include "s3/client/curl_handles.h"
 #include "s3/client/curl_status.h"
+#include "s3/client/endpoint_set.h"
 #include "s3/client/object_headers.h"
 #include "s3/client/operation_internal.h"
 #include "s3/client/redact.h"
@@ -96,6 +97,12 @@ struct Exchange {
   std::string payload_hash;
   std::string content_md5;
   int attempt = 0;  // attempts started
+  // The endpoint of the current attempt (EndpointSet index), whether it is counted there, the one
+  // the previous attempt failed on, and for an active probe the endpoint it is pinned to.
+  size_t endpoint = 0;
+  bool endpoint_held = false;
+  std::optional<size_t> failed_endpoint;
+  std::optional<size_t> probe_endpoint;
 
   // Per attempt (reset by ResetAttempt).
   CurlEasy easy;      // owned while the attempt runs; back to the pool afterwards
@@ -435,6 +442,7 @@ struct Transport::Impl {
   std::multimap<SteadyTime, Exchange*> retry_timers;  // loop thread only
   std::deque<std::unique_ptr<Exchange>> fresh;        // loop thread only; reused each turn
   SigningKeyCache signing_keys;                       // loop thread only
+  std::optional<SteadyTime> next_probe;               // loop thread only
 
   // Lock order: `mu` is a leaf; never held while calling libcurl or a completion.
   Mutex mu;
@@ -454,6 +462,8 @@ struct Transport::Impl {
   int PollTimeoutMs() const;
   void Shutdown();
 
+  void StartDueProbes();
+  void FinishEndpoint(Exchange& ex, EndpointSet::Outcome outcome, uint64_t bytes);
   void StartAttempt(std::unique_ptr<Exchange> owned_or_null, Exchange* ex);
   Status ConfigureEasy(Exchange& ex);
   Status BuildHeaders(Exchange& ex, const RequestTarget& target);
@@ -466,7 +476,10 @@ struct Transport::Impl {
 };
 
 Result<std::unique_ptr<Transport>> Transport::Create(TransportOptions options) {
-  if (options.endpoint.host.empty()) return Status::InvalidArgument("S3 endpoint has no host");
+  if (!options.endpoints) {
+    if (options.endpoint.host.empty()) return Status::InvalidArgument("S3 endpoint has no host");
+    options.endpoints = EndpointSet::Single(options.endpoint);
+  }
   auto impl = std::make_shared<Impl>(std::move(options));
   REELFS_RETURN_IF_ERROR(impl->curl_global.status());
   impl->multi.reset(curl_multi_init());
@@ -511,7 +524,10 @@ TransportCounters Transport::counters() const {
   return c;
 }
 
-void Transport::Submit(HttpRequest request, HttpCallback done) {
+namespace {
+
+std::unique_ptr<Exchange> PrepareExchange(HttpRequest request, HttpCallback done,
+                                          uint64_t unsigned_payload_min_bytes) {
   auto ex = std::make_unique<Exchange>();
   ex->req = std::move(request);
   ex->done = std::move(done);
@@ -523,7 +539,7 @@ void Transport::Submit(HttpRequest request, HttpCallback done) {
   // Hashing runs here, on the caller's thread, so a large body never stalls the event loop.
   const std::string_view body_text(reinterpret_cast<const char*>(ex->upload.data()),
                                    ex->upload.size());
-  const uint64_t threshold = impl_->options.unsigned_payload_min_bytes;
+  const uint64_t threshold = unsigned_payload_min_bytes;
   if (ex->upload.empty()) {
     ex->payload_hash = std::string(kEmptyPayloadSha256);
   } else if (threshold > 0 && ex->upload.size() >= threshold) {
@@ -541,6 +557,14 @@ void Transport::Submit(HttpRequest request, HttpCallback done) {
     }
   }
   if (ex->req.content_md5) ex->content_md5 = Base64Encode(Md5(body_text));
+  return ex;
+}
+
+}  // namespace
+
+void Transport::Submit(HttpRequest request, HttpCallback done) {
+  std::unique_ptr<Exchange> ex = PrepareExchange(std::move(request), std::move(done),
+                                                 impl_->options.unsigned_payload_min_bytes);
   impl_->requests.fetch_add(1, std::memory_order_relaxed);
   {
     MutexLock lock(impl_->mu);
@@ -560,6 +584,7 @@ void Transport::Submit(HttpRequest request, HttpCallback done) {
 void Transport::Impl::Run() {
   while (TakeSubmitted()) {
     FireRetryTimers();
+    if (options.endpoints->size() > 1) StartDueProbes();
     if (live_with_token > 0) AbortCancelled();
     int running = 0;
     curl_multi_perform(multi.get(), &running);
@@ -610,6 +635,36 @@ void Transport::Impl::FireRetryTimers() {
   }
 }
 
+// Active probes of endpoints that were marked down and whose backoff has ended: HEAD / on that
+// endpoint alone, one attempt. Any HTTP answer (even 403 or 405) means the server is back.
+void Transport::Impl::StartDueProbes() {
+  const SteadyTime now = std::chrono::steady_clock::now();
+  next_probe.reset();
+  for (size_t i : options.endpoints->TakeDueProbes(now, &next_probe)) {
+    HttpRequest probe;
+    probe.method = "HEAD";
+    probe.single_attempt = true;
+    probe.what = "probe of " + options.endpoints->Stats()[i].url;
+    std::shared_ptr<EndpointSet> set = options.endpoints;
+    auto ex = PrepareExchange(
+        std::move(probe),
+        [set, i](Result<HttpResponse> r) {
+          const bool alive = r.ok() || r.status().detail().http_status > 0;
+          set->ProbeResult(i, alive, std::chrono::steady_clock::now());
+        },
+        0);
+    ex->probe_endpoint = i;
+    Exchange* raw = ex.get();
+    StartAttempt(std::move(ex), raw);
+  }
+}
+
+void Transport::Impl::FinishEndpoint(Exchange& ex, EndpointSet::Outcome outcome, uint64_t bytes) {
+  if (!ex.endpoint_held) return;
+  ex.endpoint_held = false;
+  options.endpoints->Finish(ex.endpoint, outcome, bytes, std::chrono::steady_clock::now());
+}
+
 // Transfers whose token was raised: libcurl calls the progress callback only about once a second
 // on a stalled transfer, so they are taken out of the multi here instead.
 void Transport::Impl::AbortCancelled() {
@@ -619,6 +674,7 @@ void Transport::Impl::AbortCancelled() {
   }
   for (Exchange* ex : cancelled) {
     curl_multi_remove_handle(multi.get(), ex->easy.get());
+    FinishEndpoint(*ex, EndpointSet::Outcome::kCancelled, 0);
     ReleaseEasy(*ex);
     Complete(ex, Status::Cancelled(ex->req.what + ": cancelled"));
   }
@@ -646,6 +702,11 @@ int Transport::Impl::PollTimeoutMs() const {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until).count();
     timeout_ms = static_cast<int>(std::clamp<int64_t>(ms + 1, 0, timeout_ms));
   }
+  if (next_probe) {
+    const auto until = *next_probe - std::chrono::steady_clock::now();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until).count();
+    timeout_ms = static_cast<int>(std::clamp<int64_t>(ms + 1, 0, timeout_ms));
+  }
   return timeout_ms;
 }
 
@@ -654,6 +715,7 @@ void Transport::Impl::Shutdown() {
   for (auto& [raw, ex] : live) {
     if (ex->easy) {
       curl_multi_remove_handle(multi.get(), ex->easy.get());
+      FinishEndpoint(*ex, EndpointSet::Outcome::kCancelled, 0);
       ReleaseEasy(*ex);
     }
   }
@@ -781,8 +843,15 @@ void Transport::Impl::SetMethodOptions(Exchange& ex) {
 }
 
 Status Transport::Impl::ConfigureEasy(Exchange& ex) {
-  const RequestTarget target = BuildRequestTarget(options.endpoint, options.addressing,
-                                                  ex.req.bucket, ex.req.key, ex.req.query);
+  if (ex.probe_endpoint) {
+    ex.endpoint = *ex.probe_endpoint;  // not counted: a probe is not a request
+  } else {
+    ex.endpoint = options.endpoints->Acquire(ex.failed_endpoint);
+    ex.endpoint_held = true;
+  }
+  const RequestTarget target =
+      BuildRequestTarget(options.endpoints->endpoint(ex.endpoint), options.addressing,
+                         ex.req.bucket, ex.req.key, ex.req.query);
   REELFS_RETURN_IF_ERROR(BuildHeaders(ex, target));
   SetTransferOptions(ex, target);
   SetMethodOptions(ex);
@@ -828,6 +897,7 @@ void Transport::Impl::StartAttempt(std::unique_ptr<Exchange> owned, Exchange* ex
     if (mc != CURLM_OK) st = Status::Internal(curl_multi_strerror(mc));
   }
   if (!st.ok()) {
+    FinishEndpoint(*ex, EndpointSet::Outcome::kCancelled, 0);
     ReleaseEasy(*ex);
     Complete(ex, std::move(st));
   }
@@ -852,6 +922,7 @@ void Transport::Impl::OnAttemptDone(Exchange* ex, CURLcode code) {
   curl_easy_getinfo(ex->easy.get(), CURLINFO_SIZE_DOWNLOAD_T, &down);
   bytes_sent.fetch_add(static_cast<uint64_t>(up), std::memory_order_relaxed);
   bytes_received.fetch_add(static_cast<uint64_t>(down), std::memory_order_relaxed);
+  const uint64_t moved = static_cast<uint64_t>(up) + static_cast<uint64_t>(down);
   ReleaseEasy(*ex);
 
   Status failure;
@@ -875,6 +946,21 @@ void Transport::Impl::OnAttemptDone(Exchange* ex, CURLcode code) {
     failure = ex->FinishBody();
     if (!failure.ok()) outcome.kind = AttemptOutcome::Kind::kConnectionError;
   }
+
+  // The endpoint's health: it failed if it could not be reached or answered 5xx (503 SlowDown is
+  // throttling, not a dead server); any other answer says it is alive.
+  const bool endpoint_failed =
+      !failure.ok() && (outcome.kind == AttemptOutcome::Kind::kConnectionError ||
+                        outcome.kind == AttemptOutcome::Kind::kTimeout ||
+                        (outcome.kind == AttemptOutcome::Kind::kHttpResponse &&
+                         outcome.http_status >= 500 && outcome.s3_code != "SlowDown"));
+  FinishEndpoint(*ex,
+                 failure.ok()      ? EndpointSet::Outcome::kOk
+                 : endpoint_failed ? EndpointSet::Outcome::kEndpointFailure
+                 : outcome.kind == AttemptOutcome::Kind::kLocalError
+                     ? EndpointSet::Outcome::kCancelled
+                     : EndpointSet::Outcome::kOtherError,
+                 moved);
 
   if (failure.ok()) {
     HttpResponse resp;
@@ -923,7 +1009,11 @@ void Transport::Impl::OnAttemptDone(Exchange* ex, CURLcode code) {
                        ex->req.what);
       ex->RestartFromScratch();
     }
-    const auto delay = policy.Delay(ex->attempt);
+    ex->failed_endpoint = ex->endpoint;
+    // Another endpoint is up: fail over at once instead of backing off on this one.
+    const auto delay = endpoint_failed && options.endpoints->OtherUp(ex->endpoint)
+                           ? std::chrono::milliseconds(0)
+                           : policy.Delay(ex->attempt);
     REELFS_LOG_DEBUG(kLog, "{} attempt {} failed ({}); retrying in {} ms", ex->req.what,
                      ex->attempt, failure.ToString(), delay.count());
     retry_timers.emplace(std::chrono::steady_clock::now() + delay, ex);
@@ -943,7 +1033,7 @@ void Transport::Impl::Complete(Exchange* ex, Result<HttpResponse> result) {
     live.erase(it);
     if (owned->req.cancel) --live_with_token;
   }
-  if (!result.ok()) failures.fetch_add(1, std::memory_order_relaxed);
+  if (!result.ok() && !ex->probe_endpoint) failures.fetch_add(1, std::memory_order_relaxed);
   HttpCallback done = std::move(ex->done);
   if (owned) ReleaseEasy(*owned);
   owned.reset();  // request memory is released before the caller learns it is done

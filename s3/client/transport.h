@@ -43,8 +43,13 @@ namespace reelfs::s3 {
 
 class RefreshingCredentials;
 
+class EndpointSet;
+
 struct TransportOptions {
-  Endpoint endpoint;
+  Endpoint endpoint;  // used when `endpoints` is not set
+  // Several endpoints, shared by the client's transports (s3/client/endpoint_set.h): each attempt
+  // goes to a healthy one, a failed attempt is retried on another.
+  std::shared_ptr<EndpointSet> endpoints;
   Addressing addressing = Addressing::kPath;
   std::string region = "us-east-1";
   Credentials credentials;

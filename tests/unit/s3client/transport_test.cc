@@ -23,6 +23,7 @@
 #include "common/strings.h"
 #include "common/unique_fd.h"
 #include "s3/await.h"
+#include "s3/client/endpoint_set.h"
 #include "s3/client/object_headers.h"
 #include "s3/client/refreshing_credentials.h"
 #include "s3/client/s3_client.h"
@@ -800,4 +801,46 @@ TEST_CASE("malformed XML in a listing is a protocol violation (kDataLoss), not k
     CHECK(r.status().detail().http_status == 0);
     CHECK(Has(std::string(r.status().message()), "HTTP 200"));
   }
+}
+
+// Several endpoints (s3/client/endpoint_set.h): a body broken on one is resumed on another with
+// If-Match; the broken one is probed (HEAD /) and comes back.
+TEST_CASE("two endpoints: a body broken on one resumes on the other, the first is probed back") {
+  const std::string body = Body(1000);
+  // Endpoint A: breaks off mid-body (it "dies"), then answers the probe.
+  ScriptedServer a({BrokenAt400(body), "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"});
+  // Endpoint B: serves the resumed range.
+  ScriptedServer b({ResumedFrom400(body, "e1")});
+  auto set = EndpointSet::Create({"http://127.0.0.1:" + std::to_string(a.port()),
+                                  "http://127.0.0.1:" + std::to_string(b.port())},
+                                 {20ms, 200ms});
+  REQUIRE(set.ok());
+  std::shared_ptr<EndpointSet> endpoints = std::move(set).value();
+  TransportOptions o;
+  o.endpoints = endpoints;
+  o.credentials = {"AKID", "secret", ""};
+  o.retry = {.max_attempts = 3, .base = 10s, .cap = 10s};  // a backoff would show as a hang
+  auto created = Transport::Create(o);
+  REQUIRE(created.ok());
+  auto t = std::move(created).value();
+  std::vector<std::byte> buf(1000);
+  auto r = Run(*t, StreamGet(buf, std::nullopt));
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK(std::string(reinterpret_cast<char*>(buf.data()), 1000) == body);
+  REQUIRE(b.requests().size() == 1);
+  CHECK(Has(b.requests()[0], "range: bytes=400-999"));
+  CHECK(Has(b.requests()[0], "if-match: \"e1\""));
+  auto stats = endpoints->Stats();
+  CHECK(stats[0].errors == 1);
+  CHECK(stats[0].downs == 1);
+  CHECK(stats[1].requests == 1);
+  CHECK(stats[1].bytes >= 600);
+  // The probe: A answers HEAD / and is up again, with no request of ours involved.
+  for (int i = 0; i < 500 && !endpoints->Stats()[0].up; ++i) std::this_thread::sleep_for(10ms);
+  stats = endpoints->Stats();
+  CHECK(stats[0].up);
+  CHECK(stats[0].probes == 1);
+  REQUIRE(a.requests().size() == 2);
+  CHECK(a.requests()[1].rfind("HEAD / ", 0) == 0);
+  CHECK(t->counters().failures == 0);
 }
