@@ -82,7 +82,12 @@ int main(int argc, char** argv) {
   // added, so it is set first.
   app.fallthrough();
   GlobalArgs g;
-  app.add_option("--endpoint", g.endpoint, "S3 endpoint URL (default: AWS_ENDPOINT_URL, config)");
+  // Several endpoints (repeated, or a comma list): front ends of one store (docs/s3-client.md).
+  app.add_option("--endpoint", g.endpoint,
+                 "S3 endpoint URL; several: repeat it or give a comma list (default: "
+                 "AWS_ENDPOINT_URL, config)")
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   app.add_option("--profile", g.profile, "AWS profile (default: AWS_PROFILE, 'default')");
   app.add_option("--region", g.region, "signing region (default: AWS_REGION, config, us-east-1)");
   app.add_option("--ca-bundle", g.ca_bundle, "PEM file of CAs trusted for https");

@@ -69,6 +69,20 @@ void ClientFamilies(const s3::S3Client& client, PromText& out) {
   one("reelfs_s3_failures_total", "S3 operations that ended with an error", c.failures);
   one("reelfs_s3_sent_bytes_total", "S3 request body bytes", c.bytes_sent);
   one("reelfs_s3_received_bytes_total", "S3 response body bytes", c.bytes_received);
+  // Per endpoint (several front ends: s3/client/endpoint_set.h).
+  const std::vector<s3::EndpointStats> stats = client.endpoint_stats();
+  auto each = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
+    out.Family(name, type, help);
+    for (const s3::EndpointStats& e : stats) out.Sample(name, {{"endpoint", e.url}}, value(e));
+  };
+  each("reelfs_s3_endpoint_attempts_total", "counter", "HTTP attempts sent to each endpoint",
+       [](const s3::EndpointStats& e) { return D(e.requests); });
+  each("reelfs_s3_endpoint_bytes_total", "counter", "body bytes moved by each endpoint's attempts",
+       [](const s3::EndpointStats& e) { return D(e.bytes); });
+  each("reelfs_s3_endpoint_errors_total", "counter", "failed attempts per endpoint",
+       [](const s3::EndpointStats& e) { return D(e.errors); });
+  each("reelfs_s3_endpoint_up", "gauge", "1 while the endpoint is taking requests, 0 while down",
+       [](const s3::EndpointStats& e) { return e.up ? 1.0 : 0.0; });
 }
 
 // From RdmaDataPath::metrics_json: one sample per channel and path.

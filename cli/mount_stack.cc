@@ -134,6 +134,20 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
     }
   }
   fuse::DataPath data_path{stack->rdma_.channel, stack->rdma_.metrics_json};
+  data_path.endpoints_json = [client = stack->s3_.client.get()] {
+    Json out = Json::array();
+    for (const s3::EndpointStats& e : client->endpoint_stats()) {
+      out.push_back({{"endpoint", e.url},
+                     {"state", e.up ? "up" : "down"},
+                     {"requests", e.requests},
+                     {"bytes", e.bytes},
+                     {"errors", e.errors},
+                     {"downs", e.downs},
+                     {"probes", e.probes},
+                     {"in_flight", e.in_flight}});
+    }
+    return out;
+  };
   // The local cache: refusing the mount (its directory unusable or another mount's) is the
   // clear answer; reads then go through the caching decorator, everything else straight on.
   std::shared_ptr<s3::ObjectStore> fs_store = stack->s3_.store;
@@ -248,6 +262,11 @@ Status MountStack::Serve() {
                   "re_requests={} failures={}",
                   c.offline_reads, c.restore_waits, c.xattr_refreshes, rc.restore_requests,
                   rc.head_requests, rc.waiters, rc.completed, rc.re_requests, rc.failures);
+  for (const s3::EndpointStats& e : s3_.client->endpoint_stats()) {
+    REELFS_LOG_INFO(kSubject,
+                    "endpoint {}: state={} requests={} bytes={} errors={} downs={} probes={}",
+                    e.url, e.up ? "up" : "down", e.requests, e.bytes, e.errors, e.downs, e.probes);
+  }
   if (rdma_.log_line) {
     REELFS_LOG_INFO(kSubject, "rdma: {} registration_failures={}", rdma_.log_line(),
                     pool_->stats().registration_failures);

@@ -118,6 +118,9 @@ say "reelfs ls s3://dataset/ (the bucket's top level)"
 "$reelfs" ls s3://dataset/
 say "reelfs ls s3://dataset/models/"
 "$reelfs" ls s3://dataset/models/
+say "Two endpoints, the first one dead (port 9): it is marked down and the request goes to the other"
+"$reelfs" ls s3://dataset/models/ --endpoint "http://127.0.0.1:9,$AWS_ENDPOINT_URL" 2>&1 |
+  sed 's/^[0-9T:.-]*Z //'
 say "reelfs stat s3://dataset/models/checkpoint-a.pt"
 "$reelfs" stat s3://dataset/models/checkpoint-a.pt
 if command -v aws >/dev/null; then

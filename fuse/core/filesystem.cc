@@ -105,8 +105,10 @@ std::string Core::MetricsJson() const {
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
   const Json side_channel = data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
   const Json cache = data_path_.cache != nullptr ? data_path_.cache->StatsJson() : Json();
+  const Json endpoints = data_path_.endpoints_json ? data_path_.endpoints_json() : Json();
   return DumpJson(Json{{"version", 1},
                        {"fs", fs},
+                       {"endpoints", endpoints},
                        {"data_path", data_path},
                        {"side_channel", side_channel},
                        {"cache", cache}});

@@ -101,6 +101,9 @@ struct DataPath {
   // The side channel's counters (api/server), the "side_channel" member of user.reelfs.metrics;
   // unset or a null value: `null`. Called from any thread.
   std::function<Json()> side_channel_json;
+  // The S3 endpoints' counters and state (s3/client/endpoint_set.h), the "endpoints" member of
+  // user.reelfs.metrics; unset: `null`. Called from any thread.
+  std::function<Json()> endpoints_json;
   // The local object cache (`reelfs mount --cache`, docs/cache.md); null: none. The store given
   // to CreateFileSystem must then be a CachingStore over it (cache/caching_store.h): reads fill it
   // and are served from it. The FileSystem asks it which objects are here whole: those read
