@@ -8,7 +8,9 @@
 #    returns the right bytes, never wrong ones; the mount on front end 1 reads on unaffected;
 #    once radosgw 2 is back on its port, the same mount reads the file byte-exact again (no
 #    remount).
-# (Failover of one mount across both front ends is the scale-out issue's multi-endpoint client.)
+#  - one mount over both front ends (`--endpoint EP1,EP2`): radosgw 1 SIGKILLed while it reads
+#    256 MiB, the read finishes with the right bytes through front end 2; radosgw 1 back on its
+#    port is probed back and takes requests again (user.reelfs.metrics "endpoints").
 # Run by tests/ceph/run.sh (E2E_SERVER=rgw).
 source "$(dirname "$0")/../e2e/lib.sh"
 e2e_init ceph-frontends 230
@@ -77,4 +79,50 @@ got2=$(sha256sum <"$WORK/m2/big.bin" | cut -d' ' -f1) || fail "read after restar
 
 unmount_and_wait "$WORK/m2" "$PID2"
 unmount_and_wait "$WORK/m1" "$PID1"
+
+step "one mount over both front ends: radosgw 1 SIGKILLed mid-read, the read goes on through 2"
+ENDPOINT="$EP1,$EP2" MOUNT_DIR="$WORK/m3" MOUNT_LOG="$WORK/m3.log" mount_bucket front
+PID3=$MOUNT_PID
+field() {  # field I NAME: endpoint I of the mount on m3 (user.reelfs.metrics)
+  getfattr --absolute-names --only-values -n user.reelfs.metrics "$WORK/m3" |
+    "$PY" -c 'import json,sys; print(json.load(sys.stdin)["endpoints"][int(sys.argv[1])][sys.argv[2]])' "$1" "$2"
+}
+# The reader pauses at 64 MiB; radosgw 1 is killed while it waits (the mount's prefetch in
+# flight on both front ends), then it reads on.
+"$PY" - "$WORK/m3/big.bin" "$WORK/pause" <<'PY' >"$WORK/m3.read" 2>&1 &
+import hashlib, os, sys, time
+path, mark = sys.argv[1:3]
+h, done = hashlib.sha256(), 0
+with open(path, "rb", buffering=0) as f:
+    while b := f.read(4 << 20):
+        h.update(b)
+        done += len(b)
+        if done == 64 << 20:
+            open(mark, "w").close()
+            while not os.path.exists(mark + ".go"):
+                time.sleep(0.01)
+print(h.hexdigest())
+PY
+reader=$!
+for _ in $(seq 3000); do [[ -e "$WORK/pause" ]] && break; kill -0 "$reader" 2>/dev/null || break; sleep 0.01; done
+[[ -e "$WORK/pause" ]] || fail "the reader on m3 did not reach 64 MiB: $(cat "$WORK/m3.read")"
+"$here/cluster.sh" rgw-kill "$CEPH_DIR" 1 || fail "could not kill radosgw 1"
+touch "$WORK/pause.go"
+wait "$reader" || fail "the read over both front ends failed: $(cat "$WORK/m3.read")"
+[[ $(cat "$WORK/m3.read") == "${want[big]}" ]] || fail "the read over both front ends returned WRONG bytes"
+[[ $(field 0 downs) -ge 1 ]] || fail "front end 1 was never marked down"
+echo "  the read finished byte-exact through front end 2 ($(field 1 requests) attempts there)"
+
+step "radosgw 1 back on its port: probed back, it takes requests again"
+"$here/cluster.sh" rgw-start "$CEPH_DIR" 1 || fail "could not restart radosgw 1"
+for _ in $(seq 300); do [[ $(field 0 state) == up ]] && break; sleep 0.1; done
+[[ $(field 0 state) == up ]] || fail "front end 1 not back in the mount's endpoint set"
+before=$(field 0 requests)
+for i in 0 1 2 3; do
+  got=$(sha256sum <"$WORK/m3/f$i.bin" | cut -d' ' -f1)
+  [[ $got == "${want[f$i]}" ]] || fail "m3/f$i.bin differs"
+done
+[[ $(field 0 requests) -gt $before ]] || fail "front end 1 took no request after it came back"
+echo "  front end 1 up again: $(( $(field 0 requests) - before )) attempts since"
+unmount_and_wait "$WORK/m3" "$PID3"
 echo "PASS"

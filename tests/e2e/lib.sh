@@ -46,6 +46,7 @@ find_python() {
 GW_PID=""
 MOUNT_PID=""
 WATCHDOG_PID=""
+EXTRA_PIDS=()  # more children a script started (several gateways), killed in teardown
 MOUNTED_DIRS=()
 
 _mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; }
@@ -101,6 +102,7 @@ e2e_teardown() {
   done
   [[ -n "$MOUNT_PID" ]] && _kill_wait "$MOUNT_PID"
   [[ -n "$GW_PID" ]] && _kill_wait "$GW_PID"
+  for p in "${EXTRA_PIDS[@]}"; do _kill_wait "$p"; done
   for d in "${MOUNTED_DIRS[@]}"; do
     if _mounted "$d"; then echo "teardown: $d still mounted, keeping $WORK" >&2; KEEP_WORK=1; fi
   done
