@@ -47,6 +47,19 @@ Status ReadSection(const YAML::Node& map, std::string_view origin, std::string_v
       REELFS_RETURN_IF_ERROR(ReadSection(value, origin, profile, nested->mount, nullptr));
       continue;
     }
+    if (key == "endpoint" && value.IsSequence()) {
+      // Several front ends (docs/s3-client.md "Several endpoints"): the flag's comma list.
+      std::string list;
+      for (const auto& item : value) {
+        if (!item.IsScalar()) {
+          return Error(origin, item,
+                       fmt::format("profile '{}': endpoint list items must be URLs", profile));
+        }
+        list += (list.empty() ? "" : ",") + item.Scalar();
+      }
+      into[key] = ConfigSetting{key, list, Where(origin, kv.first)};
+      continue;
+    }
     if (!value.IsScalar()) {
       return Error(origin, value,
                    fmt::format("profile '{}': {} must be a single value, not a {}", profile, key,

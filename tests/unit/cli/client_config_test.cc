@@ -55,6 +55,19 @@ TEST_SUITE("cli") {
     CHECK(ParseClientProfile("", "c.yaml", "").ok());  // an empty file
   }
 
+  TEST_CASE("config: endpoint as a list is the flag's comma list") {
+    auto p = ParseClientProfile("profiles:\n  default:\n    endpoint: [http://a:1, http://b:2]\n",
+                                "c.yaml", "");
+    REQUIRE_MESSAGE(p.ok(), p.status().ToString());
+    REQUIRE(p->has_value());
+    CHECK(ValueOf((*p)->global, "endpoint") == "http://a:1,http://b:2 @c.yaml:3");
+    auto bad = ParseClientProfile("profiles:\n  default:\n    endpoint: [[x]]\n", "c.yaml", "");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().ToString().find("endpoint list items") != std::string::npos);
+    auto region = ParseClientProfile("profiles:\n  default:\n    region: [a, b]\n", "c.yaml", "");
+    REQUIRE_FALSE(region.ok());  // only endpoint takes a list
+  }
+
   TEST_CASE("config: mistakes name the file and line") {
     auto missing = ParseClientProfile("profiles:\n  a: {}\n", "c.yaml", "b");
     REQUIRE_FALSE(missing.ok());
@@ -62,9 +75,9 @@ TEST_SUITE("cli") {
     auto unknown_top = ParseClientProfile("profiles: {}\nendpoint: x\n", "c.yaml", "");
     REQUIRE_FALSE(unknown_top.ok());
     CHECK(Mentions(unknown_top.status(), "c.yaml:2: unknown key 'endpoint'"));
-    auto list = ParseClientProfile("profiles:\n  a:\n    endpoint: [x, y]\n", "c.yaml", "a");
+    auto list = ParseClientProfile("profiles:\n  a:\n    region: [x, y]\n", "c.yaml", "a");
     REQUIRE_FALSE(list.ok());
-    CHECK(Mentions(list.status(), "c.yaml:3: profile 'a': endpoint must be a single value"));
+    CHECK(Mentions(list.status(), "c.yaml:3: profile 'a': region must be a single value"));
     auto mount = ParseClientProfile("profiles:\n  a:\n    mount: 3\n", "c.yaml", "a");
     REQUIRE_FALSE(mount.ok());
     CHECK(Mentions(mount.status(), "c.yaml:3: profile 'a': mount must be a mapping"));
