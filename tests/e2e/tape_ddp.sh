@@ -27,19 +27,7 @@ export PYTHONDONTWRITEBYTECODE=1
 WORLD=4
 
 step "200 files, 160 of them archived on 5 cartridges (with tape hints) and released"
-"$PY" - "$ROOT/data" "$WORK/data.sums" <<'PY'
-import hashlib, os, random, sys
-root, sums = sys.argv[1], sys.argv[2]
-rng = random.Random(4)
-with open(sums, "w") as out:
-    for i in range(200):
-        key = f"train/online/{i:05d}.bin" if i % 5 == 0 else f"train/tape/{i:05d}.bin"
-        data = rng.randbytes(16384)
-        os.makedirs(os.path.dirname(os.path.join(root, key)), exist_ok=True)
-        with open(os.path.join(root, key), "wb") as f:
-            f.write(data)
-        out.write(f"{hashlib.sha256(data).hexdigest()}  {key}\n")
-PY
+gen_train_set "$ROOT/data" "$WORK/data.sums" 4
 TAPE_SPEEDUP=5 TAPE_HINTS=true tape_config versitygw
 archive_offline data 5 key train/tape/
 start_tape_gateway

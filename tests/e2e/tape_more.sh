@@ -8,6 +8,7 @@
 #   mount_tape SPEC DIR MODE [opts]  # reelfs mount ... --offline=MODE with fast restore polling
 #   probe_read PATH [direct|nonblock] # prints OK <sha256> or the errno name (EAGAIN, EACCES, ...)
 #   wait_catalog BUCKET KEY STATE... # until the gateway's catalog shows KEY in one of STATEs
+#   gen_train_set DIR SUMS SEED      # 200 files of 16 KiB: train/online/ (every 5th), train/tape/
 
 # Where direct_read.py is (the aligned whole-file read probe_read and tape_modes.sh share).
 TAPE_MORE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -157,3 +158,22 @@ PY
 
 # catalog_count BUCKET STATE: how many objects of BUCKET the catalog has in STATE.
 catalog_count() { catalog_states "$1" | awk -F'\t' -v s="$2" '$2 == s { n++ } END { print n + 0 }'; }
+
+# gen_train_set DIR SUMS SEED: the training set of tape_sampler.sh and tape_ddp.sh: 200 files of
+# 16 KiB (seeded), every 5th under train/online/ (never archived), the rest under train/tape/;
+# "sha256  key" lines in SUMS.
+gen_train_set() {
+  "$PY" - "$1" "$2" "$3" <<'PY'
+import hashlib, os, random, sys
+root, sums, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rng = random.Random(seed)
+with open(sums, "w") as out:
+    for i in range(200):
+        key = f"train/online/{i:05d}.bin" if i % 5 == 0 else f"train/tape/{i:05d}.bin"
+        data = rng.randbytes(16384)
+        os.makedirs(os.path.dirname(os.path.join(root, key)), exist_ok=True)
+        with open(os.path.join(root, key), "wb") as f:
+            f.write(data)
+        out.write(f"{hashlib.sha256(data).hexdigest()}  {key}\n")
+PY
+}
