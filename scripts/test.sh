@@ -11,6 +11,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 jobs=$(nproc)
+# Four build trees, 2 GiB test objects and a Ceph cluster's scratch: a run needs about 20 GiB free
+# here and in TMPDIR. Said first, so a full disk later is not a mystery (the tests then fail with
+# ENOSPC / 507 InsufficientStorage, which is what they should do).
+for d in . "${TMPDIR:-/tmp}"; do
+  free_gib=$(( $(df -Pk "$d" | awk 'NR == 2 { print $4 }') / 1048576 ))
+  if (( free_gib < 20 )); then
+    echo "test.sh: WARNING: only $free_gib GiB free under $d; a full run needs about 20 GiB" >&2
+  fi
+done
 scripts/setup.sh
 # setup.sh installed Ceph: the Ceph RGW test bed (tests/ceph/run.sh) must come up, not skip.
 export REELFS_REQUIRE_CEPH=1
