@@ -697,16 +697,13 @@ void Transport::Impl::ReapFinished() {
 // retries and tokens are looked at at least that often).
 int Transport::Impl::PollTimeoutMs() const {
   int timeout_ms = live_with_token > 0 ? kCancelPollMs : kIdlePollMs;
-  if (!retry_timers.empty()) {
-    const auto until = retry_timers.begin()->first - std::chrono::steady_clock::now();
+  const auto wake_by = [&](SteadyTime at) {
+    const auto until = at - std::chrono::steady_clock::now();
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until).count();
     timeout_ms = static_cast<int>(std::clamp<int64_t>(ms + 1, 0, timeout_ms));
-  }
-  if (next_probe) {
-    const auto until = *next_probe - std::chrono::steady_clock::now();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until).count();
-    timeout_ms = static_cast<int>(std::clamp<int64_t>(ms + 1, 0, timeout_ms));
-  }
+  };
+  if (!retry_timers.empty()) wake_by(retry_timers.begin()->first);
+  if (next_probe) wake_by(*next_probe);  // an endpoint's probe is due then
   return timeout_ms;
 }
 

@@ -790,7 +790,7 @@ TEST_SUITE("fuse") {
     REQUIRE(m.ok());
     CHECK(m->starts_with(R"({"version":1,"fs":{"lookups":1,)"));
     CHECK(m->find(R"("bytes_read":0,)") != std::string::npos);
-    CHECK(m->ends_with(R"(},"data_path":null,"side_channel":null,"cache":null})"));
+    CHECK(m->ends_with(R"(},"endpoints":null,"data_path":null,"side_channel":null,"cache":null})"));
     CHECK(ErrnoOf(f.Xattr(dir.attr.ino, "user.reelfs.metrics").status()) == ENODATA);
   }
 
