@@ -71,8 +71,11 @@ expect_config_error $'profiles:\n  default:\n    mount:\n      max_threads: lots
   "bad.yaml:4: max_threads must be an integer"
 expect_config_error $'profiles:\n  default:\n    mount:\n      allow_other: sometimes' \
   "bad.yaml:4: allow_other must be true or false"
+expect_config_error $'profiles:\n  default:\n    region:\n      - a' \
+  "bad.yaml:4: profile 'default': region must be a single value"
+# endpoint takes a list (several front ends); each item must be a URL.
 expect_config_error $'profiles:\n  default:\n    endpoint:\n      - a' \
-  "bad.yaml:4: profile 'default': endpoint must be a single value"
+  "endpoint 'a' lacks a scheme"
 rc=0; out=$("$REELFS_BIN" --config-profile nosuch ls s3://cfg/ 2>&1) || rc=$?
 [[ $rc == 2 && $out == *"no profile 'nosuch'"*"(profiles: lab, other)"* ]] ||
   fail "a missing profile: $rc: $out"
