@@ -46,6 +46,8 @@ void AddServerFlags(CLI::App& app, CommandLine& out) {
   app.add_option("--root", cli.root,
                  "directory to serve (buckets are its subdirectories); must exist unless --create");
   app.add_flag("--create", cli.create_root, "create --root if it does not exist (a new archive)");
+  app.add_flag("--front-end", cli.front_end,
+               "serve a root another reelfs-gateway owns (it runs the tape library and recalls)");
   app.add_option("--listen", cli.listen, "HOST:PORT to listen on (port 0: ephemeral)");
   app.add_option("--config", out.config_file, "YAML config file (flags override it)");
   app.add_option("--access-key", cli.access_key, "access key id accepted");
@@ -123,6 +125,7 @@ Result<Options> ServeOptions(const CommandLine& line) {
   auto given = [&](const char* flag) { return line.given.count(flag) > 0; };
   if (given("--root")) options.root = cli.root;
   if (given("--create")) options.create_root = true;
+  if (given("--front-end")) options.front_end = true;
   if (given("--listen")) options.listen = cli.listen;
   if (given("--access-key")) options.access_key = cli.access_key;
   if (given("--secret-key")) options.secret_key = cli.secret_key;

@@ -395,6 +395,8 @@ Status LoadConfigString(std::string_view yaml, std::string_view origin, Options*
         options->root = text;
       } else if (key == "create") {
         options->create_root = value.as<bool>();
+      } else if (key == "front_end") {
+        options->front_end = value.as<bool>();
       } else if (key == "listen") {
         options->listen = text;
       } else if (key == "allow_non_loopback") {

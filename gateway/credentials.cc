@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <string_view>
 
 #include <openssl/err.h>
 #include <openssl/rand.h>
@@ -36,6 +38,31 @@ Result<std::string> RandomString(size_t n, std::string_view alphabet) {
   return out;
 }
 
+// A front end given no keys takes the pair its owner generated (read once, at start).
+Result<CredentialSource> ReadOwnerCredentials(Options* options, const std::string& file) {
+  std::ifstream in(file);
+  if (!in) {
+    return Status::FailedPrecondition(
+        "front end: no credentials given and no " + file +
+        " written by the owning gateway; give --access-key/--secret-key (the owner's) or start "
+        "the owner first");
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    auto take = [&](std::string_view name, std::string* out) {
+      if (line.rfind(name, 0) == 0 && line.size() > name.size() && line[name.size()] == '=') {
+        *out = line.substr(name.size() + 1);
+      }
+    };
+    take("aws_access_key_id", &options->access_key);
+    take("aws_secret_access_key", &options->secret_key);
+  }
+  if (options->access_key.empty() || options->secret_key.empty()) {
+    return Status::FailedPrecondition("front end: " + file + " does not hold a key pair");
+  }
+  return CredentialSource{};
+}
+
 }  // namespace
 
 Result<CredentialSource> ResolveCredentials(Options* options, const std::string& internal_dir) {
@@ -50,6 +77,7 @@ Result<CredentialSource> ResolveCredentials(Options* options, const std::string&
   }
   CredentialSource source;
   if (!options->access_key.empty()) return source;
+  if (options->front_end) return ReadOwnerCredentials(options, internal_dir + "/credentials");
   REELFS_ASSIGN_OR_RETURN(std::string access,
                           RandomString(17, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"));
   REELFS_ASSIGN_OR_RETURN(

@@ -19,8 +19,9 @@ struct CredentialSource {
   std::string file;  // where a generated pair is to be written (WriteGeneratedCredentials)
 };
 
-// Fills options->access_key/secret_key when empty (generating a pair, in memory only). Half a
-// pair is an error.
+// Fills options->access_key/secret_key when empty (generating a pair, in memory only; a front end
+// reads the pair its owner wrote instead, FailedPrecondition when there is none). Half a pair is
+// an error.
 Result<CredentialSource> ResolveCredentials(Options* options, const std::string& internal_dir);
 
 // Writes a generated pair to source.file (0600, replaced atomically); nothing for a given pair.

@@ -74,7 +74,8 @@ Result<std::unique_ptr<GatewayServer>> GatewayServer::Build(Options options,
   REELFS_ASSIGN_OR_RETURN(gw->listen_, CheckListen(options));
   gw->options_ = std::move(options);
   REELFS_RETURN_IF_ERROR(gw->OpenStore());
-  if (gw->options_.multipart_expiry.count() > 0) {
+  // Multipart expiry, like every other sweep of the root, is the owner's.
+  if (!gw->options_.front_end && gw->options_.multipart_expiry.count() > 0) {
     // Sweeps once here, so uploads that expired while the gateway was down are gone before it
     // serves.
     gw->upload_expiry_ = std::make_unique<UploadExpiry>(
@@ -120,8 +121,22 @@ Status GatewayServer::OpenStore() {
   }
   StoreOptions store_options;
   store_options.min_part_size = options_.min_part_size;
+  store_options.front_end = options_.front_end;
+  if (options_.front_end && options_.create_root) {
+    return Status::InvalidArgument(
+        "--front-end serves a root its owning gateway created; --create belongs to the owner");
+  }
   REELFS_ASSIGN_OR_RETURN(store_, Store::Open(options_.root, store_options));
-  REELFS_ASSIGN_OR_RETURN(root_lock_, RootLock::Acquire(store_->fs().internal_path()));
+  if (options_.front_end) {
+    if (!RootLock::HeldByAnother(store_->fs().internal_path())) {
+      REELFS_LOG_WARN("gateway",
+                      "front end: no owning gateway runs on {} now; restore requests wait in the "
+                      "catalog until one starts",
+                      options_.root);
+    }
+  } else {
+    REELFS_ASSIGN_OR_RETURN(root_lock_, RootLock::Acquire(store_->fs().internal_path()));
+  }
   REELFS_ASSIGN_OR_RETURN(credentials_,
                           ResolveCredentials(&options_, store_->fs().internal_path()));
   return Status::Ok();
@@ -130,9 +145,14 @@ Status GatewayServer::OpenStore() {
 // The tape library, the archive over it and the HTTP fault injector.
 Status GatewayServer::OpenArchive() {
   REELFS_ASSIGN_OR_RETURN(library_, tape::Library::Create(options_.tape));
-  REELFS_ASSIGN_OR_RETURN(archive_,
-                          Archive::Create(*store_, *library_, options_.archive, /*serve=*/true));
-  archive_->ScheduleFaults(options_.faults.library);
+  const ArchiveRole role = options_.front_end ? ArchiveRole::kFrontEnd : ArchiveRole::kOwner;
+  REELFS_ASSIGN_OR_RETURN(
+      archive_, Archive::Create(*store_, *library_, options_.archive, /*serve=*/true, role));
+  if (role == ArchiveRole::kOwner) {
+    archive_->ScheduleFaults(options_.faults.library);
+  } else if (!options_.faults.library.empty()) {
+    REELFS_LOG_WARN("gateway", "front end: library faults are ignored here (the owner's library)");
+  }
   if (!options_.faults.http.empty()) faults_ = std::make_unique<FaultInjector>(options_.faults);
   return Status::Ok();
 }
@@ -174,13 +194,14 @@ Status GatewayServer::Run() {
   const std::string shown_host = UrlHost(listen_.host);
   std::cout << "reelfs-gateway listening on " << (options_.tls_cert.empty() ? "http" : "https")
             << "://" << shown_host << ":" << port << std::endl;
-  REELFS_LOG_INFO("gateway", "serving {} on {}:{} with {} threads (access key {})", options_.root,
-                  shown_host, port, options_.threads, options_.access_key);
+  REELFS_LOG_INFO("gateway", "serving {} on {}:{} with {} threads (access key {}){}", options_.root,
+                  shown_host, port, options_.threads, options_.access_key,
+                  options_.front_end ? " as a front end" : "");
   server_->Run();
   // The io threads are gone: transfers still running answer into a stopped server, harmlessly.
   rdma_.reset();
   REELFS_LOG_INFO("gateway", "stopped");
-  if (!options_.timeline_file.empty()) {
+  if (!options_.timeline_file.empty() && !options_.front_end) {
     REELFS_RETURN_IF_ERROR(WriteFileAtomically(options_.timeline_file, library_->TimelineSvg()));
     REELFS_LOG_INFO("gateway", "tape timeline written to {}", options_.timeline_file);
   }

@@ -101,6 +101,9 @@ struct Options {
   // `create_root` (a typo must not serve a new, empty archive).
   std::string root;
   bool create_root = false;
+  // A front end over a root another gateway process owns (docs/gateway.md "Several front ends
+  // over one root"): serves S3 from the shared files and catalog; the owner runs the library.
+  bool front_end = false;
   // HOST:PORT to listen on; port 0 picks an ephemeral port.
   std::string listen = "127.0.0.1:7070";
   // A non-loopback listen address is refused unless this is set (reference gateway only).

@@ -22,4 +22,12 @@ Result<RootLock> RootLock::Acquire(const std::string& internal_dir) {
   return RootLock(std::move(fd));
 }
 
+bool RootLock::HeldByAnother(const std::string& internal_dir) {
+  const std::string path = internal_dir + "/lock";
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return false;
+  // A shared lock conflicts only with the owner's exclusive one; dropped with the fd.
+  return ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+}
+
 }  // namespace reelfs::gateway

@@ -17,6 +17,8 @@ class RootLock {
  public:
   // FailedPrecondition naming the lock file when another process holds it.
   [[nodiscard]] static Result<RootLock> Acquire(const std::string& internal_dir);
+  // True when another process holds the lock now (front ends: is an owner running?).
+  static bool HeldByAnother(const std::string& internal_dir);
 
  private:
   explicit RootLock(UniqueFd fd) : fd_(std::move(fd)) {}

@@ -1,8 +1,14 @@
 #include "gateway/archive/archive.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+
+#include <sys/stat.h>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -16,6 +22,18 @@ namespace reelfs::gateway {
 namespace {
 
 std::string Id(const std::string& bucket, const std::string& key) { return bucket + "/" + key; }
+
+constexpr const char* kRequestsFifo = "/recall-requests";
+
+// Wakes the owner's request loop: one byte into the FIFO, never blocking. No owner running (no
+// reader: ENXIO; never started: ENOENT) or a full pipe (it is awake already) is fine: the request
+// is in the catalog, and the owner scans it at start and every second.
+void WakeOwner(const std::string& fifo) {
+  UniqueFd fd(::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) return;
+  const char byte = 1;
+  [[maybe_unused]] ssize_t n = ::write(fd.get(), &byte, 1);
+}
 
 std::string DefaultVsn(uint32_t i) {
   char buf[16];
@@ -37,17 +55,18 @@ std::string ArchiveRunReport::ToJson() const {
 }
 
 Result<std::unique_ptr<Archive>> Archive::Create(Store& store, tape::Library& library,
-                                                 ArchiveOptions options, bool serve) {
+                                                 ArchiveOptions options, bool serve,
+                                                 ArchiveRole role) {
   REELFS_ASSIGN_OR_RETURN(TapeImages images, TapeImages::Open(store.fs().internal_path() + "/tapes",
                                                               library.BlockBytes()));
   std::unique_ptr<Archive> archive(
-      new Archive(store, library, std::move(options), std::move(images)));
+      new Archive(store, library, std::move(options), std::move(images), role));
   archive->gate_->archive = archive.get();
   REELFS_ASSIGN_OR_RETURN(auto cartridges, store.catalog().Cartridges());
   for (const CartridgeRecord& c : cartridges) {
     REELFS_RETURN_IF_ERROR(library.AddCartridge(c.vsn));
   }
-  if (serve) REELFS_RETURN_IF_ERROR(archive->Start());
+  if (serve && role == ArchiveRole::kOwner) REELFS_RETURN_IF_ERROR(archive->Start());
   return archive;
 }
 
@@ -59,24 +78,68 @@ Status Archive::Start() {
   const int copiers = std::max(1, options_.copy_threads);
   for (int i = 0; i < copiers; ++i) threads_.emplace_back([this] { CopyLoop(); });
   threads_.emplace_back([this] { ReleaserLoop(); });
-  // Recalls a previous process left running (it stopped or crashed first): submit them again.
+  // Recalls a previous process left running (it stopped or crashed first) and requests front
+  // ends recorded while no owner ran: submit them before serving.
+  REELFS_RETURN_IF_ERROR(SubmitRequested(/*at_start=*/true).status());
+  const std::string fifo = store_.fs().internal_path() + kRequestsFifo;
+  if (::mkfifo(fifo.c_str(), 0600) != 0 && errno != EEXIST) {
+    return ErrnoToStatus(errno, "create " + fifo);
+  }
+  requests_fifo_ = UniqueFd(::open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+  if (requests_fifo_.get() < 0) return ErrnoToStatus(errno, "open " + fifo);
+  threads_.emplace_back([this] { RequestLoop(); });
+  return Status::Ok();
+}
+
+Result<uint64_t> Archive::SubmitRequested(bool at_start) {
+  uint64_t submitted = 0;
   Catalog::ArchiveQuery q;
   q.staging_only = true;
   while (true) {
     REELFS_ASSIGN_OR_RETURN(auto rows, store_.catalog().ListArchive(q));
     if (rows.empty()) break;
     for (const auto& row : rows) {
-      REELFS_LOG_INFO("gateway", "archive: resuming the recall of {}/{}", row.bucket, row.key);
+      const std::string id = Id(row.bucket, row.key);
+      std::optional<ArchiveRecord> now;
       {
         MutexLock lock(mu_);
-        inflight_.emplace(Id(row.bucket, row.key), Recall{});
+        if (stop_ || inflight_.count(id)) continue;
+        // Read again under mu_: a recall of this process that completed between the listing and
+        // here has cleared staging (Complete writes the row before CopyLoop drops the id).
+        REELFS_ASSIGN_OR_RETURN(now, store_.catalog().GetArchive(row.bucket, row.key));
+        if (!now.has_value() || !now->staging || now->state != ArchiveState::kOffline) continue;
+        inflight_.insert(id);
       }
-      Submit(row.bucket, row.key, row.archive);
+      if (at_start) {
+        REELFS_LOG_INFO("gateway", "archive: resuming the recall of {}", id);
+      } else {
+        REELFS_LOG_DEBUG("gateway", "archive: recall of {} requested through a front end", id);
+      }
+      Submit(row.bucket, row.key, *now);
+      ++submitted;
     }
     q.after_bucket = rows.back().bucket;
     q.after_key = rows.back().key;
   }
-  return Status::Ok();
+  return submitted;
+}
+
+void Archive::RequestLoop() {
+  while (true) {
+    pollfd p{requests_fifo_.get(), POLLIN, 0};
+    // The catalog is scanned at least every second even unwoken: a front end that found the FIFO
+    // full, or wrote while this process was starting, is never forgotten.
+    ::poll(&p, 1, 1000);
+    char drain[256];
+    while (::read(requests_fifo_.get(), drain, sizeof drain) > 0) {
+    }
+    {
+      MutexLock lock(mu_);
+      if (stop_) return;
+    }
+    auto n = SubmitRequested(/*at_start=*/false);
+    if (!n.ok()) REELFS_LOG_ERROR("gateway", "archive: recall requests: {}", n.status().ToString());
+  }
 }
 
 Archive::~Archive() {
@@ -91,6 +154,10 @@ Archive::~Archive() {
     stop_ = true;
   }
   cv_.notify_all();
+  if (requests_fifo_.get() >= 0) {
+    const char byte = 0;  // wakes RequestLoop's poll
+    [[maybe_unused]] ssize_t n = ::write(requests_fifo_.get(), &byte, 1);
+  }
   for (std::thread& t : threads_) t.join();
 }
 
@@ -344,6 +411,7 @@ Status Archive::ReleaseOne(const std::string& bucket, const std::string& key, ui
 
 Result<RestoreStart> Archive::Restore(const std::string& bucket, const std::string& key,
                                       std::optional<int> days) {
+  if (role_ == ArchiveRole::kFrontEnd) return RequestRestore(bucket, key, days);
   MutexLock lock(mu_);
   if (inflight_.count(Id(bucket, key))) {
     recalls_joined_.fetch_add(1);
@@ -353,23 +421,64 @@ Result<RestoreStart> Archive::Restore(const std::string& bucket, const std::stri
   if (!a.has_value()) return RestoreStart::kNotArchived;
   ArchiveRecord marked;
   bool on_disk = false;
+  bool requested = false;  // staging already: a front end's request the loop has not taken yet
   REELFS_RETURN_IF_ERROR(store_.UpdateArchive(bucket, key, [&](ArchiveRecord& r) -> Status {
     if (r.state != ArchiveState::kOffline) {
       on_disk = true;
       return Status::Ok();
     }
+    if (r.staging) {
+      requested = true;
+      return Status::Ok();
+    }
     r.staging = true;
     r.stage_fail = false;
     r.restore_requested_ns = NowNs();
+    r.restore_days = days.value_or(-1);
     marked = r;
     return Status::Ok();
   }));
   if (on_disk) return RestoreStart::kOnDisk;
+  if (requested) {
+    recalls_joined_.fetch_add(1);
+    lock.unlock();
+    WakeOwner(store_.fs().internal_path() + kRequestsFifo);
+    return RestoreStart::kJoined;
+  }
   // Registered before the lock is dropped: a concurrent request joins this recall.
-  inflight_.emplace(Id(bucket, key), Recall{days});
+  inflight_.insert(Id(bucket, key));
   lock.unlock();
   Submit(bucket, key, marked);
   return RestoreStart::kStarted;
+}
+
+Result<RestoreStart> Archive::RequestRestore(const std::string& bucket, const std::string& key,
+                                             std::optional<int> days) {
+  RestoreStart result = RestoreStart::kNotArchived;
+  Status st = store_.UpdateArchive(bucket, key, [&](ArchiveRecord& r) -> Status {
+    if (r.state != ArchiveState::kOffline) {
+      result = RestoreStart::kOnDisk;
+    } else if (r.staging) {
+      result = RestoreStart::kJoined;
+    } else {
+      // Under the key's lock, which every process of the root shares: of four front ends asked
+      // at once, exactly one finds staging unset.
+      r.staging = true;
+      r.stage_fail = false;
+      r.restore_requested_ns = NowNs();
+      r.restore_days = days.value_or(-1);
+      result = RestoreStart::kStarted;
+    }
+    return Status::Ok();
+  });
+  if (st.code() == StatusCode::kNotFound) return RestoreStart::kNotArchived;
+  REELFS_RETURN_IF_ERROR(st);
+  if (result == RestoreStart::kStarted) recalls_requested_.fetch_add(1);
+  if (result == RestoreStart::kJoined) recalls_joined_.fetch_add(1);
+  if (result == RestoreStart::kStarted || result == RestoreStart::kJoined) {
+    WakeOwner(store_.fs().internal_path() + kRequestsFifo);
+  }
+  return result;
 }
 
 void Archive::Submit(const std::string& bucket, const std::string& key, const ArchiveRecord& a) {
@@ -461,19 +570,15 @@ void Archive::Complete(const Job& job) {
                 "cartridge " + from.cartridge + ": extent at block " +
                     std::to_string(from.start_block) + " does not match what was archived");
   }
-  std::optional<int> days;
-  {
-    MutexLock lock(mu_);
-    if (auto it = inflight_.find(Id(job.bucket, job.key)); it != inflight_.end()) {
-      days = it->second.days;
-    }
-  }
   const int64_t now = NowNs();
   Status st = store_.CompleteRecall(job.bucket, job.key, from, *tmp, [&](ArchiveRecord& r) {
     r.staging = false;
     r.stage_fail = false;
     r.restored_ns = now;
-    r.expiry_ns = days.has_value() ? RestoreExpiryNs(now, *days) : 0;
+    // The Days of the request that started the recall, recorded in the row by whichever process
+    // took it (a later request joined it and its Days are not applied, as before).
+    r.expiry_ns = r.restore_days >= 0 ? RestoreExpiryNs(now, r.restore_days) : 0;
+    r.restore_days = -1;
   });
   if (!st.ok()) {
     if (st.code() == StatusCode::kFailedPrecondition) {
@@ -638,6 +743,8 @@ Json Archive::MetricsDocument() {
               {"archived_bytes", archived_bytes_.load()},
               {"recalls_submitted", recalls_submitted_.load()},
               {"recalls_joined", recalls_joined_.load()},
+              {"recalls_requested_for_owner", recalls_requested_.load()},
+              {"role", role_ == ArchiveRole::kOwner ? "owner" : "front-end"},
               {"recalls_ok", recalls_ok_.load()},
               {"recalls_failed", recalls_failed_.load()},
               {"recalled_bytes", recalled_bytes_.load()},

@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "common/mutex.h"
 #include "common/result.h"
 #include "common/thread_annotations.h"
+#include "common/unique_fd.h"
 #include "gateway/archive/policy.h"
 #include "gateway/archive/tape_image.h"
 #include "gateway/options.h"
@@ -68,6 +70,12 @@ struct ArchiveCandidate {
   ObjectRecord rec;
 };
 
+// Which process of a root this archive runs in (docs/gateway.md "Several front ends over one
+// root"). kOwner: the one that runs the tape library, the copy threads, the releaser, the policy
+// engine and every recall. kFrontEnd: Restore only records the request in the catalog (staging,
+// Days) and wakes the owner, which submits the recall; nothing else runs.
+enum class ArchiveRole { kOwner, kFrontEnd };
+
 enum class RestoreStart {
   kNotArchived,  // no tape copy
   kOnDisk,       // archived and its bytes are on disk (premigrated): nothing to recall
@@ -80,7 +88,8 @@ class Archive {
   // `serve`: start the copy threads and the releaser, resubmit recalls left staging by a
   // previous run, register the known cartridges. The CLI's archive subcommand passes false.
   static Result<std::unique_ptr<Archive>> Create(Store& store, tape::Library& library,
-                                                 ArchiveOptions options, bool serve);
+                                                 ArchiveOptions options, bool serve,
+                                                 ArchiveRole role = ArchiveRole::kOwner);
   ~Archive();
   Archive(const Archive&) = delete;
   Archive& operator=(const Archive&) = delete;
@@ -104,7 +113,9 @@ class Archive {
                                   uint64_t bytes);
 
   // Starts or joins the recall of an offline object. `days`: the restored copy's expiry is
-  // completion + days rounded up to midnight UTC; nullopt: no expiry.
+  // completion + days rounded up to midnight UTC; nullopt: no expiry. A request is "joined"
+  // when the catalog already says staging, whichever process set it; on a front end "started"
+  // means recorded for the owner (the recall runs once, in the owner).
   [[nodiscard]] Result<RestoreStart> Restore(const std::string& bucket, const std::string& key,
                                              std::optional<int> days);
   // A premigrated object's restore request (aws): sets restored_ns (if never) and the expiry.
@@ -126,24 +137,32 @@ class Archive {
   // The archive counters for GET /_reelfs/admin/metrics (docs/protocols/admin.md).
   Json MetricsDocument();
   const ArchiveOptions& options() const { return options_; }
+  ArchiveRole role() const { return role_; }
   tape::Library& library() { return library_; }
   const TapeImages& images() const { return images_; }
 
  private:
-  struct Recall {
-    std::optional<int> days;  // of the request that started it
-  };
   struct Job {
     std::string bucket;
     std::string key;
     tape::RecallCompletion completion;
   };
-  Archive(Store& store, tape::Library& library, ArchiveOptions options, TapeImages images)
+  Archive(Store& store, tape::Library& library, ArchiveOptions options, TapeImages images,
+          ArchiveRole role)
       : store_(store),
         library_(library),
         options_(std::move(options)),
-        images_(std::move(images)) {}
+        images_(std::move(images)),
+        role_(role) {}
   Status Start();
+  // Front end: records the request in the catalog and wakes the owner.
+  Result<RestoreStart> RequestRestore(const std::string& bucket, const std::string& key,
+                                      std::optional<int> days);
+  // Owner: submits every staging row no recall of this process covers (requests recorded by
+  // front ends, and at start those a stopped owner left), woken through the request FIFO.
+  void RequestLoop();
+  // One pass of RequestLoop; returns how many recalls it submitted.
+  Result<uint64_t> SubmitRequested(bool at_start);
   Status WriteBatchLocked(const std::string& vsn, const std::vector<ArchiveCandidate>& batch,
                           bool release, const std::atomic<bool>* cancel, ArchiveRunReport* report)
       REQUIRES(run_mu_);
@@ -171,12 +190,16 @@ class Archive {
   std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
   const ArchiveOptions options_;
   const TapeImages images_;
+  const ArchiveRole role_;
+  // Owner: the request FIFO (ROOT/.reelfs-gateway/recall-requests), opened O_RDWR so it never
+  // reports EOF; front ends write one byte to it after recording a request.
+  UniqueFd requests_fifo_;
   Mutex run_mu_;       // one archive run at a time (block allocation); taken before mu_
   Mutex releaser_mu_;  // one releaser pass at a time; taken before mu_ and key stripes
 
   Mutex mu_;
-  CondVar cv_;                                              // jobs_ / stop_ / inflight_ changed
-  std::map<std::string, Recall> inflight_ GUARDED_BY(mu_);  // "bucket/key" -> its recall
+  CondVar cv_;                                      // jobs_ / stop_ / inflight_ changed
+  std::set<std::string> inflight_ GUARDED_BY(mu_);  // "bucket/key" of each recall submitted here
   std::deque<Job> jobs_ GUARDED_BY(mu_);
   std::vector<LibraryFault> pending_faults_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
@@ -184,9 +207,9 @@ class Archive {
 
   // Counters for /_reelfs/admin/metrics.
   std::atomic<uint64_t> archived_objects_{0}, archived_bytes_{0}, recalls_submitted_{0},
-      recalls_joined_{0}, recalls_ok_{0}, recalls_failed_{0}, recalled_bytes_{0},
-      released_objects_{0}, released_bytes_{0}, faults_injected_{0}, tape_writes_{0},
-      tape_writes_failed_{0}, tape_written_bytes_{0};
+      recalls_joined_{0}, recalls_requested_{0}, recalls_ok_{0}, recalls_failed_{0},
+      recalled_bytes_{0}, released_objects_{0}, released_bytes_{0}, faults_injected_{0},
+      tape_writes_{0}, tape_writes_failed_{0}, tape_written_bytes_{0};
 
   std::vector<std::thread> threads_;  // copy threads and the releaser; joined in ~Archive
   // The archive policy engine (serve and archive sets configured); stopped first in ~Archive.

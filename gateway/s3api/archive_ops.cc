@@ -173,6 +173,14 @@ Started Admin(Context ctx, const S3Request& req, std::string_view name) {
     return ErrorResponse(req, "NotImplemented", "this gateway runs without an archive", 501);
   }
   http::Response r;
+  const bool owner = ctx.archive->role() == ArchiveRole::kOwner;
+  if (!owner && (name == "archive" || name == "release" || name == "timeline.svg")) {
+    // The library, its writes, releases and timeline live in the owning process alone.
+    return ErrorResponse(req, "NotOwner",
+                         "this reelfs-gateway is a front end; send archive, release and timeline "
+                         "requests to the gateway that owns the root",
+                         409);
+  }
   if (name == "archive" && m == "POST") {
     ArchiveRunOptions run;
     run.bucket = req.Query("bucket");
@@ -203,7 +211,7 @@ Started Admin(Context ctx, const S3Request& req, std::string_view name) {
     const Store::UploadExpiryStats expired = ctx.store.upload_expiry_stats();
     r = JsonResponse(
         200,
-        DumpJson(Json{{"tape", ctx.archive->library().MetricsDocument()},
+        DumpJson(Json{{"tape", owner ? ctx.archive->library().MetricsDocument() : Json(nullptr)},
                       {"archive", ctx.archive->MetricsDocument()},
                       {"http_faults", ctx.faults ? ctx.faults->MetricsDocument() : Json::array()},
                       {"multipart", Json{{"expired_uploads", expired.uploads},

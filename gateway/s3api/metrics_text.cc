@@ -130,7 +130,9 @@ std::string PrometheusText(const Context& ctx, const HttpMetrics& http) {
   PromText out;
   http.Write(out);
   if (ctx.archive != nullptr) {
-    Tape(out, ctx.archive->library().MetricsDocument());
+    // A front end's library never runs: the owner's /metrics has the tape.
+    if (ctx.archive->role() == ArchiveRole::kOwner)
+      Tape(out, ctx.archive->library().MetricsDocument());
     ArchiveCounters(out, ctx.archive->MetricsDocument());
   }
   const Store::UploadExpiryStats expired = ctx.store.upload_expiry_stats();

@@ -81,8 +81,8 @@ CREATE TABLE IF NOT EXISTS cartridges(
 constexpr const char* kArchiveColumns =
     "a.state, a.cartridge, a.start_block, a.bytes, a.content_md5, a.archived_ns, a.staging, "
     "a.stage_fail, a.restore_requested_ns, a.restored_ns, a.expiry_ns, a.size, a.etag, "
-    "a.mtime_ns, a.content_type, a.storage_class, a.user_meta";
-constexpr int kArchiveColumnCount = 17;
+    "a.mtime_ns, a.content_type, a.storage_class, a.user_meta, a.restore_days";
+constexpr int kArchiveColumnCount = 18;
 
 // kArchiveColumns starting at column `first`.
 ArchiveRecord ReadArchive(sqlite3_stmt* s, int first) {
@@ -105,6 +105,7 @@ ArchiveRecord ReadArchive(sqlite3_stmt* s, int first) {
   a.content_type = ColText(s, i++);
   a.storage_class = ColText(s, i++);
   a.user_meta = ColText(s, i++);
+  a.restore_days = sqlite3_column_int(s, i++);
   return a;
 }
 
@@ -189,8 +190,8 @@ Status Catalog::WriteArchiveLocked(const std::string& bucket, const std::string&
       Statement("INSERT OR REPLACE INTO archive_objects(bucket, key, state, cartridge, "
                 "start_block, bytes, content_md5, archived_ns, staging, stage_fail, "
                 "restore_requested_ns, restored_ns, expiry_ns, size, etag, mtime_ns, "
-                "content_type, storage_class, user_meta) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                "content_type, storage_class, user_meta, restore_days) VALUES(?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   int i = 1;
   Bind(s.get(), i++, bucket);
   Bind(s.get(), i++, key);
@@ -211,6 +212,7 @@ Status Catalog::WriteArchiveLocked(const std::string& bucket, const std::string&
   Bind(s.get(), i++, a.content_type);
   Bind(s.get(), i++, a.storage_class);
   Bind(s.get(), i++, a.user_meta);
+  Bind(s.get(), i++, static_cast<int64_t>(a.restore_days));
   return StepDone(db_.get(), s.get());
 }
 
@@ -241,17 +243,24 @@ UserMetadata DecodeUserMetadata(std::string_view text) {
   return out;
 }
 
-Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& path) {
+Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& path, CatalogRole role) {
+  const bool owner = role == CatalogRole::kOwner;
   sqlite3* raw = nullptr;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &raw,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &raw,
+      SQLITE_OPEN_READWRITE | (owner ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_FULLMUTEX, nullptr);
   Db db(raw);
   if (rc != SQLITE_OK) {
+    if (!owner && rc == SQLITE_CANTOPEN) {
+      return Status::FailedPrecondition("front end: no catalog at " + path +
+                                        "; start the owning gateway (without --front-end) first");
+    }
     return Status::Internal("open catalog " + path + ": " +
                             (raw ? sqlite3_errmsg(raw) : "out of memory"));
   }
-  sqlite3_busy_timeout(db.get(), 5000);
+  // Writers of several processes queue on SQLite's write lock (BEGIN IMMEDIATE and every
+  // statement outside a transaction wait for it this long before SQLITE_BUSY).
+  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
   auto exec = [&](const char* sql) -> Status {
     char* err = nullptr;
     if (sqlite3_exec(db.get(), sql, nullptr, nullptr, &err) != SQLITE_OK) {
@@ -265,6 +274,21 @@ Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& path) {
   REELFS_ASSIGN_OR_RETURN(Stmt ver, Prepare(db.get(), "PRAGMA user_version"));
   int version = sqlite3_step(ver.get()) == SQLITE_ROW ? sqlite3_column_int(ver.get(), 0) : 0;
   ver.reset();
+  if (!owner) {
+    // A front end never rebuilds or migrates: the owner does, before front ends can trust it.
+    REELFS_ASSIGN_OR_RETURN(
+        Stmt aver, Prepare(db.get(), "SELECT value FROM archive_meta WHERE name = 'version'"));
+    const int archive_version =
+        sqlite3_step(aver.get()) == SQLITE_ROW ? std::stoi(ColText(aver.get(), 0)) : 0;
+    if (version != kSchemaVersion || archive_version != kArchiveSchemaVersion) {
+      return Status::FailedPrecondition(
+          "front end: catalog " + path + " has schema " + std::to_string(version) + "/" +
+          std::to_string(archive_version) + ", this gateway expects " +
+          std::to_string(kSchemaVersion) + "/" + std::to_string(kArchiveSchemaVersion) +
+          "; start the owning gateway of this version first (it migrates the catalog)");
+    }
+    return std::unique_ptr<Catalog>(new Catalog(std::move(db), /*fresh=*/false));
+  }
   bool fresh = version != kSchemaVersion;
   if (fresh) {
     REELFS_RETURN_IF_ERROR(
@@ -286,6 +310,14 @@ Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& path) {
     return Status::FailedPrecondition(
         "catalog " + path + ": archive schema version " + std::to_string(archive_version) +
         " is newer than this gateway's " + std::to_string(kArchiveSchemaVersion));
+  }
+  if (archive_version < 2) {
+    // 1 -> 2: the Days of the request that started a recall, so the process that runs the
+    // recall (the owner, maybe not the front end that took the request) sets the expiry.
+    Status st =
+        exec("ALTER TABLE archive_objects ADD COLUMN restore_days INTEGER NOT NULL DEFAULT -1");
+    // A migration cut off before the version row was written has the column already.
+    if (!st.ok() && st.message().find("duplicate column") == std::string::npos) return st;
   }
   if (archive_version < kArchiveSchemaVersion) {
     REELFS_RETURN_IF_ERROR(exec(("INSERT OR REPLACE INTO archive_meta(name, value) "

@@ -15,7 +15,11 @@
 // file gets its real size, ETag and metadata back.
 //
 // WAL mode, `PRAGMA user_version` = kSchemaVersion, busy_timeout. One connection guarded by a
-// mutex: the gateway's writes are small and SQLite serializes writers anyway.
+// mutex: the gateway's writes are small and SQLite serializes writers anyway. Several gateway
+// processes (front ends over one root) each open their own connection; WAL gives every reader a
+// committed snapshot, writers queue on SQLite's lock (busy_timeout), and nothing of the
+// database is cached here but compiled statements, so another process's commit is seen by the
+// next query.
 //
 // Prepared statements are cached per connection, keyed by their SQL text (a bounded set: the
 // fixed queries plus the few shapes ListObjects/ListArchive build), because compiling a query cost
@@ -80,6 +84,9 @@ struct ArchiveRecord {
   std::string content_type;
   std::string storage_class;
   std::string user_meta;  // EncodeUserMetadata form
+  // `Days` of the RestoreObject that started the running recall (-1: none): the expiry is set
+  // from it when the recall completes, by whichever process runs the library.
+  int restore_days = -1;
 };
 
 struct CartridgeRecord {
@@ -116,15 +123,24 @@ struct PartRecord {
   std::string etag;  // hex MD5, without quotes
 };
 
+// Who opens the catalog (docs/gateway.md "Several front ends over one root"): the owning
+// gateway creates, rebuilds and migrates it; a front end only opens one of its own version.
+enum class CatalogRole { kOwner, kFrontEnd };
+
 class Catalog {
  public:
   // 2: archive tables added (kept across rebuilds, see the file comment).
   static constexpr int kSchemaVersion = 2;
-  static constexpr int kArchiveSchemaVersion = 1;
+  // 2: archive_objects.restore_days.
+  static constexpr int kArchiveSchemaVersion = 2;
+  static constexpr int kBusyTimeoutMs = 10000;
 
   // Opens or creates the database. A different schema version drops and recreates the object
-  // tables; the archive tables are created when missing and migrated, never dropped.
-  static Result<std::unique_ptr<Catalog>> Open(const std::string& path);
+  // tables; the archive tables are created when missing and migrated, never dropped. kFrontEnd:
+  // never creates, rebuilds or migrates; a missing catalog or another version is
+  // FailedPrecondition.
+  static Result<std::unique_ptr<Catalog>> Open(const std::string& path,
+                                               CatalogRole role = CatalogRole::kOwner);
 
   // True when the database was created (or reset) by Open: every row must be rebuilt.
   bool fresh() const { return fresh_; }

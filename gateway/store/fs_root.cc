@@ -9,8 +9,11 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <ctime>
 #include <random>
+#include <vector>
 
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "common/c_handle.h"
@@ -283,7 +286,64 @@ Status TmpFile::CopyFrom(int src_fd, uint64_t offset, uint64_t length) {
 
 // ---- FsRoot ----
 
-Result<std::unique_ptr<FsRoot>> FsRoot::Open(const std::string& root) {
+namespace {
+
+constexpr const char* kAliveFile = ".alive";
+
+// Unlinks the regular files in dir_fd (`.alive` included).
+void RemoveFilesIn(int dir_fd) {
+  int dup_fd = ::openat(dir_fd, ".", kDirFlags);
+  DirHandle dir(dup_fd >= 0 ? ::fdopendir(dup_fd) : nullptr);
+  if (!dir && dup_fd >= 0) ::close(dup_fd);
+  while (dir) {
+    dirent* ent = ::readdir(dir.get());
+    if (ent == nullptr) break;
+    if (ent->d_type == DT_REG) ::unlinkat(dir_fd, ent->d_name, 0);
+  }
+}
+
+// Leftovers of processes that are gone (a crash mid-upload) are garbage: a per-process directory
+// whose `.alive` nobody holds, and (owner only) loose files of the older flat layout.
+void RemoveStaleTmp(int tmp_fd, bool front_end) {
+  int dup_fd = ::openat(tmp_fd, ".", kDirFlags);
+  DirHandle dir(dup_fd >= 0 ? ::fdopendir(dup_fd) : nullptr);
+  if (!dir && dup_fd >= 0) ::close(dup_fd);
+  std::vector<std::string> dead;
+  while (dir) {
+    dirent* ent = ::readdir(dir.get());
+    if (ent == nullptr) break;
+    const std::string name = ent->d_name;
+    if (name == "." || name == "..") continue;
+    if (ent->d_type == DT_REG) {
+      if (!front_end) ::unlinkat(tmp_fd, name.c_str(), 0);
+      continue;
+    }
+    if (ent->d_type != DT_DIR) continue;
+    const std::string alive = name + "/" + kAliveFile;
+    UniqueFd fd(::openat(tmp_fd, alive.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (fd.get() < 0) {
+      // No `.alive`: a process between its mkdir and its lock (young), or one that died there.
+      struct stat st {};
+      if (::fstatat(tmp_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+          ::time(nullptr) - st.st_mtime < 60) {
+        continue;
+      }
+    } else if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+      continue;  // its process is running
+    }
+    dead.push_back(name);
+  }
+  for (const std::string& name : dead) {
+    UniqueFd sub(::openat(tmp_fd, name.c_str(), kDirFlags));
+    if (sub.get() < 0) continue;
+    RemoveFilesIn(sub.get());
+    ::unlinkat(tmp_fd, name.c_str(), AT_REMOVEDIR);
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FsRoot>> FsRoot::Open(const std::string& root, bool front_end) {
   if (::mkdir(root.c_str(), 0755) != 0 && errno != EEXIST) {
     return ErrnoToStatus(errno, "create root " + root);
   }
@@ -296,24 +356,34 @@ Result<std::unique_ptr<FsRoot>> FsRoot::Open(const std::string& root) {
     }
   }
   REELFS_ASSIGN_OR_RETURN(UniqueFd internal_fd, OpenDirAt(root_fd.get(), internal.c_str()));
-  REELFS_ASSIGN_OR_RETURN(UniqueFd tmp_fd, OpenDirAt(internal_fd.get(), "tmp"));
+  REELFS_ASSIGN_OR_RETURN(UniqueFd tmp_parent, OpenDirAt(internal_fd.get(), "tmp"));
   REELFS_ASSIGN_OR_RETURN(UniqueFd uploads_fd, OpenDirAt(internal_fd.get(), "uploads"));
-  // Leftovers of a previous run (crash mid-upload) are garbage.
-  {
-    int dup_fd = ::openat(tmp_fd.get(), ".", kDirFlags);
-    DirHandle dir(dup_fd >= 0 ? ::fdopendir(dup_fd) : nullptr);
-    if (!dir && dup_fd >= 0) ::close(dup_fd);
-    while (dir) {
-      dirent* ent = ::readdir(dir.get());
-      if (ent == nullptr) break;
-      if (ent->d_type == DT_REG) ::unlinkat(tmp_fd.get(), ent->d_name, 0);
-    }
+  RemoveStaleTmp(tmp_parent.get(), front_end);
+  const std::string name = std::to_string(::getpid()) + "-" + RandomHex(6);
+  if (::mkdirat(tmp_parent.get(), name.c_str(), 0700) != 0) {
+    return ErrnoToStatus(errno, "create " + root + "/" + internal + "/tmp/" + name);
   }
-  return std::unique_ptr<FsRoot>(
-      new FsRoot(root, std::move(root_fd), std::move(tmp_fd), std::move(uploads_fd)));
+  REELFS_ASSIGN_OR_RETURN(UniqueFd tmp_fd, OpenDirAt(tmp_parent.get(), name.c_str()));
+  UniqueFd alive(
+      ::openat(tmp_fd.get(), kAliveFile, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (alive.get() < 0 || ::flock(alive.get(), LOCK_EX) != 0) {
+    return ErrnoToStatus(errno,
+                         "lock " + root + "/" + internal + "/tmp/" + name + "/" + kAliveFile);
+  }
+  return std::unique_ptr<FsRoot>(new FsRoot(root, std::move(root_fd), std::move(tmp_parent), name,
+                                            std::move(tmp_fd), std::move(alive),
+                                            std::move(uploads_fd)));
+}
+
+FsRoot::~FsRoot() {
+  // A clean stop leaves no directory behind (temporary files still open unlink themselves).
+  RemoveFilesIn(tmp_.get());
+  ::unlinkat(tmp_parent_.get(), tmp_name_.c_str(), AT_REMOVEDIR);
 }
 
 std::string FsRoot::internal_path() const { return path_ + "/" + std::string(kReservedDir); }
+
+std::string FsRoot::tmp_path() const { return internal_path() + "/tmp/" + tmp_name_; }
 
 Result<std::vector<std::string>> FsRoot::ListBucketDirs() const {
   int dup_fd = ::openat(root_.get(), ".", kDirFlags);

@@ -85,11 +85,20 @@ class FsRoot {
   // a part past it goes to its own file).
   static constexpr uint64_t kMaxInPlaceExtent = 4ull << 40;
 
-  // Opens (creating when needed) ROOT and its internal directories; clears stale tmp files.
-  static Result<std::unique_ptr<FsRoot>> Open(const std::string& root);
+  // Opens (creating when needed) ROOT and its internal directories. Temporary files go to a
+  // directory of this process's own, tmp/<pid>-<random>/, held alive by a flock on its `.alive`
+  // file while the FsRoot lives: at Open, the directories of processes that are gone (their
+  // lock is free) are emptied and removed, whatever the role; loose files directly in tmp/ (from
+  // before per-process directories) only by the owner (`front_end` false), which holds the root.
+  static Result<std::unique_ptr<FsRoot>> Open(const std::string& root, bool front_end = false);
+  ~FsRoot();
+  FsRoot(const FsRoot&) = delete;
+  FsRoot& operator=(const FsRoot&) = delete;
 
   const std::string& path() const { return path_; }
   std::string internal_path() const;
+  // This process's temporary directory (tests: what is left in it).
+  std::string tmp_path() const;
 
   // Bucket directories (names that are valid bucket names; the reserved dir never appears).
   Result<std::vector<std::string>> ListBucketDirs() const;
@@ -160,15 +169,22 @@ class FsRoot {
   Status RemoveUploadDir(const std::string& upload_id);
 
  private:
-  FsRoot(std::string path, UniqueFd root, UniqueFd tmp, UniqueFd uploads)
+  FsRoot(std::string path, UniqueFd root, UniqueFd tmp_parent, std::string tmp_name, UniqueFd tmp,
+         UniqueFd tmp_alive, UniqueFd uploads)
       : path_(std::move(path)),
         root_(std::move(root)),
+        tmp_parent_(std::move(tmp_parent)),
+        tmp_name_(std::move(tmp_name)),
         tmp_(std::move(tmp)),
+        tmp_alive_(std::move(tmp_alive)),
         uploads_(std::move(uploads)) {}
 
   std::string path_;
   UniqueFd root_;
-  UniqueFd tmp_;
+  UniqueFd tmp_parent_;   // ROOT/.reelfs-gateway/tmp
+  std::string tmp_name_;  // this process's directory in it
+  UniqueFd tmp_;          // that directory
+  UniqueFd tmp_alive_;    // its `.alive`, flock'ed: the directory's owner is running
   UniqueFd uploads_;
 };
 

@@ -45,11 +45,17 @@ Status Changed(const std::string& key, std::string_view what) {
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& root, StoreOptions options) {
-  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<FsRoot> fs, FsRoot::Open(root));
-  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<Catalog> catalog,
-                          Catalog::Open(fs->internal_path() + "/catalog.db"));
-  std::unique_ptr<Store> store(new Store(std::move(fs), std::move(catalog), options));
-  REELFS_RETURN_IF_ERROR(store->Reconcile());
+  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<FsRoot> fs, FsRoot::Open(root, options.front_end));
+  REELFS_ASSIGN_OR_RETURN(
+      std::unique_ptr<Catalog> catalog,
+      Catalog::Open(fs->internal_path() + "/catalog.db",
+                    options.front_end ? CatalogRole::kFrontEnd : CatalogRole::kOwner));
+  REELFS_ASSIGN_OR_RETURN(std::unique_ptr<KeyLocks> key_locks, KeyLocks::Open(fs->internal_path()));
+  std::unique_ptr<Store> store(
+      new Store(std::move(fs), std::move(catalog), std::move(key_locks), options));
+  // A front end joins a root its owner has reconciled; walking it again would race the owner's
+  // writers for nothing (a stale row is repaired at its next HEAD/GET in any process).
+  if (!options.front_end) REELFS_RETURN_IF_ERROR(store->Reconcile());
   return store;
 }
 
@@ -173,9 +179,8 @@ Status Store::ReconcileBucket(const std::string& bucket) {
   });
 }
 
-std::mutex& Store::KeyLock(const std::string& bucket, const std::string& key) {
-  size_t h = std::hash<std::string>{}(bucket)*31 + std::hash<std::string>{}(key);
-  return key_locks_[h % key_locks_.size()];
+Result<KeyLocks::Guard> Store::KeyLock(const std::string& bucket, const std::string& key) {
+  return key_locks_->Lock(bucket, key);
 }
 
 // ---- buckets ----
@@ -223,11 +228,11 @@ Result<Store::OpenedObject> Store::Open(const std::string& bucket, const std::st
   };
   REELFS_ASSIGN_OR_RETURN(FsRoot::OpenedObject file, fs_->OpenObject(bucket, key));
   REELFS_ASSIGN_OR_RETURN(std::optional<ObjectRecord> rec, catalog_->GetObject(bucket, key));
-  std::unique_lock<std::mutex> lock;
+  KeyLocks::Guard lock;
   if (stale(rec, file.stat)) {
     // A concurrent Put may be between its rename and its catalog write: open and look again
     // under the key's lock, so a repair never mixes one writer's file with another's row.
-    lock = std::unique_lock(KeyLock(bucket, key));
+    REELFS_ASSIGN_OR_RETURN(lock, KeyLock(bucket, key));
     REELFS_ASSIGN_OR_RETURN(file, fs_->OpenObject(bucket, key));
     REELFS_ASSIGN_OR_RETURN(rec, catalog_->GetObject(bucket, key));
   }
@@ -266,14 +271,14 @@ Result<ObjectRecord> Store::Head(const std::string& bucket, const std::string& k
 Result<ObjectRecord> Store::Put(const std::string& bucket, const std::string& key, TmpFile& tmp,
                                 const std::string& etag, const PutOptions& options) {
   REELFS_RETURN_IF_ERROR(tmp.Sync());  // outside the lock: the slow part
-  std::lock_guard lock(KeyLock(bucket, key));
+  REELFS_ASSIGN_OR_RETURN(KeyLocks::Guard lock, KeyLock(bucket, key));
   REELFS_ASSIGN_OR_RETURN(FileStat st, fs_->Publish(tmp, bucket, key));
   return RecordPublished(bucket, key, st.size, etag, st.mtime_ns, options);
 }
 
 Result<ObjectRecord> Store::PutMarker(const std::string& bucket, const std::string& key,
                                       const PutOptions& options) {
-  std::lock_guard lock(KeyLock(bucket, key));
+  REELFS_ASSIGN_OR_RETURN(KeyLocks::Guard lock, KeyLock(bucket, key));
   REELFS_ASSIGN_OR_RETURN(FileStat st, fs_->MakeMarker(bucket, key));
   return RecordPublished(bucket, key, 0, std::string(kEmptyMd5), st.mtime_ns, options);
 }
@@ -295,7 +300,7 @@ Result<ObjectRecord> Store::RecordPublished(const std::string& bucket, const std
 
 Status Store::Delete(const std::string& bucket, const std::string& key) {
   REELFS_RETURN_IF_ERROR(HeadBucket(bucket));
-  std::lock_guard lock(KeyLock(bucket, key));
+  REELFS_ASSIGN_OR_RETURN(KeyLocks::Guard lock, KeyLock(bucket, key));
   REELFS_RETURN_IF_ERROR(fs_->RemoveObject(bucket, key, [&](const std::string& dir_key) {
     auto rec = catalog_->GetObject(bucket, dir_key);
     return !rec.ok() || rec->has_value();  // on doubt, keep the directory
@@ -311,7 +316,7 @@ namespace reelfs::gateway {
 
 Status Store::MarkArchived(const std::string& bucket, const ObjectRecord& expected,
                            const ArchiveRecord& archive) {
-  std::lock_guard lock(KeyLock(bucket, expected.key));
+  REELFS_ASSIGN_OR_RETURN(KeyLocks::Guard lock, KeyLock(bucket, expected.key));
   REELFS_ASSIGN_OR_RETURN(FsRoot::OpenedObject file, fs_->OpenObject(bucket, expected.key));
   REELFS_ASSIGN_OR_RETURN(std::optional<ObjectRecord> rec,
                           catalog_->GetObject(bucket, expected.key));
@@ -324,7 +329,7 @@ Status Store::MarkArchived(const std::string& bucket, const ObjectRecord& expect
 }
 
 Status Store::Release(const std::string& bucket, const std::string& key) {
-  std::lock_guard lock(KeyLock(bucket, key));
+  REELFS_ASSIGN_OR_RETURN(KeyLocks::Guard lock, KeyLock(bucket, key));
   REELFS_ASSIGN_OR_RETURN(std::optional<ObjectRecord> rec, catalog_->GetObject(bucket, key));
   if (!rec.has_value() || !rec->archive.has_value() ||
       rec->archive->state != ArchiveState::kPremigrated) {
@@ -348,7 +353,7 @@ Status Store::Release(const std::string& bucket, const std::string& key) {
 Status Store::CompleteRecall(const std::string& bucket, const std::string& key,
                              const ArchiveRecord& from, TmpFile& restored,
                              const std::function<void(ArchiveRecord&)>& update) {
-  std::lock_guard lock(KeyLock(bucket, key));
+  REELFS_ASSIGN_OR_RETURN(KeyLocks::Guard lock, KeyLock(bucket, key));
   REELFS_ASSIGN_OR_RETURN(std::optional<ObjectRecord> rec, catalog_->GetObject(bucket, key));
   if (!rec.has_value() || !rec->archive.has_value() || rec->archive->cartridge != from.cartridge ||
       rec->archive->start_block != from.start_block ||
@@ -372,7 +377,7 @@ Status Store::CompleteRecall(const std::string& bucket, const std::string& key,
 
 Status Store::UpdateArchive(const std::string& bucket, const std::string& key,
                             const std::function<Status(ArchiveRecord&)>& fn) {
-  std::lock_guard lock(KeyLock(bucket, key));
+  REELFS_ASSIGN_OR_RETURN(KeyLocks::Guard lock, KeyLock(bucket, key));
   REELFS_ASSIGN_OR_RETURN(std::optional<ArchiveRecord> a, catalog_->GetArchive(bucket, key));
   if (!a.has_value()) return Status::NotFound("object " + key + " is not archived");
   REELFS_RETURN_IF_ERROR(fn(*a));

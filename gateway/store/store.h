@@ -11,8 +11,9 @@
 // behind our back) drops the archive row: the tape copy is of the old content.
 //
 // Thread-safety: all methods are safe to call from any thread. Writers of one key (Put, PutMarker,
-// Delete, and Open's repair of a stale row) hold that key's stripe of key_locks_ across the file
-// change and the catalog write, so the catalog always ends up describing the file that won.
+// Delete, and Open's repair of a stale row) hold that key's stripe of key_locks_ (key_locks.h:
+// across threads and across the gateway processes of one root) over the file change and the
+// catalog write, so the catalog always ends up describing the file that won.
 // Lock order: a key stripe, then Catalog's own mutex; never two stripes at once.
 #pragma once
 
@@ -29,6 +30,7 @@
 #include "common/unique_fd.h"
 #include "gateway/store/catalog.h"
 #include "gateway/store/fs_root.h"
+#include "gateway/store/key_locks.h"
 #include "s3/types.h"
 #include "s3/upload_types.h"
 
@@ -58,6 +60,9 @@ struct UploadListParams {
 
 struct StoreOptions {
   uint64_t min_part_size = 5 * 1024 * 1024;  // every part but the last (S3: EntityTooSmall)
+  // A front end over a root another gateway owns: the catalog must exist (never created,
+  // rebuilt or migrated here), no start-up reconciliation, only its own temporary files cleaned.
+  bool front_end = false;
 };
 
 class Store {
@@ -162,10 +167,14 @@ class Store {
   Result<std::optional<TmpFile>> TakeWholeInPlace(const UploadRecord& upload,
                                                   const std::vector<PartRecord>& staged,
                                                   const std::vector<const PartRecord*>& chosen);
-  Store(std::unique_ptr<FsRoot> fs, std::unique_ptr<Catalog> catalog, StoreOptions options)
-      : fs_(std::move(fs)), catalog_(std::move(catalog)), options_(options) {}
+  Store(std::unique_ptr<FsRoot> fs, std::unique_ptr<Catalog> catalog,
+        std::unique_ptr<KeyLocks> key_locks, StoreOptions options)
+      : fs_(std::move(fs)),
+        catalog_(std::move(catalog)),
+        options_(options),
+        key_locks_(std::move(key_locks)) {}
   Status ReconcileBucket(const std::string& bucket);
-  std::mutex& KeyLock(const std::string& bucket, const std::string& key);
+  Result<KeyLocks::Guard> KeyLock(const std::string& bucket, const std::string& key);
   // Records what was just published at bucket/key (its size, ETag and mtime) in the catalog,
   // with the options' metadata; under the key's lock.
   Result<ObjectRecord> RecordPublished(const std::string& bucket, const std::string& key,
@@ -175,7 +184,7 @@ class Store {
   std::unique_ptr<FsRoot> fs_;
   std::unique_ptr<Catalog> catalog_;
   StoreOptions options_;
-  std::array<std::mutex, 64> key_locks_;  // see the thread-safety note above
+  std::unique_ptr<KeyLocks> key_locks_;  // see the thread-safety note above
   // ExpireUploads' totals since start (admin metrics).
   std::atomic<uint64_t> expired_uploads_{0};
   std::atomic<uint64_t> expired_parts_{0};

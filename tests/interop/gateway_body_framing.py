@@ -119,8 +119,9 @@ try:
         time.sleep(0.2)
     time.sleep(0.5)
     check(stored("cut") is None, "no object")
-    tmp = os.path.join(gw.root, ".reelfs-gateway", "tmp")  # where bodies are written first
-    leftovers = os.listdir(tmp) if os.path.isdir(tmp) else []
+    # Bodies are written first into the gateway's own tmp/<pid>-<random>/ (`.alive` is its lock).
+    tmp = os.path.join(gw.root, ".reelfs-gateway", "tmp")
+    leftovers = [os.path.join(d, f) for d, _, fs in os.walk(tmp) for f in fs if f != ".alive"]
     check(not leftovers, f"no temporary file left in .reelfs-gateway/tmp ({leftovers})")
     check(s3.get_object(Bucket="bkt", Key="there")["Body"].read() == b"already there",
           "the gateway answers the next request")

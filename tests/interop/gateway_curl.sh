@@ -87,11 +87,13 @@ curl_pid=$!
 sleep 1.5
 kill "$curl_pid" 2>/dev/null || true
 wait "$curl_pid" 2>/dev/null || true
+# Bodies go first to the gateway's own tmp/<pid>-<random>/ (`.alive` is that directory's lock).
+tmp_files() { find "$ROOT/.reelfs-gateway/tmp" -type f ! -name .alive; }
 for _ in $(seq 50); do
-  [[ -z "$(ls -A "$ROOT/.reelfs-gateway/tmp")" ]] && break
+  [[ -z "$(tmp_files)" ]] && break
   sleep 0.1
 done
-[[ -z "$(ls -A "$ROOT/.reelfs-gateway/tmp")" ]] || fail "temp file left: $(ls "$ROOT/.reelfs-gateway/tmp")"
+[[ -z "$(tmp_files)" ]] || fail "temp file left: $(tmp_files)"
 [[ ! -e "$ROOT/plain/up/abandoned.bin" ]] || fail "partial object visible"
 rm -f "$WORK/big.bin"
 

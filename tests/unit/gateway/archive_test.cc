@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <sqlite3.h>
@@ -313,6 +315,108 @@ TEST_SUITE("gateway.archive") {
     env.Finish();
     CHECK_FALSE(fs::exists(env.root + "/bkt/a"));
     CHECK_FALSE(env.store->Head("bkt", "a").ok());
+  }
+
+  TEST_CASE("front ends: restores recorded through other stores run once, in the owner") {
+    Env env;  // the owner
+    const std::string a = Content(9000, 'a'), b = Content(7000, 'b');
+    env.Put("bkt", "a", a);
+    env.Put("bkt", "b", b);
+    ArchiveRunOptions run;
+    run.release = true;
+    REQUIRE(env.archive->Run(run).ok());
+
+    // Two front ends: their own Store (catalog connection, key-lock description, tmp directory)
+    // and an archive that never runs a library, as two more processes would have.
+    struct FrontEnd {
+      std::unique_ptr<Store> store;
+      std::unique_ptr<FakeTapeLibrary> library = std::make_unique<FakeTapeLibrary>(kBlock);
+      std::unique_ptr<Archive> archive;
+    };
+    std::vector<FrontEnd> fes(2);
+    for (FrontEnd& fe : fes) {
+      StoreOptions so;
+      so.front_end = true;
+      auto st = Store::Open(env.root, so);
+      REQUIRE_MESSAGE(st.ok(), st.status().ToString());
+      fe.store = std::move(*st);
+      auto ar = Archive::Create(*fe.store, *fe.library, {}, /*serve=*/true, ArchiveRole::kFrontEnd);
+      REQUIRE(ar.ok());
+      fe.archive = std::move(*ar);
+      CHECK(fe.store->fs().tmp_path() != env.store->fs().tmp_path());
+    }
+    // Front end 0 takes the request (Days 3), front end 1 and the owner join it.
+    auto r0 = fes[0].archive->Restore("bkt", "a", 3);
+    auto r1 = fes[1].archive->Restore("bkt", "a", 1);
+    auto r2 = env.archive->Restore("bkt", "a", 1);
+    REQUIRE(r0.ok());
+    REQUIRE(r1.ok());
+    REQUIRE(r2.ok());
+    CHECK(*r0 == RestoreStart::kStarted);
+    CHECK(*r1 == RestoreStart::kJoined);
+    CHECK(*r2 == RestoreStart::kJoined);
+    CHECK(fes[0].library->submitted().empty());  // a front end never submits
+    CHECK(env.State("bkt", "a").restore_days == 3);
+    // Every front end reads the same restore state from the shared catalog.
+    for (FrontEnd& fe : fes) {
+      auto head = fe.store->Head("bkt", "a");
+      REQUIRE(head.ok());
+      REQUIRE(head->archive.has_value());
+      CHECK(head->archive->staging);
+    }
+    // The owner's request loop picks it up (woken through the FIFO, or its 1 s scan).
+    for (int i = 0; i < 300 && env.library->pending() == 0; ++i) std::this_thread::sleep_for(10ms);
+    REQUIRE(env.library->pending() == 1);
+    auto r3 = fes[1].archive->Restore("bkt", "a", 1);
+    REQUIRE(r3.ok());
+    CHECK(*r3 == RestoreStart::kJoined);
+    env.Finish();
+    std::this_thread::sleep_for(1200ms);  // a scan after completion must not recall it again
+    CHECK(env.library->submitted().size() == 1);
+    ArchiveRecord ra = env.State("bkt", "a");
+    CHECK(ra.state == ArchiveState::kPremigrated);
+    CHECK_FALSE(ra.staging);
+    CHECK(ra.expiry_ns > ra.restored_ns + int64_t{2} * 86400 * 1000000000);  // Days 3 applied
+    CHECK(ra.restore_days == -1);
+    CHECK(ReadFile(env.root + "/bkt/a") == a);
+    auto head = fes[1].store->Head("bkt", "a");
+    REQUIRE(head.ok());
+    CHECK(head->etag == s3::Md5Hex(a));
+
+    // A request recorded while no owner runs waits in the catalog and is resumed at its start.
+    env.Close();
+    auto rb = fes[0].archive->Restore("bkt", "b", std::nullopt);
+    REQUIRE(rb.ok());
+    CHECK(*rb == RestoreStart::kStarted);
+    env.Open({});
+    REQUIRE(env.library->pending() == 1);
+    env.Finish();
+    CHECK(ReadFile(env.root + "/bkt/b") == b);
+    CHECK(env.State("bkt", "b").expiry_ns == 0);
+  }
+
+  TEST_CASE("front ends: a front end never creates, rebuilds or migrates the catalog") {
+    std::string tmpl = (fs::temp_directory_path() / "reelfs-gw-fe.XXXXXX").string();
+    const std::string dir = ::mkdtemp(tmpl.data());
+    StoreOptions so;
+    so.front_end = true;
+    auto missing = Store::Open(dir + "/root", so);
+    REQUIRE_FALSE(missing.ok());
+    CHECK(missing.status().message().find("start the owning gateway") != std::string::npos);
+    { REQUIRE(Store::Open(dir + "/root").ok()); }  // the owner creates it
+    {
+      auto ok = Store::Open(dir + "/root", so);
+      CHECK_MESSAGE(ok.ok(), ok.status().ToString());
+    }
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open((dir + "/root/.reelfs-gateway/catalog.db").c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "PRAGMA user_version=1", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+    auto old = Store::Open(dir + "/root", so);
+    REQUIRE_FALSE(old.ok());
+    CHECK(old.status().message().find("schema 1/") != std::string::npos);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
   }
 
   TEST_CASE("releaser: watermarks release the least recently restored first; admin release") {

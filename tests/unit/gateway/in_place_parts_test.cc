@@ -14,6 +14,7 @@
 #include "gateway/store/fs_root.h"
 #include "gateway/store/store.h"
 #include "s3/protocol/crypto.h"
+#include "tests/unit/gateway/tmp_leftovers.h"
 
 namespace reelfs::gateway {
 namespace {
@@ -97,7 +98,7 @@ TEST_CASE("in place: parts out of order, completed by renaming the data file") {
   CHECK(ReadFile(f.dir + "/root/bkt/obj") == "aaaabbbbcc");
   CHECK(Inode(f.dir + "/root/bkt/obj") == data);  // renamed, not copied
   CHECK_FALSE(fs::exists(f.UploadDir()));
-  CHECK(fs::is_empty(f.dir + "/root/.reelfs-gateway/tmp"));
+  CHECK(testing::TmpLeftovers(f.store->fs().tmp_path()).empty());
 }
 
 TEST_CASE(

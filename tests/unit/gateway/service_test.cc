@@ -19,6 +19,7 @@
 #include "s3/protocol/sigv4.h"
 #include "s3/protocol/uri.h"
 #include "tests/unit/gateway/signed_request.h"
+#include "tests/unit/gateway/tmp_leftovers.h"
 
 namespace reelfs::gateway {
 namespace {
@@ -308,7 +309,7 @@ TEST_CASE("service: a PUT on a full disk is 507, the old object and no temp file
   auto full = f.Send("PUT", "/bkt/k", "", std::string(3 << 20, 'n'));
   CHECK(full.status == 507);
   CHECK(Fixture::Code(full) == "InsufficientStorage");
-  CHECK(fs::is_empty(f.dir + "/root/.reelfs-gateway/tmp"));
+  CHECK(testing::TmpLeftovers(f.store->fs().tmp_path()).empty());
   std::ifstream in(f.dir + "/root/bkt/k");
   CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "old");
   auto head = f.Call("HEAD", "/bkt/k");
@@ -491,7 +492,7 @@ TEST_CASE("service: aws-chunked chunk signatures are verified before anything is
   CHECK(Fixture::Code(replayed) == "SignatureDoesNotMatch");
   CHECK_FALSE(fs::exists(f.dir + "/root/bkt/forged"));
   // No temporary file is left behind by the refusals.
-  CHECK(fs::is_empty(f.dir + "/root/.reelfs-gateway/tmp"));
+  CHECK(testing::TmpLeftovers(f.store->fs().tmp_path()).empty());
 
   // STREAMING-UNSIGNED-PAYLOAD-TRAILER: the trailing checksum is verified.
   for (const bool right : {true, false}) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "gateway/store/etag.h"
 #include "gateway/store/fs_root.h"
 #include "s3/protocol/crypto.h"
+#include "tests/unit/gateway/tmp_leftovers.h"
 
 namespace reelfs::gateway {
 namespace {
@@ -137,9 +139,9 @@ TEST_CASE("FsRoot: temporary files vanish unless published") {
     auto tmp = (*root)->CreateTmp("t");
     REQUIRE(tmp.ok());
     name = tmp->name();
-    CHECK(fs::exists(dir.path + "/.reelfs-gateway/tmp/" + name));
+    CHECK(fs::exists((*root)->tmp_path() + "/" + name));
   }
-  CHECK_FALSE(fs::exists(dir.path + "/.reelfs-gateway/tmp/" + name));
+  CHECK_FALSE(fs::exists((*root)->tmp_path() + "/" + name));
 }
 
 TEST_CASE("Catalog: upsert, get, ordered range listing, schema version") {
@@ -391,6 +393,35 @@ TEST_CASE("multipart: hostile upload ids are refused before they become paths") 
   CHECK(fs::is_empty(dir.path + "/root/.reelfs-gateway/uploads"));
 }
 
+TEST_CASE("KeyLocks: one key's stripe excludes across lock files opened twice (two processes)") {
+  TempDir dir;
+  auto a = KeyLocks::Open(dir.path);
+  auto b = KeyLocks::Open(dir.path);  // its own open file description, as another process has
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  auto held = (*a)->Lock("bkt", "key");
+  REQUIRE(held.ok());
+  std::atomic<bool> got{false};
+  std::thread other([&] {
+    auto g = (*b)->Lock("bkt", "key");
+    got = g.ok();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK_FALSE(got.load());    // still waiting for the first holder
+  *held = KeyLocks::Guard();  // released
+  other.join();
+  CHECK(got.load());
+  // Another stripe is never blocked by this one.
+  std::string other_key = "k0";
+  for (int i = 1; KeyLocks::StripeOf("bkt", other_key) == KeyLocks::StripeOf("bkt", "key"); ++i) {
+    other_key = "k" + std::to_string(i);
+  }
+  auto g1 = (*a)->Lock("bkt", "key");
+  auto g2 = (*b)->Lock("bkt", other_key);
+  CHECK(g1.ok());
+  CHECK(g2.ok());
+}
+
 TEST_CASE("Store: concurrent PUT/PUT/DELETE of one key leave catalog and file in agreement") {
   TempDir dir;
   auto store = Store::Open(dir.path);
@@ -427,7 +458,7 @@ TEST_CASE("Store: concurrent PUT/PUT/DELETE of one key leave catalog and file in
   } else {
     CHECK_FALSE(row->has_value());
   }
-  CHECK(fs::is_empty(dir.path + "/.reelfs-gateway/tmp"));
+  CHECK(testing::TmpLeftovers(s.fs().tmp_path()).empty());
 }
 
 TEST_CASE("Store: start-after equal to a common prefix does not list that prefix again") {
