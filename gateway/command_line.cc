@@ -20,7 +20,7 @@ constexpr const char* kOverridingFlags[] = {"--root",         "--create",
                                             "--log-level",    "--virtual-host-domain",
                                             "--idle-timeout", "--multipart-expiry",
                                             "--log-format",   "--tls-cert",
-                                            "--tls-key"};
+                                            "--tls-key",      "--front-end"};
 
 void AddArchiveCommand(CLI::App& app, CommandLine& out, CLI::App*& archive_cmd) {
   archive_cmd = app.add_subcommand(
@@ -39,6 +39,12 @@ void AddArchiveCommand(CLI::App& app, CommandLine& out, CLI::App*& archive_cmd) 
       ->check(CLI::IsMember({"key", "striped"}));
   archive_cmd->add_flag("--release", out.run.release,
                         "release the disk copies (objects go offline)");
+}
+
+void AddCheckCommand(CLI::App& app, CommandLine& out, CLI::App*& check_cmd) {
+  check_cmd = app.add_subcommand(
+      "check", "compare the catalog with the files (read-only; exit 1 when they disagree)");
+  check_cmd->add_option("--root", out.flags.root, "gateway root")->required();
 }
 
 void AddServerFlags(CLI::App& app, CommandLine& out) {
@@ -100,6 +106,8 @@ std::optional<int> ParseCommandLine(int argc, char** argv, CommandLine& out) {
                        "print the version and exit");
   CLI::App* archive_cmd = nullptr;
   AddArchiveCommand(app, out, archive_cmd);
+  CLI::App* check_cmd = nullptr;
+  AddCheckCommand(app, out, check_cmd);
   AddServerFlags(app, out);
   CLI::Option* rdma_flag = AddRdmaFlags(app, out.rdma);
   try {
@@ -108,6 +116,7 @@ std::optional<int> ParseCommandLine(int argc, char** argv, CommandLine& out) {
     return app.exit(e);
   }
   out.archive = archive_cmd->parsed();
+  out.check = check_cmd->parsed();
   out.rdma.enabled = rdma_flag->count() > 0;
   for (const char* flag : kOverridingFlags) {
     if (app.count(flag) > 0) out.given.insert(flag);

@@ -28,6 +28,7 @@ struct RdmaFlags {
 
 struct CommandLine {
   bool archive = false;          // `reelfs-gateway archive`
+  bool check = false;            // `reelfs-gateway check`
   Options flags;                 // the values the flags set (only those in `given` count)
   std::set<std::string> given;   // the server's flags given explicitly, e.g. "--root"
   std::string config_file;       // --config

@@ -1,7 +1,7 @@
 // reelfs-gateway: composition root. Flags -> Options (gateway/command_line.h) -> GatewayServer
 // (Store, tape::Library, Archive, S3Service, RcServer, Server; gateway/gateway_server.h) -> Run.
 // `reelfs-gateway archive ...` runs the archive writer on a root that no gateway serves
-// (docs/gateway.md "Archive").
+// (docs/gateway.md "Archive"); `reelfs-gateway check` compares its catalog with its files.
 //
 // Contract used by tests: after binding, exactly one line goes to stdout,
 // "reelfs-gateway listening on http://HOST:PORT", and the port is written to --port-file.
@@ -51,9 +51,26 @@ int RunArchiveCommand(const Options& options, const ArchiveRunOptions& run) {
   return report->errors.empty() ? 0 : 1;
 }
 
+// `reelfs-gateway check`: the catalog against the files. Opens the root as a front end does (no
+// reconciliation, which would repair what it is to report; no lock: gateways may run).
+int RunCheckCommand(const std::string& root) {
+  if (::access((root + "/.reelfs-gateway/catalog.db").c_str(), F_OK) != 0) {
+    return Fail(ErrnoToStatus(errno, root + "/.reelfs-gateway/catalog.db"));
+  }
+  StoreOptions options;
+  options.front_end = true;
+  auto store = Store::Open(root, options);
+  if (!store.ok()) return Fail(store.status());
+  auto report = (*store)->Check();
+  if (!report.ok()) return Fail(report.status());
+  std::cout << report->ToJson() << std::endl;
+  return report->problems.empty() ? 0 : 1;
+}
+
 int Main(int argc, char** argv) {
   CommandLine line;
   if (std::optional<int> done = ParseCommandLine(argc, argv, line)) return *done;
+  if (line.check) return RunCheckCommand(line.flags.root);
   if (line.archive) {
     auto options = ArchiveCommandOptions(line);
     if (!options.ok()) return Fail(options.status());

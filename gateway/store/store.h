@@ -161,6 +161,18 @@ class Store {
   // Brings the catalog in line with the files (all buckets). Called by Open.
   Status Reconcile();
 
+  // ---- check.cc ----
+  // Read-only: compares every catalog row with its file and every file with its row (size,
+  // mtime, the content MD5 of single-part ETags, directory markers, upload staging directories)
+  // and reports each disagreement; repairs nothing (`reelfs-gateway check`). Meant for a quiet
+  // root: a write in flight may show up as a problem.
+  struct CheckReport {
+    uint64_t buckets = 0, objects = 0, files = 0, bytes = 0, hashed = 0, uploads = 0;
+    std::vector<std::string> problems;
+    std::string ToJson() const;
+  };
+  Result<CheckReport> Check();
+
  private:
   // CompleteUpload's fast path: the data file, taken and cut to the object's size, when
   // `chosen` (the listed parts) is every staged part, 1..n, in place and whole; else nullopt.

@@ -21,6 +21,9 @@ if(TARGET reelfs-gateway)
   reelfs_add_script_test(gateway_security_boto3 LABEL interop
     COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/gateway_security_boto3.py
     ENV ${_gw_env} TIMEOUT 300)
+  reelfs_add_script_test(gateway_frontends LABEL interop
+    COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/gateway_frontends.py
+    ENV ${_gw_env} TIMEOUT 300)
   reelfs_add_script_test(gateway_body_framing LABEL interop
     COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/gateway_body_framing.py
     ENV ${_gw_env} TIMEOUT 300)

@@ -32,9 +32,10 @@ class Gateway:
     --port-file and check it names the port the start-up line announces.
     """
 
-    def __init__(self, prefix, access, secret, config=None, port_file=False):
+    def __init__(self, prefix, access, secret, config=None, port_file=False, front_end_of=None):
+        """front_end_of: another Gateway whose root this one serves with --front-end."""
         self.work = tempfile.mkdtemp(prefix=prefix)
-        self.root = os.path.join(self.work, "root")
+        self.root = front_end_of.root if front_end_of else os.path.join(self.work, "root")
         extra = []
         if config is not None:
             path = os.path.join(self.work, "gateway.yaml")
@@ -46,7 +47,8 @@ class Gateway:
             extra += ["--port-file", port_path]
         self.err = open(os.path.join(self.work, "gateway.err"), "w")
         self.proc = subprocess.Popen(
-            [BIN, "--root", self.root, "--create", "--listen", "127.0.0.1:0", *extra, "--access-key", access,
+            [BIN, "--root", self.root, "--front-end" if front_end_of else "--create",
+             "--listen", "127.0.0.1:0", *extra, "--access-key", access,
              "--secret-key", secret, "--log-level", os.environ.get("GW_LOG_LEVEL", "warn")],
             stdout=subprocess.PIPE, stderr=self.err, text=True)
         line = self.proc.stdout.readline().strip()
