@@ -12,8 +12,9 @@
 #  2. The tape files released again; `reelfs stage --wait` run at once on all 4 mounts for the
 #     whole tree (4 hosts preparing the same job): still one recall per object, every stage
 #     command exits 0 with every file readable on its own mount.
-# Not yet here: mounts on different gateway front ends (N front ends over one root is issue 15's
-# gateway half, not built).
+# Hosts 0 and 1 mount through the gateway that owns the root, hosts 2 and 3 through a second
+# gateway process, a `--front-end` over the same root: their restores are recorded in the shared
+# catalog and run once by the owner's library (docs/gateway.md "Several front ends over one root").
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/tape_lib.sh"
 source "$(dirname "$0")/tape_more.sh"
@@ -32,11 +33,22 @@ TAPE_SPEEDUP=5 TAPE_HINTS=true tape_config versitygw
 archive_offline data 5 key train/tape/
 start_tape_gateway
 [[ $(catalog_count data offline) == 160 ]] || fail "catalog: $(catalog_states data | head)"
+OWNER_PID=$GW_PID OWNER_PORT=$PORT OWNER_ENDPOINT=$ENDPOINT
+GW_FRONT_END=1 start_tape_gateway
+FE_ENDPOINT=$ENDPOINT
+EXTRA_PIDS+=("$GW_PID")
+GW_PID=$OWNER_PID PORT=$OWNER_PORT ENDPOINT=$OWNER_ENDPOINT  # admin metrics: the owner's
+export AWS_ENDPOINT_URL=$ENDPOINT
+echo "   owner $OWNER_ENDPOINT (hosts 0, 1), front end $FE_ENDPOINT (hosts 2, 3)"
 PIDS=()
 mount_all() {
   PIDS=()
   for r in $(seq 0 $((WORLD - 1))); do
-    mount_tape data "$WORK/host$r" wait
+    if (( r < 2 )); then
+      mount_tape data "$WORK/host$r" wait
+    else
+      ENDPOINT=$FE_ENDPOINT mount_tape data "$WORK/host$r" wait
+    fi
     PIDS+=("$MOUNT_PID")
   done
 }

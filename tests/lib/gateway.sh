@@ -12,14 +12,16 @@ _gateway_said() {
     END { exit !found }' "$WORK/gateway.out"
 }
 
-# start_gateway [PORT] [ARGS...]: reelfs-gateway over $ROOT on 127.0.0.1:PORT (0, the default:
-# ephemeral) with ARGS, then $GATEWAY_EXTRA_ARGS split on spaces (tape_lib.sh: --config FILE).
+# start_gateway [PORT] [ARGS...]: reelfs-gateway over $ROOT (the owner; with GW_FRONT_END=1 a
+# front end of it) on 127.0.0.1:PORT (0, the default: ephemeral) with ARGS, then $GATEWAY_EXTRA_ARGS split on spaces (tape_lib.sh: --config FILE).
 # Waits up to 60 s for the port file and the start-up line, then sets GW_PID (the gateway's own
 # pid), PORT, ENDPOINT and AWS_ENDPOINT_URL. Output is appended to $WORK/gateway.out and
 # $WORK/gateway.err, so a restart keeps what the earlier runs wrote. Core dumps are on where the
 # system allows them, for e2e's gateway_crash_report.
 start_gateway() {
-  local want=0
+  local want=0 role=--create
+  # GW_FRONT_END=1: a front end over a $ROOT another gateway owns (docs/gateway.md).
+  [[ "${GW_FRONT_END:-0}" == 1 ]] && role=--front-end
   if [[ $# -gt 0 && $1 =~ ^[0-9]+$ ]]; then want=$1; shift; fi
   rm -f "$WORK/port"
   # This run's start-up line comes after the lines earlier runs left.
@@ -28,7 +30,7 @@ start_gateway() {
   # The subshell execs, so $! is the gateway.
   # shellcheck disable=SC2086
   ( ulimit -c unlimited 2>/dev/null || true
-    exec "$REELFS_GATEWAY_BIN" --root "$ROOT" --create --listen "127.0.0.1:$want" --port-file "$WORK/port" \
+    exec "$REELFS_GATEWAY_BIN" --root "$ROOT" "$role" --listen "127.0.0.1:$want" --port-file "$WORK/port" \
       --access-key "$GW_ACCESS_KEY" --secret-key "$GW_SECRET_KEY" \
       --log-level "${GW_LOG_LEVEL:-warn}" "$@" ${GATEWAY_EXTRA_ARGS:-} \
       >>"$WORK/gateway.out" 2>>"$WORK/gateway.err" ) &
