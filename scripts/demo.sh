@@ -118,9 +118,20 @@ say "reelfs ls s3://dataset/ (the bucket's top level)"
 "$reelfs" ls s3://dataset/
 say "reelfs ls s3://dataset/models/"
 "$reelfs" ls s3://dataset/models/
-say "Two endpoints, the first one dead (port 9): it is marked down and the request goes to the other"
-"$reelfs" ls s3://dataset/models/ --endpoint "http://127.0.0.1:9,$AWS_ENDPOINT_URL" 2>&1 |
+say "A second gateway process over the same root (--front-end; docs/gateway.md): one namespace"
+"$gw" --root "$work/root" --front-end --listen 127.0.0.1:0 --port-file "$work/fe-port" \
+  --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
+  --config "$work/gateway.yaml" --log-level warn >"$work/frontend.log" 2>&1 &
+fe_pid=$!
+for _ in $(seq 100); do [ -s "$work/fe-port" ] && break; sleep 0.1; done
+fe_url="http://127.0.0.1:$(cat "$work/fe-port")"
+for url in "$AWS_ENDPOINT_URL" "$fe_url"; do
+  echo "$url: $("$reelfs" stat s3://dataset/models/checkpoint-a.pt --endpoint "$url" | grep -i etag)"
+done
+say "Three endpoints, the first one dead (port 9): marked down, requests go to the two gateways"
+"$reelfs" ls s3://dataset/models/ --endpoint "http://127.0.0.1:9,$AWS_ENDPOINT_URL,$fe_url" 2>&1 |
   sed 's/^[0-9T:.-]*Z //'
+kill "$fe_pid"; wait "$fe_pid" 2>/dev/null || true
 say "reelfs stat s3://dataset/models/checkpoint-a.pt"
 "$reelfs" stat s3://dataset/models/checkpoint-a.pt
 if command -v aws >/dev/null; then

@@ -7,8 +7,9 @@
 #   bench/fuse/endpoints.sh                     # FILES=8 FILE_MIB=128 ROUNDS=3 STREAM_MIB=1024
 #   BUILD_DIR=build RESULT_FILE=/tmp/e.md bench/fuse/endpoints.sh
 #
-# The gateways serve copies of one root (objects hard-linked, each its own catalog), as
-# tests/e2e/endpoints.sh does. On a 2-CPU machine more front ends cannot add throughput (the
+# The gateways serve one root: gateway 0 owns it, 1 and 2 are `--front-end` processes over it
+# (docs/gateway.md "Several front ends over one root"), as in tests/e2e/endpoints.sh. On a 2-CPU
+# machine more front ends cannot add throughput (the
 # gateways and the mount share the CPUs); the numbers to read are the balance and the gap.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,24 +33,17 @@ cleanup() {
 trap cleanup EXIT
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 
-log "$FILES files of $FILE_MIB MiB, 3 copies of the root under $work"
-mkdir -p "$work/root0/bench" "$work/mnt"
+log "$FILES files of $FILE_MIB MiB, one root and three gateways (an owner, 2 front ends) under $work"
+mkdir -p "$work/root/bench" "$work/mnt"
 for i in $(seq 0 $((FILES - 1))); do
-  head -c $((FILE_MIB * 1048576)) /dev/urandom >"$work/root0/bench/f$i.bin"
+  head -c $((FILE_MIB * 1048576)) /dev/urandom >"$work/root/bench/f$i.bin"
 done
-head -c $((STREAM_MIB * 1048576)) /dev/urandom >"$work/root0/bench/stream.bin"
-mkdir -p "$work/g0"
-bench_start_gateway "$gw" "$work/root0" "$work/g0" "$work/g0.log"
-kill "$gw_pid"; wait "$gw_pid" 2>/dev/null || true
-for i in 1 2; do
-  cp -al "$work/root0" "$work/root$i"
-  rm -rf "$work/root$i/.reelfs-gateway" && cp -a "$work/root0/.reelfs-gateway" "$work/root$i/"
-done
+head -c $((STREAM_MIB * 1048576)) /dev/urandom >"$work/root/bench/stream.bin"
 eps=()
 gws=()
 for i in 0 1 2; do
   mkdir -p "$work/g$i"; rm -f "$work/g$i/port"
-  bench_start_gateway "$gw" "$work/root$i" "$work/g$i" "$work/g$i.log"
+  BENCH_FRONT_END=$(( i > 0 )) bench_start_gateway "$gw" "$work/root" "$work/g$i" "$work/g$i.log"
   eps+=("$endpoint"); gws+=("$gw_pid"); pids+=("$gw_pid")
 done
 
