@@ -9,12 +9,14 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "rdmaio/channel/dc_channel.h"
+#include "rdmaio/channel/endpoint_spread.h"
 #include "rdmaio/channel/rc_channel.h"
 #include "rdmaio/channel/transport_router.h"
 #include "rdmaio/s3bridge/s3_control_plane.h"
 #include "rdmaio/verbs/device.h"
 #include "rdmaio/verbs/mlx_dc_target.h"
 #include "rdmaio/verbs/verbs_qp_provider.h"
+#include "s3/client/endpoint_set.h"
 
 namespace reelfs::cli {
 namespace {
@@ -84,38 +86,47 @@ std::shared_ptr<channel::DcChannel> OpenDcChannel(
   return nullptr;
 }
 
-// Chooses what reads go through (router, DC or RC) and says so.
+// One endpoint's channels: RC, DC or both (then behind a TransportRouter).
+struct EndpointChannels {
+  std::shared_ptr<channel::RcChannel> rc;
+  std::shared_ptr<channel::DcChannel> dc;
+  std::shared_ptr<rdmaio::DataChannel> channel;  // what its fetches go through
+};
+
+// Chooses what one endpoint's reads go through (router, DC or RC) and says so.
 void Route(const RdmaConfig& config, const verbs::DevicePort& where,
-           const rdmaio::ControlPlane& plane, RdmaDataPath& path) {
-  if (path.rc != nullptr && path.dc != nullptr) {
-    const std::string endpoint = plane.endpoint();
-    path.channel = std::make_shared<channel::TransportRouter>(
-        path.rc, path.dc,
-        [rc_channel = path.rc.get(), endpoint] {
+           const rdmaio::ControlPlane& plane, EndpointChannels& e) {
+  const std::string endpoint = plane.endpoint();
+  if (e.rc != nullptr && e.dc != nullptr) {
+    e.channel = std::make_shared<channel::TransportRouter>(
+        e.rc, e.dc,
+        [rc_channel = e.rc.get(), endpoint] {
           return rc_channel->policy().state(endpoint, rdmaio::wire::RdmaOp::kGet) ==
                  rdmaio::wire::OpState::kDeclined;
         },
         fmt::format("{} declined hipobj-rc-v2 (RC): cuObject DC", endpoint));
     REELFS_LOG_INFO(kSubject,
-                    "--rdma: {} port {}, transport auto: RC (up to {} sessions) until the "
+                    "--rdma: {} port {} to {}, transport auto: RC (up to {} sessions) until the "
                     "endpoint declines it, then DC (up to {} targets)",
-                    where.device, where.port, config.sessions, config.sessions);
-  } else if (path.dc != nullptr) {
-    path.channel = path.dc;
-    REELFS_LOG_INFO(kSubject, "--rdma: {} port {}, cuObject DC, up to {} targets", where.device,
-                    where.port, config.sessions);
+                    where.device, where.port, endpoint, config.sessions, config.sessions);
+  } else if (e.dc != nullptr) {
+    e.channel = e.dc;
+    REELFS_LOG_INFO(kSubject, "--rdma: {} port {} to {}, cuObject DC, up to {} targets",
+                    where.device, where.port, endpoint, config.sessions);
   } else {
-    path.channel = path.rc;
-    REELFS_LOG_INFO(kSubject, "--rdma: {} port {}, up to {} RC sessions per gateway", where.device,
-                    where.port, config.sessions);
+    e.channel = e.rc;
+    REELFS_LOG_INFO(kSubject, "--rdma: {} port {} to {}, up to {} RC sessions", where.device,
+                    where.port, endpoint, config.sessions);
   }
 }
 
-// One entry per channel, each with its transport.
-void AddCounters(RdmaDataPath& path) {
+// One entry per channel, each with its endpoint and transport.
+void AddCounters(RdmaDataPath& path, const std::vector<EndpointChannels>& all) {
   std::vector<CounterSource> counters;
-  if (path.rc != nullptr) counters.push_back(WeakCounters(path.rc));
-  if (path.dc != nullptr) counters.push_back(WeakCounters(path.dc));
+  for (const EndpointChannels& e : all) {
+    if (e.rc != nullptr) counters.push_back(WeakCounters(e.rc));
+    if (e.dc != nullptr) counters.push_back(WeakCounters(e.dc));
+  }
   path.metrics_json = [counters]() -> Json {
     Json out = Json::array();
     for (const auto& get : counters) {
@@ -153,19 +164,47 @@ Result<RdmaDataPath> OpenRdmaDataPath(const RdmaConfig& config,
   REELFS_ASSIGN_OR_RETURN(verbs::DevicePort where, verbs::FindActivePort(config.device));
   REELFS_ASSIGN_OR_RETURN(std::shared_ptr<verbs::ProtectionDomain> pd,
                           verbs::ProtectionDomain::Open(where));
-  REELFS_ASSIGN_OR_RETURN(auto created,
-                          rdmaio::s3bridge::S3ControlPlane::Create(std::move(store), control));
-  std::shared_ptr<rdmaio::ControlPlane> plane = std::move(created);
-
+  // Several front ends (docs/s3-client.md "Several endpoints"): one control plane and one set of
+  // channels per endpoint, sharing the protection domain and RC's registrar, spread by
+  // EndpointSpread with the HTTP client's view of which endpoints are up.
+  const std::vector<std::string> urls = s3::EndpointSet::SplitList(control.endpoint);
+  if (urls.empty()) return Status::InvalidArgument("--rdma needs an endpoint");
   RdmaDataPath path;
-  path.dc = OpenDcChannel(config, plane, pd, where);
-  if (config.transport != RdmaTransport::kDc || path.dc == nullptr) {
-    path.rc_qps = std::make_shared<verbs::VerbsQpProvider>(pd, where.port);
-    path.rc = channel::RcChannel::Create(plane, path.rc_qps, RealClock(),
-                                         {.max_sessions = config.sessions});
+  std::vector<EndpointChannels> all;
+  for (const std::string& url : urls) {
+    REELFS_ASSIGN_OR_RETURN(auto created,
+                            rdmaio::s3bridge::S3ControlPlane::Create(store, control, url));
+    std::shared_ptr<rdmaio::ControlPlane> plane = std::move(created);
+    EndpointChannels e;
+    e.dc = OpenDcChannel(config, plane, pd, where);
+    if (config.transport != RdmaTransport::kDc || e.dc == nullptr) {
+      if (path.rc_qps == nullptr)
+        path.rc_qps = std::make_shared<verbs::VerbsQpProvider>(pd, where.port);
+      e.rc = channel::RcChannel::Create(plane, path.rc_qps, RealClock(),
+                                        {.max_sessions = config.sessions});
+    }
+    Route(config, where, *plane, e);
+    all.push_back(std::move(e));
   }
-  Route(config, where, *plane, path);
-  AddCounters(path);
+  // The first endpoint's channels, for what only one transport does (tests/rdma/rdma_get.cc).
+  path.rc = all.front().rc;
+  path.dc = all.front().dc;
+  if (all.size() == 1) {
+    path.channel = all.front().channel;
+  } else {
+    std::vector<std::shared_ptr<rdmaio::DataChannel>> channels;
+    for (const EndpointChannels& e : all) channels.push_back(e.channel);
+    std::function<bool(size_t)> up;
+    if (auto client = std::dynamic_pointer_cast<s3::S3Client>(store)) {
+      up = [weak = std::weak_ptr<s3::S3Client>(client)](size_t i) {
+        auto c = weak.lock();
+        return c == nullptr || c->endpoint_up(i);
+      };
+    }
+    path.channel = std::make_shared<channel::EndpointSpread>(std::move(channels), std::move(up));
+    REELFS_LOG_INFO(kSubject, "--rdma: sessions spread over {} endpoints", all.size());
+  }
+  AddCounters(path, all);
   return path;
 }
 

@@ -54,6 +54,10 @@ struct GetObjectRequest {
   // a body shorter than the range is not a broken transfer. Such a body is collected whole and
   // then copied into the buffer (only the HTTP fallback path pays that copy).
   std::vector<std::pair<std::string, std::string>> extra_headers;
+  // The endpoint URL (one of ClientOptions::endpoint's list, as written there) this GET must go
+  // to, every attempt: an S3-over-RDMA GET names a session only that gateway holds. Empty: any.
+  // An URL the client does not know is kInvalidArgument.
+  std::string endpoint;
 };
 
 struct GetObjectResult {

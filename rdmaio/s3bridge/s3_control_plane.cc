@@ -1,5 +1,6 @@
 #include "rdmaio/s3bridge/s3_control_plane.h"
 
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
@@ -38,17 +39,21 @@ ControlReply ReplyFromResponse(const s3::HttpResponse& resp) {
 }  // namespace
 
 Result<std::unique_ptr<S3ControlPlane>> S3ControlPlane::Create(
-    std::shared_ptr<s3::ObjectStore> store, const s3::ClientOptions& options) {
+    std::shared_ptr<s3::ObjectStore> store, const s3::ClientOptions& options,
+    std::string endpoint) {
   if (!store) return Status::InvalidArgument("S3ControlPlane: no object store");
   if (options.endpoint.empty()) {
     return Status::InvalidArgument("S3ControlPlane: RDMA needs an explicit endpoint");
   }
   s3::TransportOptions t;
-  // Several front ends: the RDMA control plane talks to the first (docs/s3-client.md "Several
-  // endpoints": RDMA sessions are not spread yet; the HTTP path is).
+  // Several front ends: one plane per endpoint (cli/rdma_data_path.cc spreads fetches over them).
   const std::vector<std::string> urls = s3::EndpointSet::SplitList(options.endpoint);
   if (urls.empty()) return Status::InvalidArgument("S3ControlPlane: no endpoint");
-  REELFS_ASSIGN_OR_RETURN(t.endpoint, s3::ParseEndpoint(urls.front()));
+  if (endpoint.empty()) endpoint = urls.front();
+  if (std::find(urls.begin(), urls.end(), endpoint) == urls.end()) {
+    return Status::InvalidArgument("S3ControlPlane: " + endpoint + " is not one of the endpoints");
+  }
+  REELFS_ASSIGN_OR_RETURN(t.endpoint, s3::ParseEndpoint(endpoint));
   t.addressing = s3::Addressing::kPath;  // "/.hipobj-rc/prepare" is a path, not a bucket
   t.region = options.region;
   t.credentials = options.credentials;
@@ -62,8 +67,8 @@ Result<std::unique_ptr<S3ControlPlane>> S3ControlPlane::Create(
   t.verify_tls = options.verify_tls;
   t.user_agent = options.user_agent.empty() ? "reelfs/0.1" : options.user_agent;
   REELFS_ASSIGN_OR_RETURN(std::unique_ptr<s3::Transport> control, s3::Transport::Create(t));
-  return std::unique_ptr<S3ControlPlane>(
-      new S3ControlPlane(std::move(store), std::move(control), options.endpoint));
+  return std::unique_ptr<S3ControlPlane>(new S3ControlPlane(std::move(store), std::move(control),
+                                                            std::move(endpoint), urls.size() > 1));
 }
 
 void S3ControlPlane::Get(ControlGet request, ControlCallback done) {
@@ -80,6 +85,9 @@ void S3ControlPlane::Get(ControlGet request, ControlCallback done) {
   req.if_match = std::move(request.if_match);
   req.cancel = std::move(request.cancel);
   req.extra_headers = std::move(request.headers);
+  // A GET with a token goes to the gateway of its session; a plain one (the HTTP fallback) may be
+  // served by any endpoint and fail over like every other read.
+  if (pin_gets_ && !req.extra_headers.empty()) req.endpoint = endpoint_;
   store_->GetObject(req, [done = std::move(done)](Result<s3::GetObjectResult> result) {
     if (!result.ok()) return done(ReplyFromStatus(std::move(result).status()));
     ControlReply reply;

@@ -37,9 +37,12 @@ namespace reelfs::rdmaio::s3bridge {
 class S3ControlPlane final : public ControlPlane {
  public:
   // `store` serves the data GETs (normally the S3Client built from `options`); `options` give the
-  // endpoint, credentials and timeouts of the control POSTs.
+  // credentials and timeouts of the control POSTs. `endpoint`: which of options.endpoint's list
+  // this plane talks to (empty: the first); with several, its data GETs are pinned there too
+  // (GetObjectRequest::endpoint), since a session lives in one gateway.
   static Result<std::unique_ptr<S3ControlPlane>> Create(std::shared_ptr<s3::ObjectStore> store,
-                                                        const s3::ClientOptions& options);
+                                                        const s3::ClientOptions& options,
+                                                        std::string endpoint = "");
 
   const std::string& endpoint() const override { return endpoint_; }
   void Get(ControlGet request, ControlCallback done) override;
@@ -48,12 +51,16 @@ class S3ControlPlane final : public ControlPlane {
 
  private:
   S3ControlPlane(std::shared_ptr<s3::ObjectStore> store, std::unique_ptr<s3::Transport> control,
-                 std::string endpoint)
-      : store_(std::move(store)), control_(std::move(control)), endpoint_(std::move(endpoint)) {}
+                 std::string endpoint, bool pin_gets)
+      : store_(std::move(store)),
+        control_(std::move(control)),
+        endpoint_(std::move(endpoint)),
+        pin_gets_(pin_gets) {}
 
   std::shared_ptr<s3::ObjectStore> store_;
   std::unique_ptr<s3::Transport> control_;
-  std::string endpoint_;
+  std::string endpoint_;  // the one URL this plane talks to
+  bool pin_gets_;         // the store has several endpoints: data GETs go to endpoint_ only
 };
 
 }  // namespace reelfs::rdmaio::s3bridge

@@ -87,6 +87,27 @@ size_t EndpointSet::Acquire(std::optional<size_t> avoid) {
   return best;
 }
 
+size_t EndpointSet::AcquireAt(size_t i) {
+  MutexLock lock(mu_);
+  State& s = state_[i];
+  ++s.stats.in_flight;
+  ++s.stats.requests;
+  return i;
+}
+
+std::optional<size_t> EndpointSet::IndexOf(std::string_view url) const {
+  MutexLock lock(mu_);
+  for (size_t i = 0; i < state_.size(); ++i) {
+    if (state_[i].stats.url == url) return i;
+  }
+  return std::nullopt;
+}
+
+bool EndpointSet::Up(size_t i) const {
+  MutexLock lock(mu_);
+  return state_[i].up;
+}
+
 void EndpointSet::Finish(size_t i, Outcome outcome, uint64_t bytes, Time now) {
   MutexLock lock(mu_);
   State& s = state_[i];

@@ -62,6 +62,13 @@ class EndpointSet {
   // The endpoint for a new attempt (counted in flight until Finish). `avoid`: the one the
   // previous attempt of the same request failed on.
   size_t Acquire(std::optional<size_t> avoid = std::nullopt);
+  // The endpoint for an attempt pinned to `i` (an S3-over-RDMA GET must reach the gateway that
+  // holds its session), counted in flight like any; its health decides nothing here.
+  size_t AcquireAt(size_t i);
+  // The index of `url` as given to Create (nullopt: not one of them).
+  std::optional<size_t> IndexOf(std::string_view url) const;
+  // Whether endpoint i is up now (not marked down).
+  bool Up(size_t i) const;
   // The attempt on `i` ended. kEndpointFailure: connect error, timeout, 5xx (not SlowDown);
   // kOtherError: the server answered with an error; kCancelled: says nothing about its health.
   // With a single endpoint nothing is ever marked down (there is nowhere else to go).

@@ -101,6 +101,13 @@ void S3Client::GetObject(const GetObjectRequest& req, Callback<GetObjectResult> 
   }
   HttpRequest r = internal::MakeRequest("GET", req.bucket, req.key,
                                         internal::What("GetObject", req.bucket, req.key));
+  if (!req.endpoint.empty()) {
+    r.endpoint = transports_.front()->options().endpoints->IndexOf(req.endpoint);
+    if (!r.endpoint) {
+      done(Status::InvalidArgument("GetObject: " + req.endpoint + " is not one of the endpoints"));
+      return;
+    }
+  }
   r.stream_body = !collect;
   r.single_attempt = collect;
   if (!collect) {

@@ -81,6 +81,11 @@ std::vector<EndpointStats> S3Client::endpoint_stats() const {
   return transports_.front()->options().endpoints->Stats();
 }
 
+bool S3Client::endpoint_up(size_t i) const {
+  const auto& set = transports_.front()->options().endpoints;
+  return i < set->size() && set->Up(i);
+}
+
 ClientCounters S3Client::counters() const {
   ClientCounters c;
   for (const auto& transport : transports_) {

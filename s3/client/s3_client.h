@@ -117,6 +117,8 @@ class S3Client final : public ObjectStore {
   ClientCounters counters() const;
   // Per endpoint: requests, bytes, errors, up or down (one entry with a single endpoint).
   std::vector<EndpointStats> endpoint_stats() const;
+  // Whether endpoint i (ClientOptions::endpoint's list order) is up now: cheap, any thread.
+  bool endpoint_up(size_t i) const;
   const ClientOptions& options() const { return options_; }
 
  private:

@@ -842,6 +842,9 @@ void Transport::Impl::SetMethodOptions(Exchange& ex) {
 Status Transport::Impl::ConfigureEasy(Exchange& ex) {
   if (ex.probe_endpoint) {
     ex.endpoint = *ex.probe_endpoint;  // not counted: a probe is not a request
+  } else if (ex.req.endpoint && *ex.req.endpoint < options.endpoints->size()) {
+    ex.endpoint = options.endpoints->AcquireAt(*ex.req.endpoint);
+    ex.endpoint_held = true;
   } else {
     ex.endpoint = options.endpoints->Acquire(ex.failed_endpoint);
     ex.endpoint_held = true;

@@ -97,6 +97,9 @@ struct HttpRequest {
   // ignores If-Match answers another version's bytes; this catches it before any byte is
   // delivered (kFailedPrecondition + PreconditionFailed, as the 412 it should have sent).
   std::string pinned_etag;
+  // Every attempt goes to this endpoint of the transport's set (index), never another: an
+  // S3-over-RDMA GET names a session only that gateway holds. nullopt: the set's rule.
+  std::optional<size_t> endpoint;
 };
 
 struct HttpResponse {

@@ -14,7 +14,9 @@
 #               fallbacks counted and bytes over HTTP (a new session's READY transfer is not a
 #               data GET and still comes over RDMA);
 #   no-rdma-gw  gateway without --rdma: correct, all HTTP;
-#   plain       mount without --rdma: correct, no data path counters at all.
+#   plain       mount without --rdma: correct, no data path counters at all;
+#   spread      a --front-end gateway of the same root beside it, a mount over both endpoints:
+#               every byte over RDMA, from both gateways.
 #
 # and for writes (the mount's upload parts through RcChannel::Put, docs/protocols/rdma-put.md
 # "The mount"): a 40 MiB file (five 8 MiB parts, a multipart upload) and a 3000 B file (one PUT)
@@ -324,8 +326,65 @@ dc_unavailable() {
   fi
 }
 
+# spread_case: a second gateway process, a --front-end of the same root with its own --rdma
+# server, beside the one running; a mount over both endpoints: every byte of every file over RDMA,
+# from both gateways (one control plane and one RC channel per endpoint, cli/rdma_data_path.cc).
+spread_case() {
+  name=spread
+  rm -f "$work/fe-port"
+  "$gw" --root "$root" --front-end --listen 127.0.0.1:0 --port-file "$work/fe-port" \
+    --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
+    --log-level "$gw_log_level" --rdma "$dev" >>"$work/frontend.log" 2>&1 &
+  fe_pid=$!
+  i=0
+  while [ ! -s "$work/fe-port" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+  if [ ! -s "$work/fe-port" ]; then
+    echo "in_vm_mount: $name: FAILED: the front end did not start"
+    tail -5 "$work/frontend.log"
+    fail=1
+    return
+  fi
+  fe=http://127.0.0.1:$(cat "$work/fe-port")
+  log=$work/mount-$name.log
+  ok=1
+  if ! "$reelfs" --endpoint "$endpoint,$fe" mount --rdma="$dev" --log-file "$log" --ledger none \
+    bkt "$mnt"; then
+    echo "in_vm_mount: $name: mount failed"
+    tail -20 "$log"
+    fail=1
+    kill "$fe_pid"
+    return
+  fi
+  for f in $files; do
+    cmp "$root/bkt/$f" "$mnt/$f" || { echo "in_vm_mount: $name: $f differs"; ok=0; }
+  done
+  metrics=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" 2>&1)
+  umount "$mnt" || fusermount3 -u "$mnt"
+  kill "$fe_pid"
+  wait "$fe_pid" 2>/dev/null
+  if ! python3 - "$metrics" "$endpoint" "$fe" "$total" <<'PY'; then ok=0; fi
+import json, sys
+m, a, b, total = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+per = {e["endpoint"]: e for e in m["data_path"]}
+print(f"in_vm_mount: spread: data path per endpoint: "
+      f"{[(k, e['rdma_bytes'], e['http_bytes']) for k, e in per.items()]}")
+ok = (set(per) == {a, b} and all(e["rdma_bytes"] > 0 and e["http_bytes"] == 0
+                                  for e in per.values())
+      and sum(e["rdma_bytes"] for e in per.values()) >= total)
+sys.exit(0 if ok else 1)
+PY
+  if [ "$ok" -eq 1 ]; then
+    echo "in_vm_mount: $name: OK: every byte over RDMA, sessions on both gateways"
+  else
+    echo "in_vm_mount: $name: FAILED"
+    tail -20 "$log"
+    fail=1
+  fi
+}
+
 if start_gateway --rdma "$dev"; then
   run_case rdma rdma --rdma="$dev" --rdma-sessions 2
+  spread_case
   run_case dc-on-rxe rdma --rdma="$dev" --rdma-transport=dc
   dc_unavailable
   run_case plain none

@@ -844,3 +844,37 @@ TEST_CASE("two endpoints: a body broken on one resumes on the other, the first i
   CHECK(a.requests()[1].rfind("HEAD / ", 0) == 0);
   CHECK(t->counters().failures == 0);
 }
+
+// An S3-over-RDMA GET names a session one gateway holds: HttpRequest::endpoint pins every attempt
+// to that endpoint, whatever least-in-flight would choose.
+TEST_CASE("two endpoints: a request pinned to one goes there every time, never to the other") {
+  const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nETag: \"e\"\r\n\r\nhello";
+  ScriptedServer a({ok});  // would answer, but must not be asked
+  ScriptedServer b({ok, ok, ok});
+  auto set = EndpointSet::Create({"http://127.0.0.1:" + std::to_string(a.port()),
+                                  "http://127.0.0.1:" + std::to_string(b.port())},
+                                 {20ms, 200ms});
+  REQUIRE(set.ok());
+  std::shared_ptr<EndpointSet> endpoints = std::move(set).value();
+  CHECK(endpoints->IndexOf("http://127.0.0.1:" + std::to_string(b.port())) == 1);
+  CHECK_FALSE(endpoints->IndexOf("http://127.0.0.1:1").has_value());
+  TransportOptions o;
+  o.endpoints = endpoints;
+  o.credentials = {"AKID", "secret", ""};
+  auto created = Transport::Create(o);
+  REQUIRE(created.ok());
+  auto t = std::move(created).value();
+  for (int i = 0; i < 3; ++i) {
+    std::vector<std::byte> buf(5);
+    HttpRequest req = StreamGet(buf, std::nullopt);
+    req.endpoint = 1;
+    auto r = Run(*t, std::move(req));
+    REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+    CHECK(std::string(reinterpret_cast<char*>(buf.data()), 5) == "hello");
+  }
+  CHECK(a.requests().empty());
+  CHECK(b.requests().size() == 3);
+  auto stats = endpoints->Stats();
+  CHECK(stats[0].requests == 0);
+  CHECK(stats[1].requests == 3);
+}
