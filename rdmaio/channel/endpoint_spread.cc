@@ -6,9 +6,7 @@ namespace reelfs::rdmaio::channel {
 
 EndpointSpread::EndpointSpread(std::vector<std::shared_ptr<DataChannel>> channels,
                                std::function<bool(size_t)> up)
-    : channels_(std::move(channels)),
-      up_(std::move(up)),
-      slots_(new Slot[channels_.size()]) {}
+    : channels_(std::move(channels)), up_(std::move(up)), slots_(new Slot[channels_.size()]) {}
 
 size_t EndpointSpread::Pick() {
   const size_t n = channels_.size();
