@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "s3/client/aws_config.h"
 #include "s3/client/refreshing_credentials.h"
+#include "s3/client/socket_body_source.h"
 
 namespace reelfs::s3 {
 
@@ -72,6 +73,10 @@ S3Client::S3Client(ClientOptions options, std::vector<std::unique_ptr<Transport>
     : options_(std::move(options)), transports_(std::move(transports)) {}
 
 S3Client::~S3Client() = default;
+
+std::unique_ptr<BodySource> S3Client::CreateBodySource() const {
+  return CreateSocketBodySource(transports_.front()->options());
+}
 
 Transport& S3Client::PickTransport() {
   return *transports_[next_transport_.fetch_add(1, std::memory_order_relaxed) % transports_.size()];

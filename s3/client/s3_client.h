@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "s3/body_stream.h"
 #include "s3/client/endpoint_set.h"
 #include "s3/client/request_target.h"
 #include "s3/client/retry_policy.h"
@@ -120,6 +121,9 @@ class S3Client final : public ObjectStore {
   // Whether endpoint i (ClientOptions::endpoint's list order) is up now: cheap, any thread.
   bool endpoint_up(size_t i) const;
   const ClientOptions& options() const { return options_; }
+  // A receiver of ranged GET bodies left in their sockets (s3/body_stream.h), over this client's
+  // endpoints and credentials; nullptr when an endpoint is https.
+  std::unique_ptr<BodySource> CreateBodySource() const;
 
  private:
   S3Client(ClientOptions options, std::vector<std::unique_ptr<Transport>> transports);

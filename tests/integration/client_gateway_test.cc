@@ -3,6 +3,7 @@
 // SHA-256, 64 concurrent ranged GETs, a 5 000-key listing, a wrong secret, and a gateway killed
 // mid-transfer and restarted on the same port. Skips (77) when the gateway binary is absent.
 #define DOCTEST_CONFIG_IMPLEMENT
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -435,6 +436,56 @@ TEST_CASE("64 concurrent ranged GETs, byte for byte") {
     CHECK(results[i]->object_size == kBigSize);
     CHECK(bufs[i] == Content(ranges[i].offset, ranges[i].length, 0));
   }
+}
+
+TEST_CASE("a ranged GET left in its socket (BodySource): the body byte for byte, refusals") {
+  EnsureBigObject();
+  auto head = Await<ObjectInfo>([](auto cb) { g_client->HeadObject({kBucket, kBigKey}, cb); });
+  REQUIRE_MESSAGE(head.ok(), head.status().ToString());
+  std::unique_ptr<BodySource> source = g_client->CreateBodySource();
+  REQUIRE(source != nullptr);  // the gateway here is plain http
+  const ByteRange range{kBigSize - (40ull << 20) - 12345, 40ull << 20};
+  auto stream = source->Open({kBucket, kBigKey, range, head->etag, nullptr});
+  REQUIRE_MESSAGE(stream.ok(), stream.status().ToString());
+  CHECK((*stream)->offset() == range.offset);
+  REQUIRE((*stream)->remaining() == range.length);
+  // Through a pipe, as the mount moves it: splice from the socket, read from the pipe.
+  int pipefd[2];
+  REQUIRE(::pipe(pipefd) == 0);
+  std::vector<std::byte> got(range.length);
+  uint64_t n = 0;
+  while (n < range.length) {
+    const ssize_t moved = ::splice((*stream)->fd(), nullptr, pipefd[1], nullptr,
+                                   std::min<uint64_t>(range.length - n, 64 << 10), 0);
+    REQUIRE(moved > 0);
+    (*stream)->Consumed(static_cast<uint64_t>(moved));
+    for (ssize_t left = moved; left > 0;) {
+      const ssize_t r = ::read(pipefd[0], got.data() + n, static_cast<size_t>(left));
+      REQUIRE(r > 0);
+      n += static_cast<uint64_t>(r);
+      left -= r;
+    }
+  }
+  ::close(pipefd[0]);
+  ::close(pipefd[1]);
+  CHECK((*stream)->remaining() == 0);
+  CHECK(got == Content(range.offset, range.length, 0));
+
+  // Another version: refused before a byte, as ESTALE's kFailedPrecondition.
+  auto stale = source->Open({kBucket, kBigKey, {0, 4096}, "0123456789abcdef0123456789abcdef"});
+  CHECK(stale.status().code() == StatusCode::kFailedPrecondition);
+  // No such key, wrong credentials: failed Opens carrying the HTTP status, nothing retried.
+  auto missing = source->Open({kBucket, "no/such/key", {0, 4096}, ""});
+  CHECK(missing.status().detail().http_status == 404);
+  auto bad = S3Client::Create(Options("not-the-secret"));
+  REQUIRE(bad.ok());
+  auto denied = (*bad)->CreateBodySource()->Open({kBucket, kBigKey, {0, 4096}, ""});
+  CHECK(denied.status().detail().http_status == 403);
+  // Cancelled before it starts: kCancelled, no exchange.
+  auto token = CancellationToken::Create();
+  token->Cancel();
+  auto cancelled = source->Open({kBucket, kBigKey, {0, 4096}, "", token});
+  CHECK(cancelled.status().code() == StatusCode::kCancelled);
 }
 
 TEST_CASE("listing 5 000 keys across pages, with and without delimiter") {

@@ -1,0 +1,30 @@
+// SocketBodySource: the BodySource (s3/body_stream.h) of an S3Client, over plain-http endpoints.
+//
+// One TCP connection per stream (a stream is long: the rest of a large object), closed with it;
+// the endpoint comes from the client's EndpointSet (its health view, its in-flight count).
+// Thread-safety: Open may be called from any thread.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "s3/body_stream.h"
+#include "s3/client/transport.h"
+
+namespace reelfs::s3 {
+
+// nullptr when some endpoint is not plain http (a TLS body cannot be spliced from its socket).
+std::unique_ptr<BodySource> CreateSocketBodySource(const TransportOptions& options);
+
+// The head of an HTTP/1.1 response ("HTTP/1.1 206 Partial Content\r\nName: v\r\n...\r\n\r\n",
+// the blank line included), names lowercased. Exposed for tests.
+struct ResponseHead {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;
+  const std::string* Header(std::string_view name) const;
+};
+Result<ResponseHead> ParseResponseHead(std::string_view head);
+
+}  // namespace reelfs::s3
