@@ -221,6 +221,9 @@ int main(int argc, char** argv) {
                  "serve whole cached files through the daemon even where the kernel could read "
                  "them itself (FUSE passthrough)")
       ->group("Cache");
+  mount_cmd->add_flag("--splice-reads", mount.splice_reads,
+                      "move sequential reads of large objects from the GET's socket to the kernel "
+                      "with splice(2), no copy through the daemon (plain http endpoints)");
   mount_cmd->add_option("--offline", mount.offline,
                         "read of an offline object: wait (default), eagain or eacces");
   mount_cmd->add_option("--offline-timeout", mount.offline_timeout,

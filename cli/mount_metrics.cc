@@ -43,6 +43,14 @@ constexpr FsFamily kFsFamilies[] = {
     {"reelfs_fs_deletes_total", false, &fuse::FsCounters::deletes,
      "objects deleted by unlink and rmdir"},
     {"reelfs_fs_renames_total", false, &fuse::FsCounters::renames, "files renamed"},
+    {"reelfs_fs_spliced_reads_total", false, &fuse::FsCounters::spliced_reads,
+     "reads answered with bytes spliced from a GET's socket (--splice-reads)"},
+    {"reelfs_fs_spliced_bytes_total", false, &fuse::FsCounters::spliced_bytes,
+     "bytes those reads carried"},
+    {"reelfs_fs_splice_streams_total", false, &fuse::FsCounters::splice_streams,
+     "GET body streams opened for spliced reads"},
+    {"reelfs_fs_splice_fallbacks_total", false, &fuse::FsCounters::splice_fallbacks,
+     "handles that stopped splicing and read through the ordinary path"},
 };
 
 void FileSystemFamilies(const fuse::FsCounters& c, PromText& out) {

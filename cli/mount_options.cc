@@ -251,6 +251,7 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   c.foreground = f.foreground;
   c.verbose = f.verbose;
   c.cuda_pin = f.cuda_pin;
+  c.splice_reads = f.splice_reads;
   if (!f.metrics_listen.empty()) {
     auto listen = ParseListenAddress(f.metrics_listen);
     if (!listen.ok()) return listen.status().WithContext("--metrics-listen");

@@ -77,6 +77,9 @@ struct MountFlags {
   std::string cache_size;
   std::string cache_min_free;
   bool no_passthrough = false;  // serve cached files through the daemon even where the kernel could
+  // Splice sequential reads of large objects from the GET's socket into /dev/fuse
+  // (fuse/core/splicing_prefetcher.h, docs/semantics.md "Spliced reads").
+  bool splice_reads = false;
 };
 
 // --cache: where and how big. dir empty: no cache. A limit or floor left unset is decided when the
@@ -99,6 +102,7 @@ struct MountConfig {
   bool cuda_pin = false;
   std::optional<ListenAddress> metrics_listen;  // cli/metrics_listener.h
   CacheConfig cache;
+  bool splice_reads = false;
 };
 
 // Splits "bucket/a/b" into bucket "bucket" and prefix "a/b/" ("" for the whole bucket).

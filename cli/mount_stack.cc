@@ -1,8 +1,11 @@
 #include "cli/mount_stack.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -55,6 +58,39 @@ void CapOfflineWait(fuse::TapeOptions& tape) {
 // Registered buffers when there is an RDMA channel to register them with, else plain heap.
 // With --cuda-pin and a usable GPU every prefetch buffer is also pinned for CUDA
 // (cuda/pinning_registrar.h), in front of the RDMA registration when there is one.
+// --splice-reads: the client's receiver of GET bodies left in their sockets. A spliced READ
+// needs pipes that hold its bytes twice over (a socket's bytes fill pipe slots partly): here, and
+// in libfuse, which otherwise copies (still correct, no faster). Above
+// /proc/sys/fs/pipe-max-size that takes CAP_SYS_RESOURCE, so READs are capped at half of what a
+// pipe can be made to hold.
+std::shared_ptr<s3::BodySource> SpliceSource(const s3::S3Client& client, unsigned* max_read) {
+  std::shared_ptr<s3::BodySource> source = client.CreateBodySource();
+  if (source == nullptr) {
+    REELFS_LOG_WARN(kSubject,
+                    "--splice-reads: an https endpoint (a TLS body cannot be spliced "
+                    "from its socket); reads are copied as usual");
+    return nullptr;
+  }
+  unsigned largest = 64u << 10;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) == 0) {
+    for (unsigned size = 2u << 20; size >= (128u << 10); size /= 2) {
+      if (::fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(size)) >= 0) {
+        largest = size;
+        break;
+      }
+    }
+    ::close(fds[0]);
+    ::close(fds[1]);
+  }
+  *max_read = std::clamp(largest / 2, 64u << 10, *max_read);
+  REELFS_LOG_INFO(kSubject,
+                  "spliced reads on: large sequential reads go socket -> pipe -> kernel "
+                  "(READs of up to {} KiB: pipes of {} KiB)",
+                  *max_read >> 10, largest >> 10);
+  return source;
+}
+
 std::shared_ptr<fuse::BufferPool> CreatePool(const RdmaDataPath& rdma, uint64_t max_memory,
                                              bool cuda_pin, const MountGpu& gpu) {
   std::shared_ptr<rdmaio::MemoryRegistrar> registrar = ChannelRegistrar(rdma);
@@ -148,6 +184,11 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
     }
     return out;
   };
+  if (cfg.splice_reads) {
+    unsigned max_read = cfg.daemon.max_read;
+    data_path.body_source = SpliceSource(*stack->s3_.client, &max_read);
+    if (data_path.body_source != nullptr) stack->splice_max_read_ = max_read;
+  }
   // The local cache: refusing the mount (its directory unusable or another mount's) is the
   // clear answer; reads then go through the caching decorator, everything else straight on.
   std::shared_ptr<s3::ObjectStore> fs_store = stack->s3_.store;
@@ -178,7 +219,9 @@ std::string MountStack::VerboseSummary() const {
   return out;
 }
 
-Status MountStack::Mount(const fuse::DaemonOptions& options) {
+Status MountStack::Mount(const fuse::DaemonOptions& given) {
+  fuse::DaemonOptions options = given;
+  if (splice_max_read_) options.max_read = *splice_max_read_;
   REELFS_ASSIGN_OR_RETURN(daemon_, fuse::Daemon::Mount(*fs_, options));
   StartStaleUploadSweep();
   REELFS_RETURN_IF_ERROR(StartSideChannel(options));

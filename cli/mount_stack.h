@@ -86,6 +86,7 @@ class MountStack {
   fuse::MountOptions mount_;                      // a value: no part in the teardown
   std::optional<ListenAddress> metrics_address_;  // --metrics-listen
   s3::WallTime started_{};  // when Build began: uploads initiated before it may be stale
+  std::optional<unsigned> splice_max_read_;  // --splice-reads: the READ size its pipes hold
 
   // Declaration order is construction order, so destruction is the teardown order; do not
   // reorder. Each member outlives every one below it:

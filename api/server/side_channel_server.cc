@@ -266,6 +266,18 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
           std::memcpy(dst + n, piece.data(), take);
           n += take;
         }
+        // A spliced read's bytes wait in a pipe (fuse/core/splicing_prefetcher.h).
+        const uint64_t in_pipe = got->fd >= 0 ? std::min<uint64_t>(got->fd_bytes, size - n) : 0;
+        for (uint64_t taken = 0; taken < in_pipe && err == 0;) {
+          const ssize_t r = ::read(got->fd, dst + n, in_pipe - taken);
+          if (r < 0 && errno == EINTR) continue;
+          if (r <= 0) {
+            err = r < 0 ? errno : EIO;
+            break;
+          }
+          taken += static_cast<uint64_t>(r);
+          n += static_cast<uint64_t>(r);
+        }
       }
     }
     {

@@ -55,6 +55,7 @@
 #include "fuse/core/lookup_listing.h"
 #include "fuse/core/metadata_cache.h"
 #include "fuse/core/part_sender.h"
+#include "fuse/core/splicing_prefetcher.h"
 #include "fuse/core/tape_view.h"
 #include "fuse/core/write_handles.h"
 #include "hsm/state.h"
@@ -147,6 +148,7 @@ class Core : public std::enable_shared_from_this<Core> {
   const std::shared_ptr<WarnOnce>& warn() const { return warn_; }
   Clock& clock() const { return clock_; }
   CoreCounters& stats() { return stats_; }
+  const std::shared_ptr<SpliceStats>& splice_stats() const { return splice_stats_; }
   // Handle numbers for files and directories, from one sequence (a handle never means both).
   uint64_t NextHandle() { return next_handle_.fetch_add(1, std::memory_order_relaxed); }
   std::string MountJson() const;
@@ -348,6 +350,7 @@ class Core : public std::enable_shared_from_this<Core> {
   const std::shared_ptr<WarnOnce> warn_;  // own leaf lock
 
   CoreCounters stats_;
+  const std::shared_ptr<SpliceStats> splice_stats_ = std::make_shared<SpliceStats>();
   std::atomic<uint64_t> next_handle_{1};
 
   // Guards the inodes and their caches. Leaf lock (see the lock order above).

@@ -112,8 +112,7 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
   }
   // Created outside the lock: the prefetcher is free to touch the store from its constructor.
   std::shared_ptr<Prefetcher> prefetcher =
-      CreatePrefetcher(core_.store(), ObjectRef{options.bucket, key, size, etag}, options.prefetch,
-                       core_.budget(), core_.pool(), ChannelFor(key, etag));
+      MakePrefetcher(ObjectRef{options.bucket, key, size, etag});
   bool closed = false;
   {
     MutexLock lock(mutex_);
@@ -167,6 +166,18 @@ std::shared_ptr<rdmaio::DataChannel> FileHandles::ChannelFor(const std::string& 
   // channel's fetches would bypass the cache and ask the server.
   if (core_.CachedWhole(key, etag)) return nullptr;
   return core_.data_path().channel;
+}
+
+std::unique_ptr<Prefetcher> FileHandles::MakePrefetcher(const ObjectRef& ref) const {
+  std::shared_ptr<rdmaio::DataChannel> channel = ChannelFor(ref.key, ref.etag);
+  auto plain = CreatePrefetcher(core_.store(), ref, core_.options().prefetch, core_.budget(),
+                                core_.pool(), channel);
+  const DataPath& path = core_.data_path();
+  // The channel lands bytes in registered memory and the cache keeps what it reads: neither can
+  // take them from a pipe.
+  if (path.body_source == nullptr || channel != nullptr || path.cache != nullptr) return plain;
+  return CreateSplicingPrefetcher(std::move(plain), path.body_source, ref, core_.options().splice,
+                                  core_.splice_stats());
 }
 
 void FileHandles::Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
@@ -418,9 +429,7 @@ void FileHandles::ReplacePrefetcher(uint64_t fh) {
     if (it == handles_.end()) return;
     ref = it->second.ref;
   }
-  std::shared_ptr<Prefetcher> fresh =
-      CreatePrefetcher(core_.store(), ref, core_.options().prefetch, core_.budget(), core_.pool(),
-                       ChannelFor(ref.key, ref.etag));
+  std::shared_ptr<Prefetcher> fresh = MakePrefetcher(ref);
   std::shared_ptr<Prefetcher> old;
   {
     MutexLock lock(mutex_);

@@ -93,6 +93,8 @@ class FileHandles {
   // cache holds whole.
   std::shared_ptr<rdmaio::DataChannel> ChannelFor(const std::string& key,
                                                   const std::string& etag) const;
+  // A handle's read path: the Prefetcher, under a SplicingPrefetcher where spliced reads apply.
+  std::unique_ptr<Prefetcher> MakePrefetcher(const ObjectRef& ref) const;
 
   Core& core_;           // owns this part
   mutable Mutex mutex_;  // leaf lock (core_internal.h)

@@ -101,7 +101,11 @@ std::string Core::MetricsJson() const {
                    {"deletes", c.deletes},
                    {"renames", c.renames},
                    {"copy_parts", c.copy_parts},
-                   {"backing_opens", c.backing_opens}};
+                   {"backing_opens", c.backing_opens},
+                   {"spliced_reads", c.spliced_reads},
+                   {"spliced_bytes", c.spliced_bytes},
+                   {"splice_streams", c.splice_streams},
+                   {"splice_fallbacks", c.splice_fallbacks}};
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
   const Json side_channel = data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
   const Json cache = data_path_.cache != nullptr ? data_path_.cache->StatsJson() : Json();
@@ -131,6 +135,10 @@ FsCounters Core::counters() const {
   c.list_requests = stats_.list_requests.load(std::memory_order_relaxed);
   c.head_requests = stats_.head_requests.load(std::memory_order_relaxed);
   c.bytes_read = stats_.bytes_read.load(std::memory_order_relaxed);
+  c.spliced_reads = splice_stats_->reads.load(std::memory_order_relaxed);
+  c.spliced_bytes = splice_stats_->bytes.load(std::memory_order_relaxed);
+  c.splice_streams = splice_stats_->streams.load(std::memory_order_relaxed);
+  c.splice_fallbacks = splice_stats_->fallbacks.load(std::memory_order_relaxed);
   c.direct_reads = stats_.direct_reads.load(std::memory_order_relaxed);
   c.offline_reads = stats_.offline_reads.load(std::memory_order_relaxed);
   c.restore_waits = stats_.restore_waits.load(std::memory_order_relaxed);

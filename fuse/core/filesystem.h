@@ -54,6 +54,7 @@
 #include "fuse/core/types.h"
 #include "hsm/restorer.h"
 #include "rdmaio/data_channel.h"
+#include "s3/body_stream.h"
 #include "s3/object_store.h"
 
 namespace reelfs::fuse {
@@ -86,6 +87,12 @@ struct FsCounters {
   uint64_t copy_parts = 0;  // UploadPartCopy parts of renames above --copy-threshold
   // Opens answered with the local cache's file for the kernel to read (FUSE passthrough).
   uint64_t backing_opens = 0;
+  // Spliced reads (splicing_prefetcher.h): READs answered from a pipe, their bytes, the GET body
+  // streams opened, and handles that went back to the ordinary path.
+  uint64_t spliced_reads = 0;
+  uint64_t spliced_bytes = 0;
+  uint64_t splice_streams = 0;
+  uint64_t splice_fallbacks = 0;
 };
 
 // How file bytes travel besides the ObjectStore. Empty: every read is a GET through the store.
@@ -111,6 +118,10 @@ struct DataPath {
   // user.hsm.state "cached"), and never through the RDMA channel. Its counters are the "cache"
   // member of user.reelfs.metrics.
   std::shared_ptr<cache::ObjectCache> cache;
+  // Spliced reads (`--splice-reads`, splicing_prefetcher.h): sequential reads of large objects
+  // move from the GET's socket to /dev/fuse by splice(2). Null: off. Not used for a file read
+  // through the channel or the cache (both need the bytes in memory).
+  std::shared_ptr<s3::BodySource> body_source;
 };
 
 class FileSystem {

@@ -29,6 +29,17 @@ struct PrefetchOptions {
   uint64_t backward_tolerance = 1ull << 20;
 };
 
+// Spliced reads (splicing_prefetcher.h); on when the FileSystem's DataPath has a body source.
+struct SpliceOptions {
+  // Smaller objects are left to the inner Prefetcher (fetched whole at open, one GET).
+  uint64_t min_object_size = 16ull << 20;
+  // A READ this far ahead of the stream's position waits for the gap instead of ending splicing.
+  uint64_t reorder_window = 8ull << 20;
+  std::chrono::milliseconds reorder_wait{50};
+  // A stream that moves no byte for this long fails (the S3 client's idle timeout); 0: never.
+  std::chrono::milliseconds idle_timeout{30'000};
+};
+
 // What a read of an object that is not online does (docs/semantics.md "Offline objects"). open()
 // always succeeds; read() decides.
 enum class OfflineMode {
@@ -107,6 +118,7 @@ struct MountOptions {
   // One process-wide budget for all prefetch buffers (bytes). Demand reads are served first.
   uint64_t max_memory = 1ull << 30;
   PrefetchOptions prefetch;
+  SpliceOptions splice;
   TapeOptions tape;
   WriteOptions write;
   // Published to `reelfs stage/status/wait` through the root's user.reelfs.mount xattr.

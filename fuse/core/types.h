@@ -71,9 +71,13 @@ struct OpenedFile {
 // reply has been written to /dev/fuse). Pieces may point into prefetch buffers.
 struct ReadData {
   std::vector<std::span<const std::byte>> pieces;
+  // Or, instead of pieces, the bytes wait in a pipe (a spliced read, splicing_prefetcher.h): `fd`
+  // holds exactly fd_bytes of them, to be moved on with splice(2) or read(2) once. -1: none.
+  int fd = -1;
+  size_t fd_bytes = 0;
   std::shared_ptr<const void> keepalive;
   size_t size() const {
-    size_t n = 0;
+    size_t n = fd >= 0 ? fd_bytes : 0;
     for (auto p : pieces) n += p.size();
     return n;
   }

@@ -48,6 +48,9 @@ struct DaemonOptions {
   // the local cache read by the kernel without the daemon. Needs libfuse >= 3.16 at build time,
   // Linux >= 6.9 and CAP_SYS_ADMIN; where any is missing, the daemon serves them (logged at init).
   bool passthrough = false;
+  // Largest READ the kernel sends (bytes, "-o max_read" and INIT). Spliced reads lower it to
+  // what a pipe can hold twice over (docs/semantics.md "Spliced reads").
+  unsigned max_read = 1u << 20;
 };
 
 class Daemon {

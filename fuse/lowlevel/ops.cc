@@ -136,6 +136,9 @@ void Init(void* userdata, fuse_conn_info* conn) noexcept {
   want(FUSE_CAP_ATOMIC_O_TRUNC);
   want(FUSE_CAP_PARALLEL_DIROPS);  // concurrent lookup/readdir in one directory
   want(FUSE_CAP_READDIRPLUS);      // `ls -l` of a listing costs no LOOKUPs
+  // Only spliced reads reply with fuse_reply_data (a pipe): libfuse splices it into /dev/fuse
+  // with this, else copies it through memory. Every other reply is a plain write either way.
+  want(FUSE_CAP_SPLICE_WRITE);
   // Always plus, not "auto": the attributes come with the listing for free, and auto makes the
   // kernel fall back to READDIR + LOOKUP storms when it guesses wrong.
   conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;

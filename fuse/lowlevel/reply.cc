@@ -238,6 +238,18 @@ void Reply::Written(size_t count) { Send(fuse_reply_write, Take(), count); }
 void Reply::Buf(const char* data, size_t size) { Send(fuse_reply_buf, Take(), data, size); }
 
 void Reply::Data(const ReadData& data) {
+  if (data.fd >= 0) {
+    // A spliced read: libfuse splices the pipe on into /dev/fuse (FUSE_CAP_SPLICE_WRITE), or
+    // reads it into memory first where splicing is off. Its own pipe is grown to the next power
+    // of two above the reply plus a few pages, at least 1.33 times the reply, which holds a
+    // socket's partly filled pipe slots (the mount caps READs so that this fits,
+    // cli/mount_stack.cc SpliceSource).
+    fuse_bufvec buf = FUSE_BUFVEC_INIT(data.fd_bytes);
+    buf.buf[0].flags = FUSE_BUF_IS_FD;
+    buf.buf[0].fd = data.fd;
+    Send(fuse_reply_data, Take(), &buf, FUSE_BUF_SPLICE_MOVE);
+    return;
+  }
   if (data.pieces.size() <= 1) {
     const char* p =
         data.pieces.empty() ? nullptr : reinterpret_cast<const char*>(data.pieces[0].data());

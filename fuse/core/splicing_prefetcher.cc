@@ -1,0 +1,338 @@
+// The stream, its worker, and the hand-over to the inner Prefetcher.
+#include "fuse/core/splicing_prefetcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <sys/ioctl.h>
+
+#include "common/cancel.h"
+#include "common/log.h"
+#include "common/mutex.h"
+#include "common/thread_annotations.h"
+#include "common/unique_fd.h"
+
+namespace reelfs::fuse {
+namespace {
+
+constexpr std::string_view kSubject = "splice";
+
+// A pipe that holds one READ's bytes between the socket and the reply.
+struct Pipe {
+  UniqueFd read_end;
+  UniqueFd write_end;
+  size_t capacity = 0;
+};
+
+Result<std::shared_ptr<Pipe>> MakePipe(size_t want) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoToStatus(errno, "pipe2");
+  auto p = std::make_shared<Pipe>();
+  p->read_end.Reset(fds[0]);
+  p->write_end.Reset(fds[1]);
+  const int got = ::fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(want));
+  if (got < 0) {
+    // Over /proc/sys/fs/pipe-max-size or the user's pipe pages: the default size is what we have.
+    const int now = ::fcntl(fds[1], F_GETPIPE_SZ);
+    if (now < 0) return ErrnoToStatus(errno, "F_GETPIPE_SZ");
+    p->capacity = static_cast<size_t>(now);
+  } else {
+    p->capacity = static_cast<size_t>(got);
+  }
+  return p;
+}
+
+struct Pending {
+  size_t size = 0;
+  Callback<ReadData> done;
+};
+
+class SplicingPrefetcher final : public Prefetcher {
+ public:
+  struct State {
+    std::shared_ptr<Prefetcher> inner;
+    std::shared_ptr<s3::BodySource> source;
+    ObjectRef ref;
+    SpliceOptions options;
+    std::shared_ptr<SpliceStats> stats;
+    std::shared_ptr<CancellationToken> cancel = CancellationToken::Create();  // Close: cut Open
+
+    Mutex mu;
+    CondVar cv;
+    bool splicing GUARDED_BY(mu) = true;  // false: every read goes to `inner`, for good
+    bool closed GUARDED_BY(mu) = false;
+    bool started GUARDED_BY(mu) = false;  // the first read placed the stream
+    uint64_t pos GUARDED_BY(mu) = 0;      // the object offset the stream serves next
+    std::map<uint64_t, Pending> pending GUARDED_BY(mu);
+    std::shared_ptr<s3::BodyStream> stream GUARDED_BY(mu);
+    bool worker_started GUARDED_BY(mu) = false;
+    std::thread worker GUARDED_BY(mu);
+  };
+
+  explicit SplicingPrefetcher(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  ~SplicingPrefetcher() override { Close(); }
+
+  void Read(uint64_t offset, size_t size, Callback<ReadData> done) override {
+    State& s = *state_;
+    if (offset >= s.ref.size || size == 0) {
+      done(ReadData{});
+      return;
+    }
+    {
+      MutexLock lock(s.mu);
+      if (s.closed) {
+        lock.unlock();
+        done(Status::Cancelled("read on a closed file handle"));
+        return;
+      }
+      if (s.splicing) {
+        if (!s.started) {
+          s.started = true;
+          s.pos = offset;
+        }
+        // (A second READ for an offset already waiting is served the ordinary way.)
+        if (offset >= s.pos && offset - s.pos <= s.options.reorder_window &&
+            !s.pending.contains(offset)) {
+          s.pending[offset] = Pending{size, std::move(done)};
+          if (!s.worker_started) {
+            s.worker_started = true;
+            s.worker = std::thread([state = state_] { Work(state); });
+          }
+          s.cv.notify_all();
+          return;
+        }
+        if (offset > s.pos) {
+          // A jump forward: a random reader; the ordinary path serves it better from here on.
+          std::vector<std::pair<uint64_t, Pending>> moved = StopLocked(s, "a jump forward");
+          lock.unlock();
+          HandOver(s, std::move(moved));
+        }
+        // Behind the stream (a re-read): one read through the inner path, the stream goes on.
+      }
+    }
+    s.inner->Read(offset, size, std::move(done));
+  }
+
+  void Prefetch() override { state_->inner->Prefetch(); }
+
+  void Close() override {
+    State& s = *state_;
+    std::vector<std::pair<uint64_t, Pending>> cancelled;
+    std::thread worker;
+    {
+      MutexLock lock(s.mu);
+      if (s.closed) return;
+      s.closed = true;
+      s.splicing = false;
+      for (auto& entry : s.pending) cancelled.emplace_back(entry.first, std::move(entry.second));
+      s.pending.clear();
+      if (s.stream != nullptr) s.stream->Abort();  // unblocks the worker's splice
+      worker = std::move(s.worker);
+      s.cv.notify_all();
+    }
+    s.cancel->Cancel();
+    for (auto& [offset, p] : cancelled) p.done(Status::Cancelled("file handle closed"));
+    s.inner->Close();
+    if (worker.joinable()) {
+      // The last reference may be dropped by a reply on the worker itself.
+      if (worker.get_id() == std::this_thread::get_id()) {
+        worker.detach();
+      } else {
+        worker.join();
+      }
+    }
+  }
+
+  PrefetchCounters counters() const override { return state_->inner->counters(); }
+
+ private:
+  // Ends splicing for good; returns the reads waiting, for HandOver once the lock is dropped.
+  static std::vector<std::pair<uint64_t, Pending>> StopLocked(State& s, std::string_view why)
+      REQUIRES(s.mu) {
+    std::vector<std::pair<uint64_t, Pending>> moved;
+    if (!s.splicing) return moved;
+    s.splicing = false;
+    s.stats->fallbacks.fetch_add(1, std::memory_order_relaxed);
+    REELFS_LOG_DEBUG(kSubject, "{}/{}: reads go through the ordinary path from {} on: {}",
+                     s.ref.bucket, s.ref.key, s.pos, why);
+    for (auto& entry : s.pending) moved.emplace_back(entry.first, std::move(entry.second));
+    s.pending.clear();
+    if (s.stream != nullptr) s.stream->Abort();
+    s.stream = nullptr;
+    s.cv.notify_all();
+    return moved;
+  }
+
+  static void HandOver(State& s, std::vector<std::pair<uint64_t, Pending>> moved) {
+    for (auto& [offset, p] : moved) s.inner->Read(offset, p.size, std::move(p.done));
+  }
+
+  static void Stop(State& s, std::string_view why,
+                   std::optional<std::pair<uint64_t, Pending>> own) {
+    std::vector<std::pair<uint64_t, Pending>> moved;
+    {
+      MutexLock lock(s.mu);
+      moved = StopLocked(s, why);
+    }
+    if (own) moved.insert(moved.begin(), std::move(*own));
+    HandOver(s, std::move(moved));
+  }
+
+  // Moves exactly n bytes from the stream's socket into the pipe. A pipe counts slots, not
+  // bytes, and a socket's bytes fill slots partly: a pipe that cannot take the rest is a failure
+  // (EAGAIN with bytes waiting in the socket), never a wait, since nobody drains it meanwhile.
+  static Status Fill(s3::BodyStream& stream, Pipe& pipe, size_t n, std::chrono::milliseconds idle) {
+    size_t moved = 0;
+    while (moved < n) {
+      // Bytes already waiting before the call: an EAGAIN then means the pipe is full (bytes
+      // that arrive during the call prove nothing).
+      int waiting = 0;
+      if (::ioctl(stream.fd(), FIONREAD, &waiting) != 0) waiting = 0;
+      const ssize_t r = ::splice(stream.fd(), nullptr, pipe.write_end.get(), nullptr, n - moved,
+                                 SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      if (r > 0) {
+        moved += static_cast<size_t>(r);
+        continue;
+      }
+      if (r == 0) return Status::Unavailable("the server closed the GET's body early");
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) return ErrnoToStatus(errno, "splice from the GET");
+      if (waiting > 0) {
+        return Status::ResourceExhausted("the pipe is full of partial pages (" +
+                                         std::to_string(moved) + " of " + std::to_string(n) +
+                                         " bytes in it)");
+      }
+      pollfd p{stream.fd(), POLLIN | POLLRDHUP, 0};
+      const int ready = ::poll(&p, 1, idle.count() > 0 ? static_cast<int>(idle.count()) : -1);
+      if (ready == 0) return ErrnoToStatus(ETIMEDOUT, "splice from the GET");
+      if (ready < 0 && errno != EINTR) return ErrnoToStatus(errno, "poll the GET");
+    }
+    stream.Consumed(n);
+    return Status::Ok();
+  }
+
+  static void Work(std::shared_ptr<State> state) {
+    State& s = *state;
+    std::shared_ptr<Pipe> pipe;
+    MutexLock lock(s.mu);
+    for (;;) {
+      s.cv.wait(lock, [&]() REQUIRES(s.mu) { return !s.splicing || !s.pending.empty(); });
+      if (!s.splicing) return;
+      auto it = s.pending.find(s.pos);
+      if (it == s.pending.end()) {
+        // The kernel sent a later READ first; the one at pos is usually a moment behind.
+        const bool filled = s.cv.wait_for(lock, s.options.reorder_wait, [&]() REQUIRES(s.mu) {
+          return !s.splicing || s.pending.contains(s.pos);
+        });
+        if (!s.splicing) return;
+        if (!filled) {
+          auto moved = StopLocked(s, "a gap before the reads waiting");
+          lock.unlock();
+          HandOver(s, std::move(moved));
+          return;
+        }
+        continue;
+      }
+      const uint64_t at = s.pos;
+      Pending p = std::move(it->second);
+      s.pending.erase(it);
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(p.size, s.ref.size - at));
+      s.pos = at + n;  // later READs are placed after this one while it is spliced
+      std::shared_ptr<s3::BodyStream> stream = s.stream;
+      lock.unlock();
+
+      Status failed;
+      if (stream == nullptr) {
+        auto opened = s.source->Open(s3::BodyStreamRequest{
+            s.ref.bucket, s.ref.key, s3::ByteRange{at, s.ref.size - at}, s.ref.etag, s.cancel});
+        if (opened.ok()) {
+          stream = std::move(opened).value();
+          s.stats->streams.fetch_add(1, std::memory_order_relaxed);
+          MutexLock relock(s.mu);
+          // Published before the first splice, so that Close can cut a stalled one.
+          if (s.splicing) {
+            s.stream = stream;
+          } else {
+            failed = Status::Cancelled("file handle closed");
+          }
+        } else {
+          failed = opened.status();
+        }
+      }
+      if (failed.ok() && (stream->offset() != at || stream->remaining() < n)) {
+        failed = Status::DataLoss("the stream is not at the read's offset");
+      }
+      if (failed.ok() && (pipe == nullptr || pipe->capacity < 2 * n)) {
+        // Twice the bytes: the socket's pieces rarely fill their slots.
+        auto made = MakePipe(std::max<size_t>(2 * n, 1 << 20));
+        if (!made.ok()) {
+          failed = made.status();
+        } else if ((*made)->capacity < 2 * n) {
+          failed = Status::ResourceExhausted("a pipe cannot hold a READ of " + std::to_string(n) +
+                                             " bytes (/proc/sys/fs/pipe-max-size)");
+        } else {
+          pipe = std::move(made).value();
+        }
+      }
+      if (failed.ok()) failed = Fill(*stream, *pipe, n, s.options.idle_timeout);
+      if (!failed.ok()) {
+        if (stream != nullptr) stream->Abort();
+        Stop(s, failed.message(), std::make_pair(at, std::move(p)));
+        return;
+      }
+      s.stats->reads.fetch_add(1, std::memory_order_relaxed);
+      s.stats->bytes.fetch_add(n, std::memory_order_relaxed);
+      ReadData data;
+      data.fd = pipe->read_end.get();
+      data.fd_bytes = n;
+      data.keepalive = pipe;
+      p.done(std::move(data));
+      // A reply that did not take the bytes (an interrupted request answered with an error)
+      // leaves them in the pipe: the next READ gets a fresh one.
+      int left = 0;
+      if (::ioctl(pipe->read_end.get(), FIONREAD, &left) != 0 || left != 0) pipe = nullptr;
+      lock.lock();
+      // READs that overlap what was just served (placed before it was) cannot be spliced.
+      std::vector<std::pair<uint64_t, Pending>> behind;
+      while (!s.pending.empty() && s.pending.begin()->first < s.pos) {
+        behind.emplace_back(s.pending.begin()->first, std::move(s.pending.begin()->second));
+        s.pending.erase(s.pending.begin());
+      }
+      if (!behind.empty()) {
+        lock.unlock();
+        HandOver(s, std::move(behind));
+        lock.lock();
+      }
+    }
+  }
+
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace
+
+std::unique_ptr<Prefetcher> CreateSplicingPrefetcher(std::unique_ptr<Prefetcher> inner,
+                                                     std::shared_ptr<s3::BodySource> source,
+                                                     ObjectRef object, const SpliceOptions& options,
+                                                     std::shared_ptr<SpliceStats> stats) {
+  if (source == nullptr || object.size < options.min_object_size || object.etag.empty()) {
+    return inner;
+  }
+  auto state = std::make_shared<SplicingPrefetcher::State>();
+  state->inner = std::move(inner);
+  state->source = std::move(source);
+  state->ref = std::move(object);
+  state->options = options;
+  state->stats = stats != nullptr ? std::move(stats) : std::make_shared<SpliceStats>();
+  return std::make_unique<SplicingPrefetcher>(std::move(state));
+}
+
+}  // namespace reelfs::fuse
