@@ -424,6 +424,24 @@ if [ -z "$fuse_reason" ]; then
 import json, sys
 c = json.load(sys.stdin)["cache"]
 print("cache %s: %d objects, %d bytes, %d bytes served from it" % (c["dir"], c["objects"], c["bytes"], c["hit_bytes"]))'
+
+  say "Spliced reads (--splice-reads): the GET's bytes go socket -> pipe -> kernel, no copy in the daemon"
+  fusermount3 -u "$mnt"; wait "$mount_pid" || true
+  "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f --splice-reads \
+    --log-file "$work/mount-splice.log" </dev/null >>"$work/mount2.out" 2>&1 &
+  mount_pid=$!
+  for _ in $(seq 300); do is_mounted && break; kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
+  is_mounted || { echo "remount failed:"; tail "$work/mount2.out" "$work/mount-splice.log"; exit 1; }
+  start=$(date +%s.%N)
+  if cmp -s "$big" "$work/root/dataset/models/checkpoint-a.pt"; then
+    echo "OK: models/checkpoint-a.pt identical to the source, $(rate "$size" "$(elapsed "$start")") with the compare"
+  else
+    echo "MISMATCH through --splice-reads"; exit 1
+  fi
+  getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" | python3 -c '
+import json, sys
+f = json.load(sys.stdin)["fs"]
+print("spliced: %d reads, %d bytes, %d stream(s), %d handle(s) back on the ordinary path" % (f["spliced_reads"], f["spliced_bytes"], f["splice_streams"], f["splice_fallbacks"]))'
 fi
 
 if command -v curl >/dev/null; then
