@@ -89,7 +89,8 @@ for t in $TOOLS; do
   case $t in
     reelfs)
       if [ ! -x "$reelfs" ]; then unavailable[reelfs]="$reelfs not built"
-      elif ! "$reelfs" mount --help 2>&1 | grep -q -- '--max-memory'; then
+      # Captured first: `| grep -q` under pipefail fails when grep's early exit SIGPIPEs reelfs.
+      elif [[ "$("$reelfs" mount --help 2>&1)" != *--max-memory* ]]; then
         unavailable[reelfs]="$reelfs has no mount subcommand"
       fi ;;
     s3fs) command -v s3fs >/dev/null || unavailable[s3fs]="s3fs not installed (apt-get install s3fs)" ;;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <deque>
 #include <map>
 #include <optional>
 #include <thread>
@@ -55,6 +56,16 @@ struct Pending {
   Callback<ReadData> done;
 };
 
+// Bytes of the stream already in a pipe: [offset, offset + n).
+struct Filled {
+  uint64_t offset = 0;
+  size_t n = 0;
+  std::shared_ptr<Pipe> pipe;
+};
+
+// Pipes filled ahead of the reader, each of the last READ's size.
+constexpr size_t kPipesAhead = 4;
+
 class SplicingPrefetcher final : public Prefetcher {
  public:
   struct State {
@@ -73,6 +84,8 @@ class SplicingPrefetcher final : public Prefetcher {
     uint64_t pos GUARDED_BY(mu) = 0;      // the object offset the stream serves next
     std::map<uint64_t, Pending> pending GUARDED_BY(mu);
     std::shared_ptr<s3::BodyStream> stream GUARDED_BY(mu);
+    std::deque<Filled> ready GUARDED_BY(mu);  // pipes filled ahead, in stream order from pos
+    size_t chunk GUARDED_BY(mu) = 0;          // the last READ's size: what is filled ahead
     bool worker_started GUARDED_BY(mu) = false;
     std::thread worker GUARDED_BY(mu);
   };
@@ -167,23 +180,13 @@ class SplicingPrefetcher final : public Prefetcher {
     s.pending.clear();
     if (s.stream != nullptr) s.stream->Abort();
     s.stream = nullptr;
+    s.ready.clear();
     s.cv.notify_all();
     return moved;
   }
 
   static void HandOver(State& s, std::vector<std::pair<uint64_t, Pending>> moved) {
     for (auto& [offset, p] : moved) s.inner->Read(offset, p.size, std::move(p.done));
-  }
-
-  static void Stop(State& s, std::string_view why,
-                   std::optional<std::pair<uint64_t, Pending>> own) {
-    std::vector<std::pair<uint64_t, Pending>> moved;
-    {
-      MutexLock lock(s.mu);
-      moved = StopLocked(s, why);
-    }
-    if (own) moved.insert(moved.begin(), std::move(*own));
-    HandOver(s, std::move(moved));
   }
 
   // Moves exactly n bytes from the stream's socket into the pipe. A pipe counts slots, not
@@ -219,15 +222,139 @@ class SplicingPrefetcher final : public Prefetcher {
     return Status::Ok();
   }
 
+  // A pipe of the right capacity for n bytes: a spare one, or a new one.
+  static Result<std::shared_ptr<Pipe>> PipeFor(std::vector<std::shared_ptr<Pipe>>& spare,
+                                               size_t n) {
+    while (!spare.empty()) {
+      std::shared_ptr<Pipe> p = std::move(spare.back());
+      spare.pop_back();
+      if (p->capacity >= 2 * n) return p;
+    }
+    // Twice the bytes: the socket's pieces rarely fill their slots.
+    REELFS_ASSIGN_OR_RETURN(std::shared_ptr<Pipe> made, MakePipe(std::max<size_t>(2 * n, 1 << 20)));
+    if (made->capacity < 2 * n) {
+      return Status::ResourceExhausted("a pipe cannot hold a READ of " + std::to_string(n) +
+                                       " bytes (/proc/sys/fs/pipe-max-size)");
+    }
+    return made;
+  }
+
+  // The stream, opened at `at` if there is none yet.
+  static Result<std::shared_ptr<s3::BodyStream>> StreamAt(State& s, uint64_t at) {
+    {
+      MutexLock lock(s.mu);
+      if (s.stream != nullptr) return s.stream;
+    }
+    REELFS_ASSIGN_OR_RETURN(
+        std::unique_ptr<s3::BodyStream> opened,
+        s.source->Open(s3::BodyStreamRequest{
+            s.ref.bucket, s.ref.key, s3::ByteRange{at, s.ref.size - at}, s.ref.etag, s.cancel}));
+    s.stats->streams.fetch_add(1, std::memory_order_relaxed);
+    std::shared_ptr<s3::BodyStream> stream = std::move(opened);
+    MutexLock lock(s.mu);
+    // Published before the first splice, so that Close can cut a stalled one.
+    if (!s.splicing) {
+      stream->Abort();
+      return Status::Cancelled("file handle closed");
+    }
+    s.stream = stream;
+    return stream;
+  }
+
+  // Serves the READ at `at`: from the pipe filled ahead for it (topped up if the READ is
+  // larger), or from a pipe filled now. Returns a pipe still holding bytes after the READ's.
+  // `*answered`: p got its reply (a failure after that is about the pipe, not the READ).
+  static Result<std::optional<Filled>> Serve(State& s, uint64_t at, size_t n, Pending& p,
+                                             std::optional<Filled> head,
+                                             std::vector<std::shared_ptr<Pipe>>& spare,
+                                             bool* answered) {
+    REELFS_ASSIGN_OR_RETURN(std::shared_ptr<s3::BodyStream> stream, StreamAt(s, at));
+    std::shared_ptr<Pipe> pipe;
+    size_t in_pipe = 0;
+    if (head) {
+      if (head->offset != at) return Status::DataLoss("the pipe filled ahead is not at the READ");
+      pipe = head->pipe;
+      in_pipe = head->n;
+      if (in_pipe < n) {
+        if (pipe->capacity < 2 * n) {
+          return Status::ResourceExhausted("a READ larger than the pipe filled ahead can take");
+        }
+        REELFS_RETURN_IF_ERROR(Fill(*stream, *pipe, n - in_pipe, s.options.idle_timeout));
+        in_pipe = n;
+      }
+    } else {
+      if (stream->offset() != at) return Status::DataLoss("the stream is not at the READ");
+      REELFS_ASSIGN_OR_RETURN(pipe, PipeFor(spare, n));
+      REELFS_RETURN_IF_ERROR(Fill(*stream, *pipe, n, s.options.idle_timeout));
+      in_pipe = n;
+    }
+    s.stats->reads.fetch_add(1, std::memory_order_relaxed);
+    s.stats->bytes.fetch_add(n, std::memory_order_relaxed);
+    ReadData data;
+    data.fd = pipe->read_end.get();
+    data.fd_bytes = n;
+    data.keepalive = pipe;
+    p.done(std::move(data));
+    *answered = true;
+    // The reply took exactly its n bytes, or the pipe no longer matches the stream (an
+    // interrupted request answered with an error leaves them): splicing ends there.
+    int left = 0;
+    if (::ioctl(pipe->read_end.get(), FIONREAD, &left) != 0 ||
+        static_cast<size_t>(left) != in_pipe - n) {
+      return Status::Aborted("a reply did not take its bytes from the pipe");
+    }
+    if (left == 0) {
+      spare.push_back(std::move(pipe));
+      return std::optional<Filled>();
+    }
+    return std::optional<Filled>(Filled{at + n, in_pipe - n, std::move(pipe)});
+  }
+
   static void Work(std::shared_ptr<State> state) {
     State& s = *state;
-    std::shared_ptr<Pipe> pipe;
+    std::vector<std::shared_ptr<Pipe>> spare;
     MutexLock lock(s.mu);
     for (;;) {
-      s.cv.wait(lock, [&]() REQUIRES(s.mu) { return !s.splicing || !s.pending.empty(); });
       if (!s.splicing) return;
       auto it = s.pending.find(s.pos);
-      if (it == s.pending.end()) {
+      if (it != s.pending.end()) {
+        const uint64_t at = s.pos;
+        Pending p = std::move(it->second);
+        s.pending.erase(it);
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(p.size, s.ref.size - at));
+        s.pos = at + n;  // later READs are placed after this one while it is spliced
+        s.chunk = n;
+        std::optional<Filled> head;
+        if (!s.ready.empty()) {
+          head = std::move(s.ready.front());
+          s.ready.pop_front();
+        }
+        lock.unlock();
+        bool answered = false;
+        Result<std::optional<Filled>> rest = Serve(s, at, n, p, std::move(head), spare, &answered);
+        lock.lock();
+        if (!rest.ok()) {
+          auto moved = StopLocked(s, rest.status().message());
+          lock.unlock();
+          if (!answered) moved.insert(moved.begin(), std::make_pair(at, std::move(p)));
+          HandOver(s, std::move(moved));
+          return;
+        }
+        if (*rest) s.ready.push_front(std::move(**rest));
+        // READs that overlap what was just served (placed before it was) cannot be spliced.
+        std::vector<std::pair<uint64_t, Pending>> behind;
+        while (!s.pending.empty() && s.pending.begin()->first < s.pos) {
+          behind.emplace_back(s.pending.begin()->first, std::move(s.pending.begin()->second));
+          s.pending.erase(s.pending.begin());
+        }
+        if (!behind.empty()) {
+          lock.unlock();
+          HandOver(s, std::move(behind));
+          lock.lock();
+        }
+        continue;
+      }
+      if (!s.pending.empty()) {
         // The kernel sent a later READ first; the one at pos is usually a moment behind.
         const bool filled = s.cv.wait_for(lock, s.options.reorder_wait, [&]() REQUIRES(s.mu) {
           return !s.splicing || s.pending.contains(s.pos);
@@ -241,76 +368,36 @@ class SplicingPrefetcher final : public Prefetcher {
         }
         continue;
       }
-      const uint64_t at = s.pos;
-      Pending p = std::move(it->second);
-      s.pending.erase(it);
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(p.size, s.ref.size - at));
-      s.pos = at + n;  // later READs are placed after this one while it is spliced
-      std::shared_ptr<s3::BodyStream> stream = s.stream;
-      lock.unlock();
-
-      Status failed;
-      if (stream == nullptr) {
-        auto opened = s.source->Open(s3::BodyStreamRequest{
-            s.ref.bucket, s.ref.key, s3::ByteRange{at, s.ref.size - at}, s.ref.etag, s.cancel});
-        if (opened.ok()) {
-          stream = std::move(opened).value();
-          s.stats->streams.fetch_add(1, std::memory_order_relaxed);
-          MutexLock relock(s.mu);
-          // Published before the first splice, so that Close can cut a stalled one.
-          if (s.splicing) {
-            s.stream = stream;
-          } else {
-            failed = Status::Cancelled("file handle closed");
-          }
-        } else {
-          failed = opened.status();
-        }
-      }
-      if (failed.ok() && (stream->offset() != at || stream->remaining() < n)) {
-        failed = Status::DataLoss("the stream is not at the read's offset");
-      }
-      if (failed.ok() && (pipe == nullptr || pipe->capacity < 2 * n)) {
-        // Twice the bytes: the socket's pieces rarely fill their slots.
-        auto made = MakePipe(std::max<size_t>(2 * n, 1 << 20));
-        if (!made.ok()) {
-          failed = made.status();
-        } else if ((*made)->capacity < 2 * n) {
-          failed = Status::ResourceExhausted("a pipe cannot hold a READ of " + std::to_string(n) +
-                                             " bytes (/proc/sys/fs/pipe-max-size)");
-        } else {
-          pipe = std::move(made).value();
-        }
-      }
-      if (failed.ok()) failed = Fill(*stream, *pipe, n, s.options.idle_timeout);
-      if (!failed.ok()) {
-        if (stream != nullptr) stream->Abort();
-        Stop(s, failed.message(), std::make_pair(at, std::move(p)));
-        return;
-      }
-      s.stats->reads.fetch_add(1, std::memory_order_relaxed);
-      s.stats->bytes.fetch_add(n, std::memory_order_relaxed);
-      ReadData data;
-      data.fd = pipe->read_end.get();
-      data.fd_bytes = n;
-      data.keepalive = pipe;
-      p.done(std::move(data));
-      // A reply that did not take the bytes (an interrupted request answered with an error)
-      // leaves them in the pipe: the next READ gets a fresh one.
-      int left = 0;
-      if (::ioctl(pipe->read_end.get(), FIONREAD, &left) != 0 || left != 0) pipe = nullptr;
-      lock.lock();
-      // READs that overlap what was just served (placed before it was) cannot be spliced.
-      std::vector<std::pair<uint64_t, Pending>> behind;
-      while (!s.pending.empty() && s.pending.begin()->first < s.pos) {
-        behind.emplace_back(s.pending.begin()->first, std::move(s.pending.begin()->second));
-        s.pending.erase(s.pending.begin());
-      }
-      if (!behind.empty()) {
+      // Nothing asked: keep the socket drained ahead of the reader (the server keeps sending
+      // while READs make their round trip), up to kPipesAhead pipes of the last READ's size.
+      uint64_t ahead_at = s.pos;
+      for (const Filled& f : s.ready) ahead_at = f.offset + f.n;
+      if (s.stream != nullptr && s.chunk > 0 && s.ready.size() < kPipesAhead &&
+          ahead_at < s.ref.size) {
+        std::shared_ptr<s3::BodyStream> stream = s.stream;
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(s.chunk, s.ref.size - ahead_at));
         lock.unlock();
-        HandOver(s, std::move(behind));
+        Status failed;
+        Result<std::shared_ptr<Pipe>> pipe = PipeFor(spare, n);
+        if (!pipe.ok()) {
+          failed = pipe.status();
+        } else if (stream->offset() != ahead_at) {
+          failed = Status::DataLoss("the stream is not where the pipes filled ahead end");
+        } else {
+          failed = Fill(*stream, **pipe, n, s.options.idle_timeout);
+        }
         lock.lock();
+        if (!failed.ok()) {
+          auto moved = StopLocked(s, failed.message());
+          lock.unlock();
+          HandOver(s, std::move(moved));
+          return;
+        }
+        if (!s.splicing) return;
+        s.ready.push_back(Filled{ahead_at, n, std::move(pipe).value()});
+        continue;
       }
+      s.cv.wait(lock, [&]() REQUIRES(s.mu) { return !s.splicing || !s.pending.empty(); });
     }
   }
 

@@ -260,6 +260,11 @@ class SocketBodySource final : public BodySource {
     if (!raw.ok()) return raw.status().WithContext(what);
     Result<ResponseHead> head = ParseResponseHead(*raw);
     if (!head.ok()) return head.status().WithContext(what);
+    if (head->status == 412) {
+      return Status(StatusCode::kFailedPrecondition, StatusReason::kObjectChanged,
+                    what + ": the object is no longer the version pinned (HTTP 412)",
+                    StatusDetail{.http_status = 412});
+    }
     if (head->status != 206) {
       // Not decoded here: the caller reads through the ObjectStore, which maps it properly.
       return Status(StatusCode::kUnavailable, what + ": HTTP " + std::to_string(head->status),
