@@ -227,11 +227,12 @@ TEST_CASE("a re-read behind the stream goes through the inner path; the stream g
 TEST_CASE("a jump forward ends splicing: that read and later ones through the inner path") {
   auto source = std::make_shared<FakeBodySource>();
   Setup s(source);
-  REQUIRE(Verified(s.ref.key, 0, kMiB, Take(*s.p, 0, kMiB)));
-  bool spliced = true;
-  REQUIRE(Verified(s.ref.key, 30 * kMiB, kMiB, Take(*s.p, 30 * kMiB, kMiB), &spliced));
+  bool spliced = false;
+  REQUIRE(Verified(s.ref.key, 0, kRead, Take(*s.p, 0, kRead), &spliced));
+  REQUIRE(spliced);
+  REQUIRE(Verified(s.ref.key, 30 * kMiB, kRead, Take(*s.p, 30 * kMiB, kRead), &spliced));
   CHECK_FALSE(spliced);
-  REQUIRE(Verified(s.ref.key, 31 * kMiB, kMiB, Take(*s.p, 31 * kMiB, kMiB), &spliced));
+  REQUIRE(Verified(s.ref.key, 31 * kMiB, kRead, Take(*s.p, 31 * kMiB, kRead), &spliced));
   CHECK_FALSE(spliced);
   CHECK(s.stats->fallbacks.load() == 1);
 }
@@ -239,10 +240,12 @@ TEST_CASE("a jump forward ends splicing: that read and later ones through the in
 TEST_CASE("a gap that does not fill hands the waiting read to the inner path") {
   auto source = std::make_shared<FakeBodySource>();
   Setup s(source);
-  REQUIRE(Verified(s.ref.key, 0, kMiB, Take(*s.p, 0, kMiB)));
-  bool spliced = true;
-  // 1..2 MiB never comes; the read at 2 MiB waits reorder_wait, then goes the ordinary way.
-  REQUIRE(Verified(s.ref.key, 2 * kMiB, kMiB, Take(*s.p, 2 * kMiB, kMiB), &spliced));
+  bool spliced = false;
+  REQUIRE(Verified(s.ref.key, 0, kRead, Take(*s.p, 0, kRead), &spliced));
+  REQUIRE(spliced);
+  // The READ at kRead never comes; the one at 2 kRead waits reorder_wait, then goes the
+  // ordinary way.
+  REQUIRE(Verified(s.ref.key, 2 * kRead, kRead, Take(*s.p, 2 * kRead, kRead), &spliced));
   CHECK_FALSE(spliced);
   CHECK(s.stats->fallbacks.load() == 1);
 }
@@ -278,10 +281,10 @@ TEST_CASE("small objects and a missing source are left to the inner path") {
   auto source = std::make_shared<FakeBodySource>();
   Setup small(source, 4 * kMiB);
   bool spliced = true;
-  REQUIRE(Verified(small.ref.key, 0, kMiB, Take(*small.p, 0, kMiB), &spliced));
+  REQUIRE(Verified(small.ref.key, 0, kRead, Take(*small.p, 0, kRead), &spliced));
   CHECK_FALSE(spliced);
   Setup none(nullptr);
-  REQUIRE(Verified(none.ref.key, 0, kMiB, Take(*none.p, 0, kMiB), &spliced));
+  REQUIRE(Verified(none.ref.key, 0, kRead, Take(*none.p, 0, kRead), &spliced));
   CHECK_FALSE(spliced);
   CHECK(source->opens.load() == 0);
 }
@@ -289,7 +292,7 @@ TEST_CASE("small objects and a missing source are left to the inner path") {
 TEST_CASE("Close answers a waiting read once, with kCancelled") {
   auto source = std::make_shared<FakeBodySource>();
   Setup s(source);
-  REQUIRE(Verified(s.ref.key, 0, kMiB, Take(*s.p, 0, kMiB)));
+  REQUIRE(Verified(s.ref.key, 0, kRead, Take(*s.p, 0, kRead)));
   std::promise<Result<ReadData>> waiting;
   std::atomic<int> calls{0};
   s.p->Read(2 * kMiB, kMiB, [&](Result<ReadData> r) {
