@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -111,18 +112,27 @@ class SplicingPrefetcher final : public Prefetcher {
           s.started = true;
           s.pos = offset;
         }
-        // (A second READ for an offset already waiting is served the ordinary way.)
-        if (offset >= s.pos && offset - s.pos <= s.options.reorder_window &&
-            !s.pending.contains(offset)) {
+        const bool in_window = offset >= s.pos && offset - s.pos <= s.options.reorder_window;
+        if (in_window && !s.pending.contains(offset)) {
           s.pending[offset] = Pending{size, std::move(done)};
           if (!s.worker_started) {
             s.worker_started = true;
-            s.worker = std::thread([state = state_] { Work(state); });
+            try {
+              s.worker = std::thread([state = state_] { Work(state); });
+            } catch (const std::system_error& e) {
+              // No thread (a process limit): everything waiting goes the ordinary way.
+              std::vector<std::pair<uint64_t, Pending>> moved = StopLocked(s, e.what());
+              lock.unlock();
+              HandOver(s, std::move(moved));
+              return;
+            }
           }
           s.cv.notify_all();
           return;
         }
-        if (offset > s.pos) {
+        // A second READ for an offset already waiting is served the ordinary way, and the
+        // stream goes on; a jump forward beyond the window ends splicing.
+        if (offset > s.pos && !in_window) {
           // A jump forward: a random reader; the ordinary path serves it better from here on.
           std::vector<std::pair<uint64_t, Pending>> moved = StopLocked(s, "a jump forward");
           lock.unlock();
@@ -261,31 +271,58 @@ class SplicingPrefetcher final : public Prefetcher {
     return stream;
   }
 
-  // Serves the READ at `at`: from the pipe filled ahead for it (topped up if the READ is
-  // larger), or from a pipe filled now. Returns a pipe still holding bytes after the READ's.
-  // `*answered`: p got its reply (a failure after that is about the pipe, not the READ).
-  static Result<std::optional<Filled>> Serve(State& s, uint64_t at, size_t n, Pending& p,
-                                             std::optional<Filled> head,
-                                             std::vector<std::shared_ptr<Pipe>>& spare,
-                                             bool* answered) {
+  // Moves exactly n bytes from one pipe into another (buffers change hands, no copy).
+  static Status Move(Pipe& from, Pipe& to, size_t n) {
+    size_t moved = 0;
+    while (moved < n) {
+      const ssize_t r = ::splice(from.read_end.get(), nullptr, to.write_end.get(), nullptr,
+                                 n - moved, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return Status::ResourceExhausted("a pipe filled ahead could not be joined");
+      moved += static_cast<size_t>(r);
+    }
+    return Status::Ok();
+  }
+
+  // Serves the READ at `at` from `queue`, the pipes filled ahead (contiguous from `at`): the
+  // head pipe, joined with the bytes of the next ones and then of the socket when the READ is
+  // larger (kernel readahead grows its READs), or a pipe filled now. What is left stays in
+  // `queue`, in order. `*answered`: p got its reply (a failure after that is about the pipe).
+  static Status Serve(State& s, uint64_t at, size_t n, Pending& p, std::deque<Filled>& queue,
+                      std::vector<std::shared_ptr<Pipe>>& spare, bool* answered) {
     REELFS_ASSIGN_OR_RETURN(std::shared_ptr<s3::BodyStream> stream, StreamAt(s, at));
     std::shared_ptr<Pipe> pipe;
     size_t in_pipe = 0;
-    if (head) {
-      if (head->offset != at) return Status::DataLoss("the pipe filled ahead is not at the READ");
-      pipe = head->pipe;
-      in_pipe = head->n;
-      if (in_pipe < n) {
-        if (pipe->capacity < 2 * n) {
-          return Status::ResourceExhausted("a READ larger than the pipe filled ahead can take");
+    if (!queue.empty()) {
+      if (queue.front().offset != at) {
+        return Status::DataLoss("the pipe filled ahead is not at the READ");
+      }
+      pipe = std::move(queue.front().pipe);
+      in_pipe = queue.front().n;
+      queue.pop_front();
+      if (in_pipe < n && pipe->capacity < 2 * n) {
+        return Status::ResourceExhausted("a READ larger than the pipe filled ahead can take");
+      }
+      while (in_pipe < n && !queue.empty()) {
+        Filled& next = queue.front();
+        const size_t take = std::min(next.n, n - in_pipe);
+        REELFS_RETURN_IF_ERROR(Move(*next.pipe, *pipe, take));
+        in_pipe += take;
+        next.offset += take;
+        next.n -= take;
+        if (next.n == 0) {
+          spare.push_back(std::move(next.pipe));
+          queue.pop_front();
         }
-        REELFS_RETURN_IF_ERROR(Fill(*stream, *pipe, n - in_pipe, s.options.idle_timeout));
-        in_pipe = n;
       }
     } else {
-      if (stream->offset() != at) return Status::DataLoss("the stream is not at the READ");
       REELFS_ASSIGN_OR_RETURN(pipe, PipeFor(spare, n));
-      REELFS_RETURN_IF_ERROR(Fill(*stream, *pipe, n, s.options.idle_timeout));
+    }
+    if (in_pipe < n) {
+      // Every pipe filled ahead is in this one now: the socket continues where it ends.
+      if (stream->offset() != at + in_pipe)
+        return Status::DataLoss("the stream is not at the READ");
+      REELFS_RETURN_IF_ERROR(Fill(*stream, *pipe, n - in_pipe, s.options.idle_timeout));
       in_pipe = n;
     }
     s.stats->reads.fetch_add(1, std::memory_order_relaxed);
@@ -305,9 +342,10 @@ class SplicingPrefetcher final : public Prefetcher {
     }
     if (left == 0) {
       spare.push_back(std::move(pipe));
-      return std::optional<Filled>();
+    } else {
+      queue.push_front(Filled{at + n, in_pipe - n, std::move(pipe)});
     }
-    return std::optional<Filled>(Filled{at + n, in_pipe - n, std::move(pipe)});
+    return Status::Ok();
   }
 
   static void Work(std::shared_ptr<State> state) {
@@ -324,23 +362,23 @@ class SplicingPrefetcher final : public Prefetcher {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(p.size, s.ref.size - at));
         s.pos = at + n;  // later READs are placed after this one while it is spliced
         s.chunk = n;
-        std::optional<Filled> head;
-        if (!s.ready.empty()) {
-          head = std::move(s.ready.front());
-          s.ready.pop_front();
-        }
+        // The pipes filled ahead are this thread's while it serves (a Stop meanwhile clears
+        // nothing it uses; they go back only while splicing goes on).
+        std::deque<Filled> queue = std::move(s.ready);
+        s.ready.clear();
         lock.unlock();
         bool answered = false;
-        Result<std::optional<Filled>> rest = Serve(s, at, n, p, std::move(head), spare, &answered);
+        const Status served = Serve(s, at, n, p, queue, spare, &answered);
         lock.lock();
-        if (!rest.ok()) {
-          auto moved = StopLocked(s, rest.status().message());
+        if (!served.ok()) {
+          auto moved = StopLocked(s, served.message());
           lock.unlock();
           if (!answered) moved.insert(moved.begin(), std::make_pair(at, std::move(p)));
           HandOver(s, std::move(moved));
           return;
         }
-        if (*rest) s.ready.push_front(std::move(**rest));
+        if (!s.splicing) return;
+        s.ready = std::move(queue);
         // READs that overlap what was just served (placed before it was) cannot be spliced.
         std::vector<std::pair<uint64_t, Pending>> behind;
         while (!s.pending.empty() && s.pending.begin()->first < s.pos) {

@@ -119,42 +119,38 @@ Status SendAll(int fd, std::string_view data) {
   return Status::Ok();
 }
 
-// Reads the head and nothing after it: peek until the blank line shows, then take exactly that.
-// The first peek blocks (bounded by the receive timeout); later ones wait in poll for more bytes.
-Result<std::string> ReadHead(int fd, std::chrono::milliseconds idle_timeout) {
-  std::string buf(kMaxHead, '\0');
-  for (int flags = MSG_PEEK;; flags = MSG_PEEK | MSG_DONTWAIT) {
-    const ssize_t n = ::recv(fd, buf.data(), buf.size(), flags);
+// Reads the head and nothing after it. Each round peeks at what has arrived (blocking, bounded
+// by the receive timeout): if the blank line is there, exactly the bytes up to it are taken;
+// else everything peeked is head and is taken, so that the next peek waits for new bytes.
+Result<std::string> ReadHead(int fd) {
+  std::string head;
+  std::string buf(16 << 10, '\0');
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_PEEK);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && !(errno == EAGAIN && (flags & MSG_DONTWAIT) != 0)) {
+    if (n < 0) {
       return ErrnoToStatus(errno == EAGAIN ? ETIMEDOUT : errno, "receive the answer's head");
     }
-    if (n == 0) return Status::Unavailable("the server closed the connection before answering");
-    const std::string_view peeked(buf.data(), n > 0 ? static_cast<size_t>(n) : 0);
-    if (const size_t end = peeked.find("\r\n\r\n"); end != std::string_view::npos) {
-      std::string head(end + 4, '\0');
-      size_t got = 0;
-      while (got < head.size()) {
-        const ssize_t r = ::recv(fd, head.data() + got, head.size() - got, 0);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return Status::Unavailable("the head vanished from the socket");
-        got += static_cast<size_t>(r);
-      }
-      return head;
+    if (n == 0) {
+      return Status::Unavailable(head.empty() ? "the server closed the connection before answering"
+                                              : "the server closed the connection mid-head");
     }
-    if (peeked.size() >= kMaxHead) return Status::DataLoss("the answer's head is over 64 KiB");
-    pollfd p{fd, POLLIN | POLLRDHUP, 0};
-    const int r =
-        ::poll(&p, 1, idle_timeout.count() > 0 ? static_cast<int>(idle_timeout.count()) : -1);
-    if (r == 0) return ErrnoToStatus(ETIMEDOUT, "receive the answer's head");
-    if (r > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
-      // Whatever came before the hang-up is all there will be; one more peek decides.
-      const ssize_t last = ::recv(fd, buf.data(), buf.size(), MSG_PEEK | MSG_DONTWAIT);
-      const std::string_view tail(buf.data(), last > 0 ? static_cast<size_t>(last) : 0);
-      if (tail.find("\r\n\r\n") == std::string_view::npos) {
-        return Status::Unavailable("the server closed the connection mid-head");
-      }
+    const size_t before = head.size();
+    const std::string joined =
+        head.substr(before >= 3 ? before - 3 : 0) + std::string(buf.data(), static_cast<size_t>(n));
+    const size_t end = joined.find("\r\n\r\n");
+    const size_t take =
+        end == std::string::npos ? static_cast<size_t>(n) : end + 4 - std::min<size_t>(before, 3);
+    const size_t at = head.size();
+    head.resize(at + take);
+    for (size_t got = 0; got < take;) {
+      const ssize_t r = ::recv(fd, head.data() + at + got, take - got, 0);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return Status::Unavailable("the head vanished from the socket");
+      got += static_cast<size_t>(r);
     }
+    if (end != std::string::npos) return head;
+    if (head.size() > kMaxHead) return Status::DataLoss("the answer's head is over 64 KiB");
   }
 }
 
@@ -178,6 +174,19 @@ class SocketBodyStream final : public BodyStream {
   uint64_t remaining_;
 };
 
+// What an Open says about its endpoint's health: only a failure to reach it, or its 5xx, counts
+// against it; an answer this receiver cannot use (an error status, a 200, a chunked body, another
+// range) says nothing, nor does a cancel.
+EndpointSet::Outcome OutcomeOf(const Result<std::unique_ptr<BodyStream>>& opened) {
+  if (opened.ok()) return EndpointSet::Outcome::kOk;
+  const Status& s = opened.status();
+  if (s.code() == StatusCode::kCancelled) return EndpointSet::Outcome::kCancelled;
+  const int http = s.detail().http_status;
+  if (http >= 500) return EndpointSet::Outcome::kEndpointFailure;
+  if (http > 0 || s.code() == StatusCode::kDataLoss) return EndpointSet::Outcome::kOtherError;
+  return EndpointSet::Outcome::kEndpointFailure;
+}
+
 class SocketBodySource final : public BodySource {
  public:
   explicit SocketBodySource(TransportOptions options) : options_(std::move(options)) {}
@@ -192,14 +201,7 @@ class SocketBodySource final : public BodySource {
       // The shutdown a cancel does reads as a closed connection: say what really happened.
       opened = Status::Cancelled(std::string(opened.status().message()) + " (cancelled)");
     }
-    if (set != nullptr) {
-      const auto outcome = opened.ok() ? EndpointSet::Outcome::kOk
-                           : opened.status().detail().http_status >= 400 &&
-                                   opened.status().detail().http_status < 500
-                               ? EndpointSet::Outcome::kOtherError
-                               : EndpointSet::Outcome::kEndpointFailure;
-      set->Finish(index, outcome, 0, std::chrono::steady_clock::now());
-    }
+    if (set != nullptr) set->Finish(index, OutcomeOf(opened), 0, std::chrono::steady_clock::now());
     return opened;
   }
 
@@ -234,18 +236,22 @@ class SocketBodySource final : public BodySource {
     wire += "\r\n";
 
     // A cancel shuts the socket down, which wakes a connect, send or head read blocked on it.
-    std::mutex watched_mu;
-    int watched = -1;
+    // The state is shared with the callback, which may still run after this returns.
+    struct Watched {
+      std::mutex mu;
+      int fd = -1;
+    };
+    auto watched = std::make_shared<Watched>();
     uint64_t on_cancel = 0;
     if (req.cancel != nullptr) {
-      on_cancel = req.cancel->OnCancel([&] {
-        std::lock_guard<std::mutex> lock(watched_mu);
-        if (watched >= 0) ::shutdown(watched, SHUT_RDWR);
+      on_cancel = req.cancel->OnCancel([watched] {
+        std::lock_guard<std::mutex> lock(watched->mu);
+        if (watched->fd >= 0) ::shutdown(watched->fd, SHUT_RDWR);
       });
     }
     const auto watch = [&](int fd) {
-      std::lock_guard<std::mutex> lock(watched_mu);
-      watched = fd;
+      std::lock_guard<std::mutex> lock(watched->mu);
+      watched->fd = fd;
       if (fd >= 0 && req.cancel != nullptr && req.cancel->cancelled()) ::shutdown(fd, SHUT_RDWR);
     };
     ScopeExit unwatch([&] {
@@ -256,7 +262,7 @@ class SocketBodySource final : public BodySource {
     ScopeExit forget([&] { watch(-1); });  // before `fd` closes: its number may be reused
     if (!fd.ok()) return fd.status().WithContext(what);
     if (Status s = SendAll(fd->get(), wire); !s.ok()) return s.WithContext(what);
-    Result<std::string> raw = ReadHead(fd->get(), options_.idle_timeout);
+    Result<std::string> raw = ReadHead(fd->get());
     if (!raw.ok()) return raw.status().WithContext(what);
     Result<ResponseHead> head = ParseResponseHead(*raw);
     if (!head.ok()) return head.status().WithContext(what);
@@ -271,7 +277,8 @@ class SocketBodySource final : public BodySource {
                     StatusDetail{.http_status = head->status});
     }
     if (const std::string* te = head->Header("transfer-encoding"); te != nullptr) {
-      return Status::Unavailable(what + ": a chunked body cannot be spliced");
+      return Status(StatusCode::kUnavailable, what + ": a chunked body cannot be spliced",
+                    StatusDetail{.http_status = head->status});
     }
     const std::string* cr = head->Header("content-range");
     const std::string* cl = head->Header("content-length");

@@ -197,6 +197,24 @@ TEST_CASE("a sequential reader is served from the stream, byte-exact, one stream
   CHECK(s.p->counters().requests == 0);  // nothing through the inner path
 }
 
+TEST_CASE("READs that grow past the pipes filled ahead get the right bytes, spliced") {
+  // Kernel readahead starts small and grows: the pipes filled ahead hold the earlier size, so a
+  // larger READ joins several of them (and then the socket).
+  auto source = std::make_shared<FakeBodySource>();
+  Setup s(source);
+  uint64_t at = 0;
+  for (uint64_t size : {128 * kKiB, 256 * kKiB, 512 * kKiB, 64 * kKiB, 512 * kKiB, 200 * kKiB}) {
+    CAPTURE(at);
+    CAPTURE(size);
+    bool spliced = false;
+    REQUIRE(Verified(s.ref.key, at, size, Take(*s.p, at, size), &spliced));
+    CHECK(spliced);
+    at += size;
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the worker fills ahead
+  }
+  CHECK(s.stats->fallbacks.load() == 0);
+}
+
 TEST_CASE("reads that arrive out of order within the window are served in order") {
   auto source = std::make_shared<FakeBodySource>();
   Setup s(source);
