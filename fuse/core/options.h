@@ -34,7 +34,9 @@ struct SpliceOptions {
   // Smaller objects are left to the inner Prefetcher (fetched whole at open, one GET).
   uint64_t min_object_size = 16ull << 20;
   // A READ this far ahead of the stream's position waits for the gap instead of ending splicing.
-  uint64_t reorder_window = 8ull << 20;
+  // The kernel's async readahead keeps up to max_background (128) READs in flight, so a
+  // sequential reader's READs can arrive tens of MiB ahead of the oldest one unanswered.
+  uint64_t reorder_window = 64ull << 20;
   std::chrono::milliseconds reorder_wait{50};
   // A stream that moves no byte for this long fails (the S3 client's idle timeout); 0: never.
   std::chrono::milliseconds idle_timeout{30'000};

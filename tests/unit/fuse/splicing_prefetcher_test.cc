@@ -244,13 +244,13 @@ TEST_CASE("a re-read behind the stream goes through the inner path; the stream g
 
 TEST_CASE("a jump forward ends splicing: that read and later ones through the inner path") {
   auto source = std::make_shared<FakeBodySource>();
-  Setup s(source);
+  Setup s(source, 200 * kMiB);
   bool spliced = false;
   REQUIRE(Verified(s.ref.key, 0, kRead, Take(*s.p, 0, kRead), &spliced));
   REQUIRE(spliced);
-  REQUIRE(Verified(s.ref.key, 30 * kMiB, kRead, Take(*s.p, 30 * kMiB, kRead), &spliced));
+  REQUIRE(Verified(s.ref.key, 150 * kMiB, kRead, Take(*s.p, 150 * kMiB, kRead), &spliced));
   CHECK_FALSE(spliced);
-  REQUIRE(Verified(s.ref.key, 31 * kMiB, kRead, Take(*s.p, 31 * kMiB, kRead), &spliced));
+  REQUIRE(Verified(s.ref.key, 151 * kMiB, kRead, Take(*s.p, 151 * kMiB, kRead), &spliced));
   CHECK_FALSE(spliced);
   CHECK(s.stats->fallbacks.load() == 1);
 }
