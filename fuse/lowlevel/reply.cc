@@ -244,7 +244,10 @@ void Reply::Data(const ReadData& data) {
     // of two above the reply plus a few pages, at least 1.33 times the reply, which holds a
     // socket's partly filled pipe slots (the mount caps READs so that this fits,
     // cli/mount_stack.cc SpliceSource).
-    fuse_bufvec buf = FUSE_BUFVEC_INIT(data.fd_bytes);
+    // (Not FUSE_BUFVEC_INIT: a C99 compound literal, which C++ compilers may refuse.)
+    fuse_bufvec buf{};
+    buf.count = 1;
+    buf.buf[0].size = data.fd_bytes;
     buf.buf[0].flags = FUSE_BUF_IS_FD;
     buf.buf[0].fd = data.fd;
     Send(fuse_reply_data, Take(), &buf, FUSE_BUF_SPLICE_MOVE);
