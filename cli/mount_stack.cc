@@ -18,6 +18,7 @@
 #include "cli/side_channel_path.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/pipe.h"
 #include "common/units.h"
 #include "cuda/pinning_registrar.h"
 #include "fuse/lowlevel/mount_tuning.h"
@@ -71,18 +72,7 @@ std::shared_ptr<s3::BodySource> SpliceSource(const s3::S3Client& client, unsigne
                     "from its socket); reads are copied as usual");
     return nullptr;
   }
-  unsigned largest = 64u << 10;
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) == 0) {
-    for (unsigned size = 2u << 20; size >= (128u << 10); size /= 2) {
-      if (::fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(size)) >= 0) {
-        largest = size;
-        break;
-      }
-    }
-    ::close(fds[0]);
-    ::close(fds[1]);
-  }
+  const auto largest = static_cast<unsigned>(LargestPipeCapacity(64u << 10, 2u << 20));
   *max_read = std::clamp(largest / 2, 64u << 10, *max_read);
   REELFS_LOG_INFO(kSubject,
                   "spliced reads on: large sequential reads go socket -> pipe -> kernel "

@@ -19,6 +19,7 @@
 #include "common/cancel.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "common/pipe.h"
 #include "common/thread_annotations.h"
 #include "common/unique_fd.h"
 
@@ -26,31 +27,6 @@ namespace reelfs::fuse {
 namespace {
 
 constexpr std::string_view kSubject = "splice";
-
-// A pipe that holds one READ's bytes between the socket and the reply.
-struct Pipe {
-  UniqueFd read_end;
-  UniqueFd write_end;
-  size_t capacity = 0;
-};
-
-Result<std::shared_ptr<Pipe>> MakePipe(size_t want) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoToStatus(errno, "pipe2");
-  auto p = std::make_shared<Pipe>();
-  p->read_end.Reset(fds[0]);
-  p->write_end.Reset(fds[1]);
-  const int got = ::fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(want));
-  if (got < 0) {
-    // Over /proc/sys/fs/pipe-max-size or the user's pipe pages: the default size is what we have.
-    const int now = ::fcntl(fds[1], F_GETPIPE_SZ);
-    if (now < 0) return ErrnoToStatus(errno, "F_GETPIPE_SZ");
-    p->capacity = static_cast<size_t>(now);
-  } else {
-    p->capacity = static_cast<size_t>(got);
-  }
-  return p;
-}
 
 struct Pending {
   size_t size = 0;
@@ -87,7 +63,6 @@ class SplicingPrefetcher final : public Prefetcher {
     std::shared_ptr<s3::BodyStream> stream GUARDED_BY(mu);
     std::deque<Filled> ready GUARDED_BY(mu);  // pipes filled ahead, in stream order from pos
     size_t chunk GUARDED_BY(mu) = 0;          // the last READ's size: what is filled ahead
-    bool worker_started GUARDED_BY(mu) = false;
     std::thread worker GUARDED_BY(mu);
   };
 
@@ -115,8 +90,7 @@ class SplicingPrefetcher final : public Prefetcher {
         const bool in_window = offset >= s.pos && offset - s.pos <= s.options.reorder_window;
         if (in_window && !s.pending.contains(offset)) {
           s.pending[offset] = Pending{size, std::move(done)};
-          if (!s.worker_started) {
-            s.worker_started = true;
+          if (!s.worker.joinable()) {  // started once: a failed start stops splicing
             try {
               s.worker = std::thread([state = state_] { Work(state); });
             } catch (const std::system_error& e) {
@@ -241,7 +215,8 @@ class SplicingPrefetcher final : public Prefetcher {
       if (p->capacity >= 2 * n) return p;
     }
     // Twice the bytes: the socket's pieces rarely fill their slots.
-    REELFS_ASSIGN_OR_RETURN(std::shared_ptr<Pipe> made, MakePipe(std::max<size_t>(2 * n, 1 << 20)));
+    REELFS_ASSIGN_OR_RETURN(Pipe opened, OpenPipe(std::max<size_t>(2 * n, 1 << 20)));
+    auto made = std::make_shared<Pipe>(std::move(opened));
     if (made->capacity < 2 * n) {
       return Status::ResourceExhausted("a pipe cannot hold a READ of " + std::to_string(n) +
                                        " bytes (/proc/sys/fs/pipe-max-size)");

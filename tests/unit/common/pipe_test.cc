@@ -1,0 +1,53 @@
+// OpenPipe and LargestPipeCapacity against the running kernel's limit
+// (/proc/sys/fs/pipe-max-size), read here so that the test holds on any machine.
+#include "common/pipe.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string_view>
+
+#include <doctest/doctest.h>
+
+namespace reelfs {
+namespace {
+
+size_t PipeMaxSize() {
+  std::ifstream in("/proc/sys/fs/pipe-max-size");
+  size_t n = 0;
+  in >> n;
+  return n;
+}
+
+TEST_CASE("OpenPipe grows a pipe within the limit and carries bytes") {
+  const size_t limit = PipeMaxSize();
+  REQUIRE(limit >= (64u << 10));
+  auto p = OpenPipe(limit);
+  REQUIRE(p.ok());
+  CHECK(p->capacity == limit);
+  CHECK(::fcntl(p->write_end.get(), F_GETPIPE_SZ) == static_cast<int>(limit));
+  CHECK(::fcntl(p->read_end.get(), F_GETFD) == FD_CLOEXEC);
+  const char msg[] = "spliced";
+  REQUIRE(::write(p->write_end.get(), msg, sizeof msg) == static_cast<ssize_t>(sizeof msg));
+  char got[sizeof msg] = {};
+  REQUIRE(::read(p->read_end.get(), got, sizeof got) == static_cast<ssize_t>(sizeof got));
+  CHECK(std::string_view(got) == "spliced");
+}
+
+TEST_CASE("LargestPipeCapacity finds the largest power of two the kernel grants") {
+  const size_t limit = PipeMaxSize();
+  const size_t floor = 64u << 10;
+  size_t expect = 16u << 20;
+  while (expect > limit && expect > floor) expect /= 2;
+  const size_t got = LargestPipeCapacity(floor, 16u << 20);
+  // Above the limit only with CAP_SYS_RESOURCE; never above the ceiling asked for.
+  CHECK(got >= expect);
+  CHECK(got <= (16u << 20));
+  CHECK((got & (got - 1)) == 0);
+  CHECK(LargestPipeCapacity(floor, floor) == floor);
+  if (limit >= (128u << 10)) CHECK(LargestPipeCapacity(floor, 128u << 10) == (128u << 10));
+}
+
+}  // namespace
+}  // namespace reelfs
