@@ -178,6 +178,8 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
     unsigned max_read = cfg.daemon.max_read;
     data_path.body_source = SpliceSource(*stack->s3_.client, &max_read);
     if (data_path.body_source != nullptr) stack->splice_max_read_ = max_read;
+    // A stalled spliced stream fails after the same silence as any of the client's transfers.
+    mount.splice.idle_timeout = stack->s3_.client->options().idle_timeout;
   }
   // The local cache: refusing the mount (its directory unusable or another mount's) is the
   // clear answer; reads then go through the caching decorator, everything else straight on.
