@@ -27,6 +27,7 @@
 #include "s3/client/request_target.h"
 #include "s3/protocol/range.h"
 #include "s3/protocol/sigv4.h"
+#include "s3/socket_body_stream.h"
 
 namespace reelfs::s3 {
 namespace {
@@ -153,26 +154,6 @@ Result<std::string> ReadHead(int fd) {
     if (head.size() > kMaxHead) return Status::DataLoss("the answer's head is over 64 KiB");
   }
 }
-
-class SocketBodyStream final : public BodyStream {
- public:
-  SocketBodyStream(UniqueFd fd, uint64_t offset, uint64_t length)
-      : fd_(std::move(fd)), offset_(offset), remaining_(length) {}
-  int fd() const override { return fd_.get(); }
-  uint64_t offset() const override { return offset_; }
-  uint64_t remaining() const override { return remaining_; }
-  void Consumed(uint64_t n) override {
-    n = std::min(n, remaining_);
-    offset_ += n;
-    remaining_ -= n;
-  }
-  void Abort() override { ::shutdown(fd_.get(), SHUT_RDWR); }
-
- private:
-  UniqueFd fd_;
-  uint64_t offset_;
-  uint64_t remaining_;
-};
 
 // What an Open says about its endpoint's health: only a failure to reach it, or its 5xx, counts
 // against it; an answer this receiver cannot use (an error status, a 200, a chunked body, another

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <future>
 #include <mutex>
@@ -19,6 +20,7 @@
 
 #include "common/unique_fd.h"
 #include "s3/fake/fake_object_store.h"
+#include "s3/socket_body_stream.h"
 #include "tests/unit/fuse/prefetch_reads.h"
 
 namespace reelfs::fuse {
@@ -32,35 +34,16 @@ constexpr uint64_t kMiB = 1ull << 20;
 // /proc/sys/fs/pipe-max-size): a pipe must hold one twice over.
 constexpr uint64_t kRead = 512 * kKiB;
 
-class SocketStream final : public s3::BodyStream {
- public:
-  SocketStream(UniqueFd fd, uint64_t offset, uint64_t length, std::thread writer)
-      : fd_(std::move(fd)), offset_(offset), remaining_(length), writer_(std::move(writer)) {}
-  ~SocketStream() override {
-    ::shutdown(fd_.get(), SHUT_RDWR);
-    writer_.join();
-  }
-  int fd() const override { return fd_.get(); }
-  uint64_t offset() const override { return offset_; }
-  uint64_t remaining() const override { return remaining_; }
-  void Consumed(uint64_t n) override {
-    offset_ += n;
-    remaining_ -= n;
-  }
-  void Abort() override { ::shutdown(fd_.get(), SHUT_RDWR); }
-
- private:
-  UniqueFd fd_;
-  uint64_t offset_;
-  uint64_t remaining_;
-  std::thread writer_;
-};
-
 // Streams the generated content of `key`; `cut_after` bytes of body at most, then closes.
 class FakeBodySource final : public s3::BodySource {
  public:
   explicit FakeBodySource(uint64_t cut_after = UINT64_MAX, bool refuse = false)
       : cut_after_(cut_after), refuse_(refuse) {}
+
+  ~FakeBodySource() override {
+    stop_.store(true);
+    for (std::thread& t : writers_) t.join();
+  }
 
   Result<std::unique_ptr<s3::BodyStream>> Open(const s3::BodyStreamRequest& req) override {
     opens.fetch_add(1);
@@ -68,8 +51,12 @@ class FakeBodySource final : public s3::BodySource {
     int sv[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
     UniqueFd ours(sv[0]);
-    std::thread writer([fd = sv[1], key = req.key, at = req.range.offset,
-                        n = std::min(req.range.length, cut_after_)] {
+    // Sends time out so that a writer whose reader went quiet sees stop_ and ends.
+    const timeval tick{0, 50'000};
+    REQUIRE(::setsockopt(sv[1], SOL_SOCKET, SO_SNDTIMEO, &tick, sizeof tick) == 0);
+    std::lock_guard lock(mu_);
+    writers_.emplace_back([this, fd = UniqueFd(sv[1]), key = req.key, at = req.range.offset,
+                           n = std::min(req.range.length, cut_after_)] {
       std::vector<std::byte> chunk(256 * kKiB);
       uint64_t sent = 0;
       while (sent < n) {
@@ -77,19 +64,16 @@ class FakeBodySource final : public s3::BodySource {
         FakeObjectStore::GeneratedContent(key, at + sent, std::span(chunk.data(), len));
         size_t off = 0;
         while (off < len) {
-          const ssize_t w = ::send(fd, chunk.data() + off, len - off, MSG_NOSIGNAL);
-          if (w <= 0) {
-            ::close(fd);
-            return;
-          }
+          const ssize_t w = ::send(fd.get(), chunk.data() + off, len - off, MSG_NOSIGNAL);
+          if (w < 0 && (errno == EAGAIN || errno == EINTR) && !stop_.load()) continue;
+          if (w <= 0) return;
           off += static_cast<size_t>(w);
         }
         sent += len;
       }
-      ::close(fd);
     });
     return std::unique_ptr<s3::BodyStream>(
-        new SocketStream(std::move(ours), req.range.offset, req.range.length, std::move(writer)));
+        new s3::SocketBodyStream(std::move(ours), req.range.offset, req.range.length));
   }
 
   std::atomic<int> opens{0};
@@ -97,6 +81,9 @@ class FakeBodySource final : public s3::BodySource {
  private:
   const uint64_t cut_after_;
   const bool refuse_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<std::thread> writers_;  // joined at destruction
 };
 
 struct Setup {
