@@ -21,6 +21,7 @@
 #include "common/pipe.h"
 #include "common/units.h"
 #include "cuda/pinning_registrar.h"
+#include "fuse/core/caching_channel.h"
 #include "fuse/lowlevel/mount_tuning.h"
 
 namespace reelfs::cli {
@@ -74,10 +75,15 @@ std::shared_ptr<s3::BodySource> SpliceSource(const s3::S3Client& client, unsigne
   }
   const auto largest = static_cast<unsigned>(LargestPipeCapacity(64u << 10, 2u << 20));
   *max_read = std::clamp(largest / 2, 64u << 10, *max_read);
+  const std::string hint =
+      largest < (2u << 20)
+          ? " (pipes over /proc/sys/fs/pipe-max-size need CAP_SYS_RESOURCE; a pipe-max-size of "
+            "2097152 gives 1 MiB READs)"
+          : "";
   REELFS_LOG_INFO(kSubject,
                   "spliced reads on: large sequential reads go socket -> pipe -> kernel "
-                  "(READs of up to {} KiB: pipes of {} KiB)",
-                  *max_read >> 10, largest >> 10);
+                  "(READs of up to {} KiB: pipes of {} KiB){}",
+                  *max_read >> 10, largest >> 10, hint);
   return source;
 }
 
@@ -189,6 +195,10 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
     mount.cache_dir = cfg.cache.dir;
     fs_store = cache::CreateCachingStore(fs_store, stack->cache_);
     data_path.cache = stack->cache_;
+    // --rdma reads and side-channel READs into registered buffers fill the cache too.
+    if (data_path.channel != nullptr) {
+      data_path.channel = fuse::CreateCachingChannel(data_path.channel, stack->cache_);
+    }
   }
   // Read by FUSE threads only while the loop runs, after Mount set it and before Serve resets
   // it, so the pointer needs no lock.

@@ -63,8 +63,9 @@ struct FetchRequest {
 };
 
 enum class DataPath : uint8_t {
-  kRdma,  // the server wrote the window
-  kHttp,  // the bytes came in an HTTP body (decline, ignored token, fallback) and were copied in
+  kRdma,   // the server wrote the window
+  kHttp,   // the bytes came in an HTTP body (decline, ignored token, fallback) and were copied in
+  kCache,  // the local cache held them (fuse/core/caching_channel.h copied them in; no request)
 };
 
 struct FetchResult {

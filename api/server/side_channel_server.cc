@@ -322,6 +322,7 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
                           gone = self->client->gone;
                         }
                         bool rdma = false;
+                        DonePath path = DonePath::kHttp;
                         {
                           MutexLock lock(self->mu);
                           if (gone) {
@@ -331,6 +332,8 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
                           } else {
                             self->bytes = got->bytes;
                             rdma = got->via == rdmaio::DataPath::kRdma;
+                            if (rdma) path = DonePath::kRdma;
+                            if (got->via == rdmaio::DataPath::kCache) path = DonePath::kCache;
                           }
                           self->answered = true;
                         }
@@ -341,7 +344,7 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
                           (rdma ? self->server->rdma_bytes : self->server->bytes_copied)
                               .fetch_add(self->bytes, std::memory_order_relaxed);
                         }
-                        self->Finish(rdma ? DonePath::kRdma : DonePath::kHttp);
+                        self->Finish(path);
                       });
   }
 

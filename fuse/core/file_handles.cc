@@ -162,8 +162,9 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
 
 std::shared_ptr<rdmaio::DataChannel> FileHandles::ChannelFor(const std::string& key,
                                                              const std::string& etag) const {
-  // A file the local cache holds whole is read from it (through the store's CachingStore); the
-  // channel's fetches would bypass the cache and ask the server.
+  // A file the local cache holds whole is read from it through the store's CachingStore, into
+  // plain buffers (the channel's CachingChannel would serve it too, one registered window at a
+  // time).
   if (core_.CachedWhole(key, etag)) return nullptr;
   return core_.data_path().channel;
 }

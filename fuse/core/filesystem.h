@@ -115,8 +115,9 @@ struct DataPath {
   // to CreateFileSystem must then be a CachingStore over it (cache/caching_store.h): reads fill it
   // and are served from it. The FileSystem asks it which objects are here whole: those read
   // without the server (readable while their archive copy is offline: full st_blocks, no restore,
-  // user.hsm.state "cached"), and never through the RDMA channel. Its counters are the "cache"
-  // member of user.reelfs.metrics.
+  // user.hsm.state "cached"), and never through the RDMA channel; a channel given with a cache
+  // is a CachingChannel over it (caching_channel.h), so its reads fill the cache too. Its
+  // counters are the "cache" member of user.reelfs.metrics.
   std::shared_ptr<cache::ObjectCache> cache;
   // Spliced reads (`--splice-reads`, splicing_prefetcher.h): sequential reads of large objects
   // move from the GET's socket to /dev/fuse by splice(2). Null: off. Not used for a file read
