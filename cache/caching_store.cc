@@ -3,6 +3,7 @@
 #include "cache/caching_store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 #include <vector>
 
@@ -17,12 +18,18 @@ namespace {
 
 // Pieces handed to a sink from the cache: the S3 client hands over its body in pieces too.
 constexpr uint64_t kSinkPiece = 1ull << 20;
+// A GET into a sink (the side channel's READs) keeps a copy of its body to store when the copies
+// of all such GETs in flight stay within this; beyond it they pass through unstored (a client
+// with thousands of READs in flight must not hold their bodies twice).
+constexpr uint64_t kSinkTeeBudget = 64ull << 20;
 
 // What the callbacks hold: they may outlive the CachingStore (a GET completing at shutdown). The
 // inner store is weak: it may be destroyed from its own callback thread, never by ours.
 struct Shared {
   std::weak_ptr<s3::ObjectStore> inner;
   std::shared_ptr<ObjectCache> cache;
+  // Bytes of sink GETs held to be stored (kSinkTeeBudget at most, all GETs together).
+  std::atomic<uint64_t> tee_bytes{0};
   IoPool pool;
 
   Shared(std::weak_ptr<s3::ObjectStore> i, std::shared_ptr<ObjectCache> c, size_t threads)
@@ -84,17 +91,64 @@ void ServeHit(const std::shared_ptr<Shared>& shared, const s3::GetObjectRequest&
   done(std::move(r));
 }
 
+// A GET into the caller's sink, unchanged, with a copy of the body kept on the way (within
+// kSinkTeeBudget) whose whole blocks are stored before the caller's callback runs.
+void FetchToSink(const std::shared_ptr<Shared>& shared, const s3::GetObjectRequest& req,
+                 CacheKey key, s3::Callback<s3::GetObjectResult> done) {
+  std::shared_ptr<s3::ObjectStore> inner = shared->inner.lock();
+  if (inner == nullptr) return done(Status::Cancelled("the object store is shut down"));
+  const uint64_t length = req.range->length;
+  const uint64_t bs = shared->cache->block_size();
+  // Worth it only when the range holds a whole block or may reach the object's end.
+  const bool worth =
+      AlignUp(req.range->offset, bs) + bs <= req.range->offset + length || length <= bs;
+  if (!worth || shared->tee_bytes.fetch_add(length) + length > kSinkTeeBudget) {
+    if (worth) shared->tee_bytes.fetch_sub(length);
+    inner->GetObject(req, std::move(done));
+    return;
+  }
+  auto copy = std::make_shared<std::vector<std::byte>>();
+  copy->reserve(length);
+  s3::GetObjectRequest tee = req;
+  tee.sink = [sink = req.sink, copy, length](std::span<const std::byte> chunk) -> Status {
+    Status s = sink(chunk);
+    if (s.ok() && copy->size() + chunk.size() <= length) {
+      copy->insert(copy->end(), chunk.begin(), chunk.end());
+    }
+    return s;
+  };
+  const uint64_t offset = req.range->offset;
+  const uint64_t skip = AlignUp(offset, bs) - offset;  // the first whole block's
+  inner->GetObject(tee, [shared, key = std::move(key), offset, skip, length, copy,
+                         done = std::move(done)](Result<s3::GetObjectResult> r) mutable {
+    if (!r.ok()) {
+      shared->tee_bytes.fetch_sub(length);
+      return done(std::move(r));
+    }
+    shared->pool.Post([shared, key = std::move(key), offset, skip, length, copy, r = std::move(r),
+                       done = std::move(done)]() mutable {
+      if (copy->size() == r->bytes && skip < copy->size()) {
+        StoreAnswer(*shared, key, *r, offset + skip,
+                    std::span<const std::byte>(*copy).subspan(skip));
+      }
+      copy.reset();
+      shared->tee_bytes.fetch_sub(length);
+      done(std::move(r));
+    });
+  });
+}
+
 void Fetch(const std::shared_ptr<Shared>& shared, const s3::GetObjectRequest& req, CacheKey key,
            s3::Callback<s3::GetObjectResult> done) {
   std::shared_ptr<s3::ObjectStore> inner = shared->inner.lock();
   if (inner == nullptr) return done(Status::Cancelled("the object store is shut down"));
-  if (req.buffer.empty()) {
-    inner->GetObject(req, std::move(done));  // a sink: passed through, not stored
-    return;
-  }
   const uint64_t bs = shared->cache->block_size();
   const uint64_t offset = req.range->offset;
   const uint64_t length = req.range->length;
+  if (req.buffer.empty()) {
+    FetchToSink(shared, req, std::move(key), std::move(done));
+    return;
+  }
   const uint64_t begin = AlignDown(offset, bs);
   const uint64_t end = AlignUp(offset + length, bs);
   if (begin == offset && end == offset + length) {

@@ -9,8 +9,10 @@
 // server for the range widened to whole cache blocks (into a scratch buffer when widening was
 // needed, then copied into the caller's; the caller sees exactly its range), and the answer's
 // blocks are stored before the caller's callback runs (the caller owns its buffer afterwards).
-// An answer is stored only when its ETag is the one pinned. GETs into a sink that the cache does
-// not cover pass through unstored (the side channel's large direct reads).
+// An answer is stored only when its ETag is the one pinned. A GET into a sink that the cache does
+// not cover (the side channel's READs over HTTP) goes to the server unwidened, its body handed
+// on as it comes and copied on the way, and its whole blocks are stored before the callback
+// runs; while such copies already hold 64 MiB, further sink GETs pass through unstored.
 //
 // A cache read that fails (evicted meanwhile, torn, corrupt) falls back to the server; a store
 // that fails is the cache's warning, never the read's error.

@@ -424,6 +424,20 @@ if [ -z "$fuse_reason" ]; then
 import json, sys
 c = json.load(sys.stdin)["cache"]
 print("cache %s: %d objects, %d bytes, %d bytes served from it" % (c["dir"], c["objects"], c["bytes"], c["hit_bytes"]))'
+  # Side-channel READs fill the cache too (docs/cache.md "What fills the cache").
+  PYTHONPATH=python python3 - "$mnt/models/checkpoint-b.pt" "$work/root/dataset/models/checkpoint-b.pt" <<'PY'
+import json, os, sys
+from reelfs import gpu
+path, src = sys.argv[1], sys.argv[2]
+cache = lambda: json.loads(os.getxattr(os.path.dirname(path), "user.reelfs.metrics"))["cache"]
+out, before = bytearray(os.path.getsize(path)), cache()
+gpu.read_into(path, out)
+filled = cache()
+gpu.read_into(path, out)
+served = cache()
+print(f"side channel with --cache: the first read_into stored {filled['stored_bytes'] - before['stored_bytes']} bytes, "
+      f"the second took {served['hit_bytes'] - filled['hit_bytes']} from the cache; identical to the source: {open(src, 'rb').read() == bytes(out)}")
+PY
 
   say "Spliced reads (--splice-reads): the GET's bytes go socket -> pipe -> kernel, no copy in the daemon"
   fusermount3 -u "$mnt"; wait "$mount_pid" || true

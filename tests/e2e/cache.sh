@@ -14,6 +14,8 @@
 #    (their plan is empty), `stage --force` plans them all;
 #  - epoch 3 with --no-passthrough: the daemon serves every byte from the cache (hit_bytes),
 #    O_DIRECT reads too, still zero recalls;
+#  - the side channel fills the cache too: a new cache filled by READ_PATH reads of the released
+#    objects, released again, read again by the side channel with zero recalls;
 #  - a second mount on the same cache directory is refused, naming the holder;
 #  - hot/ (never archived): a cache file corrupted behind the daemon is detected, the read is
 #    byte-exact (refetched from the gateway), the mount log says so;
@@ -29,7 +31,8 @@ source "$(dirname "$0")/tape_lib.sh"
 source "$(dirname "$0")/tape_more.sh"
 command -v aws >/dev/null || skip "aws (AWS CLI) not installed"
 if [[ -z "${TMPDIR:-}" && -d /dev/shm && -w /dev/shm ]]; then export TMPDIR=/dev/shm; fi
-e2e_init cache 280
+PYDIR=$(cd "$(dirname "$0")/../../python" && pwd)
+e2e_init cache 360
 export LC_ALL=C
 
 check_sums() {  # check_sums DIR SUMS_FILE: every file in SUMS_FILE read through DIR, sha256 equal
@@ -135,6 +138,48 @@ echo "   ok: $hit_bytes bytes served from the cache by the daemon"
 expect "backing files with --no-passthrough" "$(metrics_of "$MNT2B" 'm["fs"]["backing_opens"]')" 0
 expect "recalls in epoch 3" "$(($(metric archive.recalls_submitted) - s1))" 0
 unmount_and_wait "$MNT2B" "$P2B"
+
+# Reads the files of data.sums through the side channel (reelfs.gpu.read_many into bytearrays:
+# READ_PATH, the 20 MiB file as one direct GET into a sink), each checked against its sha256.
+side_channel_epoch() {  # side_channel_epoch MOUNT
+  PYTHONPATH="$PYDIR${PYTHONPATH:+:$PYTHONPATH}" "$PY" - "$1" "$WORK/data.sums" <<'PY'
+import hashlib, os, sys
+from reelfs import gpu
+mnt, sums = sys.argv[1], sys.argv[2]
+want = dict(reversed(line.split()) for line in open(sums))
+names = sorted(want)
+reqs = [(os.path.join(mnt, p), bytearray(os.path.getsize(os.path.join(mnt, p)))) for p in names]
+for p, (path, out), (n, tier) in zip(names, reqs, gpu.read_many(reqs)):
+    if tier != "host" or n != len(out) or hashlib.sha256(out).hexdigest() != want[p]:
+        sys.exit(f"{p}: {n} bytes of {len(out)}, tier {tier}, sha256 differs or short")
+print(f"   {len(names)} files byte-exact through the side channel")
+PY
+}
+
+step "the side channel fills the cache: epoch 1 by READ_PATH, released, epoch 2 with zero recalls"
+release_bucket data >/dev/null
+SCC=$WORK/cache-side-channel
+MNT3=$WORK/m3
+mount_tape data "$MNT3" wait --cache "$SCC"
+if [[ $(metrics_of "$MNT3" 'm["side_channel"] is None') == True ]]; then
+  echo "   (no side channel on this mount: skipped)"
+  unmount_and_wait "$MNT3" "$MOUNT_PID"
+else
+  P3=$MOUNT_PID
+  side_channel_epoch "$MNT3" || fail "side channel, epoch 1"
+  expect "complete objects after epoch 1 by the side channel" \
+    "$(metrics_of "$MNT3" 'm["cache"]["complete_objects"]')" $((N + 1))
+  unmount_and_wait "$MNT3" "$P3"
+  release_bucket data >/dev/null
+  r3=$(restore_requests)
+  s3=$(metric archive.recalls_submitted)
+  mount_tape data "$MNT3" wait --cache "$SCC" --no-passthrough
+  P3=$MOUNT_PID
+  side_channel_epoch "$MNT3" || fail "side channel, epoch 2"
+  expect "RestoreObject requests in the side channel's epoch 2" "$(($(restore_requests) - r3))" 0
+  expect "recalls in the side channel's epoch 2" "$(($(metric archive.recalls_submitted) - s3))" 0
+  unmount_and_wait "$MNT3" "$P3"
+fi
 
 step "hot/: a cache file corrupted behind the daemon is refetched, never served"
 HOT=$WORK/hot-cache

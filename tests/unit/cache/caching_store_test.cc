@@ -1,7 +1,8 @@
 // CachingStore over the fake store: a stream of ranged GETs fills the cache (unaligned ranges
 // widened to whole blocks), the second pass never reaches the server, an archived object whose
-// blocks are cached still reads, a corrupted cache falls back to the server, and GETs the cache
-// cannot key (no If-Match) or serve (a sink it does not cover) pass through.
+// blocks are cached still reads, a corrupted cache falls back to the server, GETs the cache
+// cannot key (no If-Match) pass through, and GETs into a sink fill it (within their copy budget)
+// and are served from it.
 
 #include "cache/caching_store.h"
 
@@ -43,10 +44,10 @@ struct Fixture {
   std::shared_ptr<ObjectCache> cache;
   std::shared_ptr<s3::ObjectStore> store;
 
-  Fixture() {
+  explicit Fixture(uint64_t max_bytes = 64 << 20) {
     CacheOptions options;
     options.block_size = kBlock;
-    options.max_bytes = 64 << 20;
+    options.max_bytes = max_bytes;
     options.min_free_bytes = 0;
     auto opened = ObjectCache::Open(dir.path, options);
     REQUIRE(opened.ok());
@@ -154,7 +155,25 @@ TEST_CASE("a corrupted cache file is detected and the read goes to the server") 
   CHECK(f.cache->Complete({"b", "c", etag}));  // refilled by that GET
 }
 
-TEST_CASE("GETs without If-Match pass through; a sink is served when covered") {
+// A GET into a sink (the side channel's READs over HTTP), the bytes it hands over collected.
+Result<std::vector<std::byte>> SinkGet(Fixture& f, const std::string& key, uint64_t offset,
+                                       uint64_t length, const std::string& etag) {
+  std::vector<std::byte> got;
+  s3::GetObjectRequest req;
+  req.bucket = "b";
+  req.key = key;
+  req.range = s3::ByteRange{offset, length};
+  req.if_match = etag;
+  req.sink = [&](std::span<const std::byte> piece) {
+    got.insert(got.end(), piece.begin(), piece.end());
+    return Status::Ok();
+  };
+  auto r = s3::Await<s3::GetObjectResult>([&](auto cb) { f.store->GetObject(req, cb); });
+  if (!r.ok()) return r.status();
+  return got;
+}
+
+TEST_CASE("GETs without If-Match pass through; a sink fills the cache and is served from it") {
   Fixture f;
   const std::string data = Content(2 * kBlock, 'k');
   const std::string etag = f.fake->PutObjectForTest("b", "s", data);
@@ -162,30 +181,52 @@ TEST_CASE("GETs without If-Match pass through; a sink is served when covered") {
   REQUIRE(unpinned.ok());
   CHECK_FALSE(f.cache->Covers({"b", "s", etag}, 0, 1));
 
-  // A sink the cache does not cover: passed through, nothing stored.
-  auto sink_get = [&] {
-    std::vector<std::byte> got;
-    s3::GetObjectRequest req;
-    req.bucket = "b";
-    req.key = "s";
-    req.range = s3::ByteRange{100, data.size() - 100};
-    req.if_match = etag;
-    req.sink = [&](std::span<const std::byte> piece) {
-      got.insert(got.end(), piece.begin(), piece.end());
-      return Status::Ok();
-    };
-    auto r = s3::Await<s3::GetObjectResult>([&](auto cb) { f.store->GetObject(req, cb); });
-    REQUIRE(r.ok());
-    CHECK(got == Slice(data, 100, data.size() - 100));
-  };
+  // Not covered: one GET of exactly the range (not widened: the sink takes what it asked for),
+  // and its whole blocks stored: block 1 (the object's last), not block 0 (begun at 100).
   int before = f.counting->gets;
-  sink_get();
+  uint64_t asked = f.counting->bytes_asked;
+  auto got = SinkGet(f, "s", 100, data.size() - 100, etag);
+  REQUIRE(got.ok());
+  CHECK(*got == Slice(data, 100, data.size() - 100));
   CHECK(f.counting->gets == before + 1);
+  CHECK(f.counting->bytes_asked == asked + data.size() - 100);
+  CHECK(f.cache->Covers({"b", "s", etag}, kBlock, kBlock));
   CHECK_FALSE(f.cache->Covers({"b", "s", etag}, 0, 1));
-  ReadLikeAStream(f, "s", data, etag);
+  // Covered now: served by the cache, no GET.
   before = f.counting->gets;
-  sink_get();
+  got = SinkGet(f, "s", kBlock + 7, kBlock - 7, etag);
+  REQUIRE(got.ok());
+  CHECK(*got == Slice(data, kBlock + 7, kBlock - 7));
   CHECK(f.counting->gets == before);
+
+  // A small object read whole into a sink is stored whole (its one, short block).
+  const std::string small = Content(5000, 's');
+  const std::string small_etag = f.fake->PutObjectForTest("b", "small", small);
+  got = SinkGet(f, "small", 0, small.size(), small_etag);
+  REQUIRE(got.ok());
+  CHECK(*got == Slice(small, 0, small.size()));
+  CHECK(f.cache->Complete({"b", "small", small_etag}));
+
+  // A version replaced at the server: the GET fails (If-Match), nothing is stored.
+  const std::string other = Content(kBlock, 'o');
+  const std::string old_etag = f.fake->PutObjectForTest("b", "o", Content(kBlock, 'p'));
+  f.fake->PutObjectForTest("b", "o", other);
+  auto refused = SinkGet(f, "o", 0, kBlock, old_etag);
+  CHECK_FALSE(refused.ok());
+  CHECK_FALSE(f.cache->ObjectSize({"b", "o", old_etag}).has_value());
+}
+
+TEST_CASE("a sink GET larger than the copy budget passes through unstored") {
+  Fixture f(1ull << 30);  // room for the object: only the budget stops the store
+  const uint64_t size = 65ull << 20;  // over the 64 MiB of copies in flight
+  const std::string etag = f.fake->PutGeneratedObjectForTest("b", "big", size);
+  auto got = SinkGet(f, "big", 0, size, etag);
+  REQUIRE(got.ok());
+  CHECK(got->size() == size);
+  CHECK_FALSE(f.cache->ObjectSize({"b", "big", etag}).has_value());
+  // And the budget came back: a GET within it is stored.
+  REQUIRE(SinkGet(f, "big", 0, 2 * kBlock, etag).ok());
+  CHECK(f.cache->Covers({"b", "big", etag}, 0, 2 * kBlock));
 }
 
 }  // namespace
