@@ -99,16 +99,15 @@ void FetchToSink(const std::shared_ptr<Shared>& shared, const s3::GetObjectReque
   if (inner == nullptr) return done(Status::Cancelled("the object store is shut down"));
   const uint64_t length = req.range->length;
   const uint64_t bs = shared->cache->block_size();
-  // Worth it only when the range holds a whole block or may reach the object's end.
-  const bool worth =
-      AlignUp(req.range->offset, bs) + bs <= req.range->offset + length || length <= bs;
+  // Worth a copy only when a block begins in the range (a whole block, or the object's last
+  // one, may then be in it); the others cannot store anything.
+  const bool worth = AlignUp(req.range->offset, bs) < req.range->offset + length;
   if (!worth || shared->tee_bytes.fetch_add(length) + length > kSinkTeeBudget) {
     if (worth) shared->tee_bytes.fetch_sub(length);
     inner->GetObject(req, std::move(done));
     return;
   }
   auto copy = std::make_shared<std::vector<std::byte>>();
-  copy->reserve(length);
   s3::GetObjectRequest tee = req;
   tee.sink = [sink = req.sink, copy, length](std::span<const std::byte> chunk) -> Status {
     Status s = sink(chunk);

@@ -60,6 +60,10 @@ struct FetchRequest {
   RegisteredWindow window;
   std::string if_match;                       // ETag the object must still have, empty for none
   std::shared_ptr<CancellationToken> cancel;  // optional
+  // The window is memory another process may write during and after the fetch (a side-channel
+  // client's buffer): what is read back from it is that process's, not the server's, so a layer
+  // above the transport (the local cache) must not keep it.
+  bool client_writable = false;
 };
 
 enum class DataPath : uint8_t {

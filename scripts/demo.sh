@@ -425,11 +425,12 @@ import json, sys
 c = json.load(sys.stdin)["cache"]
 print("cache %s: %d objects, %d bytes, %d bytes served from it" % (c["dir"], c["objects"], c["bytes"], c["hit_bytes"]))'
   # Side-channel READs fill the cache too (docs/cache.md "What fills the cache").
-  PYTHONPATH=python python3 - "$mnt/models/checkpoint-b.pt" "$work/root/dataset/models/checkpoint-b.pt" <<'PY'
+  PYTHONPATH=python python3 - "$mnt" models/checkpoint-b.pt "$work/root/dataset" <<'PY'
 import json, os, sys
 from reelfs import gpu
-path, src = sys.argv[1], sys.argv[2]
-cache = lambda: json.loads(os.getxattr(os.path.dirname(path), "user.reelfs.metrics"))["cache"]
+mnt, name, root = sys.argv[1:4]
+path, src = os.path.join(mnt, name), os.path.join(root, name)
+cache = lambda: json.loads(os.getxattr(mnt, "user.reelfs.metrics"))["cache"]
 out, before = bytearray(os.path.getsize(path)), cache()
 gpu.read_into(path, out)
 filled = cache()

@@ -299,7 +299,8 @@ void FileHandles::StartFetch(std::shared_ptr<ReadOp> op, ObjectRef ref, uint64_t
                            .object_offset = op->offset,
                            .window = std::move(window),
                            .if_match = ref.etag,  // pinned at open, as the prefetcher's parts are
-                           .cancel = op->interrupt};
+                           .cancel = op->interrupt,
+                           .client_writable = true};  // the side channel's client's memory
   auto self = core_.shared_from_this();
   self->data_path().channel->Fetch(
       std::move(req), [self, op, ref, length](Result<rdmaio::FetchResult> r) mutable {

@@ -217,7 +217,7 @@ TEST_CASE("GETs without If-Match pass through; a sink fills the cache and is ser
 }
 
 TEST_CASE("a sink GET larger than the copy budget passes through unstored") {
-  Fixture f(1ull << 30);  // room for the object: only the budget stops the store
+  Fixture f(1ull << 30);              // room for the object: only the budget stops the store
   const uint64_t size = 65ull << 20;  // over the 64 MiB of copies in flight
   const std::string etag = f.fake->PutGeneratedObjectForTest("b", "big", size);
   auto got = SinkGet(f, "big", 0, size, etag);
@@ -227,6 +227,35 @@ TEST_CASE("a sink GET larger than the copy budget passes through unstored") {
   // And the budget came back: a GET within it is stored.
   REQUIRE(SinkGet(f, "big", 0, 2 * kBlock, etag).ok());
   CHECK(f.cache->Covers({"b", "big", etag}, 0, 2 * kBlock));
+}
+
+TEST_CASE("failed sink GETs give their copy budget back") {
+  Fixture f(1ull << 30);
+  const uint64_t size = 40ull << 20;
+  const std::string etag = f.fake->PutGeneratedObjectForTest("b", "big", size);
+  // Three sinks that refuse the body part-way and three GETs with a stale ETag: 240 MiB asked in
+  // all, each within the 64 MiB budget alone, so a leak on either path would exhaust it.
+  for (int i = 0; i < 3; ++i) {
+    uint64_t taken = 0;
+    s3::GetObjectRequest req;
+    req.bucket = "b";
+    req.key = "big";
+    req.range = s3::ByteRange{0, size};
+    req.if_match = etag;
+    req.sink = [&](std::span<const std::byte> piece) {
+      taken += piece.size();
+      return taken > (4u << 20) ? Status::Cancelled("the client went away (test)") : Status::Ok();
+    };
+    auto r = s3::Await<s3::GetObjectResult>([&](auto cb) { f.store->GetObject(req, cb); });
+    CHECK_FALSE(r.ok());
+    CHECK_FALSE(SinkGet(f, "big", 0, size, "\"stale\"").ok());
+  }
+  CHECK_FALSE(f.cache->ObjectSize({"b", "big", etag}).has_value());
+  // The budget is whole again: a GET of 40 MiB is stored.
+  auto got = SinkGet(f, "big", 0, size, etag);
+  REQUIRE(got.ok());
+  CHECK(got->size() == size);
+  CHECK(f.cache->Complete({"b", "big", etag}));
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // window) and a real ObjectCache in a temporary directory: what the channel fetched is stored,
 // the next fetch of the range is answered from the cache without a request (and says so), an
 // unaligned fetch stores only its whole blocks, and what must not be stored is not (another
-// version's bytes, a device window, a fetch without If-Match, a corrupted block served).
+// version's bytes, a device window, a fetch without If-Match, a client's writable window, a
+// corrupted block served).
 #include "fuse/core/caching_channel.h"
 
 #include <atomic>
@@ -67,9 +68,10 @@ class DeviceRegion final : public rdmaio::RegisteredRegion {
 
 // A fetch of "b"/"obj" (filled field by field: GCC 12 sees the designated-initializer form's
 // shared_ptr as maybe uninitialised).
-rdmaio::FetchRequest Request(rdmaio::RegisteredWindow window, uint64_t offset,
-                             std::string if_match) {
+rdmaio::FetchRequest Request(rdmaio::RegisteredWindow window, uint64_t offset, std::string if_match,
+                             bool client_writable = false) {
   rdmaio::FetchRequest req;
+  req.client_writable = client_writable;
   req.bucket = "b";
   req.key = "obj";
   req.object_offset = offset;
@@ -88,13 +90,14 @@ struct Setup {
     cache = *opened;
     channel = CreateCachingChannel(inner, cache);
   }
-  Result<rdmaio::FetchResult> Fetch(uint64_t offset, uint64_t length, std::string if_match = "@") {
+  Result<rdmaio::FetchResult> Fetch(uint64_t offset, uint64_t length, std::string if_match = "@",
+                                    bool client_writable = false) {
     auto region = std::make_shared<testing::FakeHostRegion>(length);
     std::memset(region->host_bytes().data(), 0xEE, length);
     window = region;
     std::promise<Result<rdmaio::FetchResult>> promise;
     channel->Fetch(Request(rdmaio::RegisteredWindow{region, 0, length}, offset,
-                           if_match == "@" ? etag : if_match),
+                           if_match == "@" ? etag : if_match, client_writable),
                    [&](Result<rdmaio::FetchResult> r) { promise.set_value(std::move(r)); });
     return promise.get_future().get();
   }
@@ -163,8 +166,11 @@ TEST_CASE("nothing is stored from another version, a device window or a fetch wi
   CHECK_FALSE(s.cache->ObjectSize(s.Key()).has_value());
   s.inner->etag_override.clear();
 
+  const int fetched = s.inner->fetches;
   REQUIRE(s.Fetch(0, 2 * kMiB, "").ok());
-  CHECK_FALSE(s.cache->ObjectSize(s.Key()).has_value());
+  CHECK(s.inner->fetches == fetched + 1);
+  CHECK(s.cache->stats().objects == 0);
+  CHECK(s.cache->stats().stored_bytes == 0);
 
   auto device = std::make_shared<DeviceRegion>();
   // A device window goes to the inner channel untouched, even over a covered range (the
@@ -185,6 +191,24 @@ TEST_CASE("nothing is stored from another version, a device window or a fetch wi
                        [&](Result<rdmaio::FetchResult> r) { got.set_value(std::move(r)); });
   CHECK(got.get_future().get().status().code() == StatusCode::kUnavailable);
   CHECK(recorder->calls == 1);  // even though the cache covers the range
+}
+
+TEST_CASE("a client's writable window is served from the cache but never fills it") {
+  Setup s;
+  // A side-channel client could change these bytes between the RDMA write and the hash.
+  auto r = s.Fetch(0, 3 * kMiB, "@", /*client_writable=*/true);
+  REQUIRE(r.ok());
+  CHECK(r->via == rdmaio::DataPath::kRdma);
+  CHECK(s.Matches(0, 3 * kMiB));
+  CHECK(s.cache->stats().stored_bytes == 0);
+  CHECK_FALSE(s.cache->ObjectSize(s.Key()).has_value());
+  // Filled from the daemon's own memory, then a client's window gets the cached bytes.
+  REQUIRE(s.Fetch(0, 3 * kMiB).ok());
+  auto hit = s.Fetch(kMiB, kMiB, "@", /*client_writable=*/true);
+  REQUIRE(hit.ok());
+  CHECK(hit->via == rdmaio::DataPath::kCache);
+  CHECK(s.Matches(kMiB, kMiB));
+  CHECK(s.inner->fetches == 2);
 }
 
 TEST_CASE("a cached block corrupted behind the daemon's back is fetched again, never served") {
