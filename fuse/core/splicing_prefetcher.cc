@@ -229,6 +229,8 @@ class SplicingPrefetcher final : public Prefetcher {
     {
       MutexLock lock(s.mu);
       if (s.stream != nullptr) return s.stream;
+      // Stopped since this READ was taken (a jump or gap seen by Read): no stream to drop.
+      if (!s.splicing) return Status::Cancelled("splicing stopped");
     }
     REELFS_ASSIGN_OR_RETURN(
         std::unique_ptr<s3::BodyStream> opened,
