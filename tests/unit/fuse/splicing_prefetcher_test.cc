@@ -184,6 +184,61 @@ TEST_CASE("a sequential reader is served from the stream, byte-exact, one stream
   CHECK(s.p->counters().requests == 0);  // nothing through the inner path
 }
 
+TEST_CASE("many READs in flight at once (kernel readahead) are all spliced, byte-exact") {
+  // The worker fills the next READ's pipe while the replier answers the one before: READs
+  // complete in any order, each with its own bytes.
+  auto source = std::make_shared<FakeBodySource>();
+  Setup s(source);
+  const size_t count = static_cast<size_t>(s.ref.size / kRead);
+  std::vector<std::promise<Result<Got>>> promises(count);
+  for (size_t i = 0; i < count; ++i) {
+    s.p->Read(i * kRead, kRead, [&promises, i](Result<ReadData> r) {
+      if (!r.ok()) return promises[i].set_value(r.status());
+      Got got;
+      got.spliced = r->fd >= 0;
+      got.bytes.resize(r->size());
+      size_t n = 0;
+      while (got.spliced && n < got.bytes.size()) {
+        const ssize_t k = ::read(r->fd, got.bytes.data() + n, got.bytes.size() - n);
+        if (k <= 0) return promises[i].set_value(Status::DataLoss("short pipe"));
+        n += static_cast<size_t>(k);
+      }
+      if (!got.spliced) {
+        got.bytes.clear();
+        for (auto piece : r->pieces) got.bytes.insert(got.bytes.end(), piece.begin(), piece.end());
+      }
+      promises[i].set_value(std::move(got));
+    });
+  }
+  for (size_t i = 0; i < count; ++i) {
+    CAPTURE(i);
+    bool spliced = false;
+    CHECK(Verified(s.ref.key, i * kRead, kRead, promises[i].get_future().get(), &spliced));
+    CHECK(spliced);
+  }
+  CHECK(source->opens.load() == 1);
+  CHECK(s.stats->fallbacks.load() == 0);
+  CHECK(s.stats->bytes.load() == s.ref.size);
+}
+
+TEST_CASE("a reply that leaves its bytes in the pipe ends splicing; the rest is byte-exact") {
+  auto source = std::make_shared<FakeBodySource>();
+  Setup s(source);
+  // An interrupted request answered with an error leaves the pipe full: so does this callback.
+  std::promise<bool> first;
+  s.p->Read(0, kRead, [&](Result<ReadData> r) { first.set_value(r.ok() && r->fd >= 0); });
+  REQUIRE(first.get_future().get());
+  for (int i = 0; i < 500 && s.stats->fallbacks.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(s.stats->fallbacks.load() == 1);
+  for (uint64_t at = kRead; at < 8 * kRead; at += kRead) {
+    bool spliced = true;
+    REQUIRE(Verified(s.ref.key, at, kRead, Take(*s.p, at, kRead), &spliced));
+    CHECK_FALSE(spliced);
+  }
+}
+
 TEST_CASE("READs that grow past the pipes filled ahead get the right bytes, spliced") {
   // Kernel readahead starts small and grows: the pipes filled ahead hold the earlier size, so a
   // larger READ joins several of them (and then the socket).
