@@ -142,4 +142,12 @@ std::shared_ptr<rdmaio::DataChannel> CreateCachingChannel(
   return std::make_shared<CachingChannel>(std::move(inner), std::move(cache), io_threads);
 }
 
+PrefetchOptions AlignedToCacheBlocks(PrefetchOptions options, uint64_t block_size) {
+  if (block_size == 0) return options;
+  auto up = [block_size](uint64_t v) { return (v + block_size - 1) / block_size * block_size; };
+  options.initial_request = up(options.initial_request);
+  options.part_size = up(options.part_size);
+  return options;
+}
+
 }  // namespace reelfs::fuse

@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "cache/object_cache.h"
+#include "fuse/core/options.h"
 #include "rdmaio/data_channel.h"
 
 namespace reelfs::fuse {
@@ -28,5 +29,12 @@ namespace reelfs::fuse {
 std::shared_ptr<rdmaio::DataChannel> CreateCachingChannel(
     std::shared_ptr<rdmaio::DataChannel> inner, std::shared_ptr<cache::ObjectCache> cache,
     size_t io_threads = 2);
+
+// The prefetch options for a handle that reads through a CachingChannel: its fetches must hold
+// whole cache blocks, since the channel's window has no room to widen them. The first request
+// (1 MiB + 128 KiB by default) would otherwise end mid-block, its next part begin there, and that
+// block never be stored: the object would never be whole in the cache. Rounds initial_request and
+// part_size up to multiples of block_size.
+PrefetchOptions AlignedToCacheBlocks(PrefetchOptions options, uint64_t block_size);
 
 }  // namespace reelfs::fuse

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "fuse/core/answer_check.h"
+#include "fuse/core/caching_channel.h"
 #include "fuse/core/core_internal.h"
 #include "fuse/core/prefetcher.h"
 
@@ -171,9 +172,14 @@ std::shared_ptr<rdmaio::DataChannel> FileHandles::ChannelFor(const std::string& 
 
 std::unique_ptr<Prefetcher> FileHandles::MakePrefetcher(const ObjectRef& ref) const {
   std::shared_ptr<rdmaio::DataChannel> channel = ChannelFor(ref.key, ref.etag);
-  auto plain = CreatePrefetcher(core_.store(), ref, core_.options().prefetch, core_.budget(),
-                                core_.pool(), channel);
   const DataPath& path = core_.data_path();
+  PrefetchOptions prefetch = core_.options().prefetch;
+  // The channel is a CachingChannel then (filesystem.h): fetches of whole blocks fill the cache.
+  if (channel != nullptr && path.cache != nullptr) {
+    prefetch = AlignedToCacheBlocks(prefetch, path.cache->block_size());
+  }
+  auto plain =
+      CreatePrefetcher(core_.store(), ref, prefetch, core_.budget(), core_.pool(), channel);
   // The channel lands bytes in registered memory and the cache keeps what it reads: neither can
   // take them from a pipe.
   if (path.body_source == nullptr || channel != nullptr || path.cache != nullptr) return plain;
