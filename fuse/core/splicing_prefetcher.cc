@@ -57,8 +57,9 @@ class SplicingPrefetcher final : public Prefetcher {
     CondVar cv;
     bool splicing GUARDED_BY(mu) = true;  // false: every read goes to `inner`, for good
     bool closed GUARDED_BY(mu) = false;
-    bool started GUARDED_BY(mu) = false;  // the first read placed the stream
-    uint64_t pos GUARDED_BY(mu) = 0;      // the object offset the stream serves next
+    bool started GUARDED_BY(mu) = false;             // a sequential read placed the stream
+    std::optional<uint64_t> follows GUARDED_BY(mu);  // before that: where the last READ ended
+    uint64_t pos GUARDED_BY(mu) = 0;                 // the object offset the stream serves next
     std::map<uint64_t, Pending> pending GUARDED_BY(mu);
     std::shared_ptr<s3::BodyStream> stream GUARDED_BY(mu);
     std::deque<Filled> ready GUARDED_BY(mu);  // pipes filled ahead, in stream order from pos
@@ -82,11 +83,17 @@ class SplicingPrefetcher final : public Prefetcher {
         done(Status::Cancelled("read on a closed file handle"));
         return;
       }
-      if (s.splicing) {
-        if (!s.started) {
+      // Not placed yet: the stream starts at a READ that begins where the one before it ended;
+      // until then READs go the ordinary way, so a random reader never opens (and drops) one.
+      if (s.splicing && !s.started) {
+        if (s.follows == offset) {
           s.started = true;
           s.pos = offset;
+        } else {
+          s.follows = offset + size;
         }
+      }
+      if (s.splicing && s.started) {
         const bool in_window = offset >= s.pos && offset - s.pos <= s.options.reorder_window;
         if (in_window && !s.pending.contains(offset)) {
           s.pending[offset] = Pending{size, std::move(done)};

@@ -2,12 +2,13 @@
 // splice(2), never copied through the daemon's memory (`reelfs mount --splice-reads`,
 // docs/semantics.md "Spliced reads").
 //
-// A decorator over the ordinary Prefetcher of one handle. While the handle reads sequentially, one
-// ranged GET for the rest of the object stays open (s3/body_stream.h) and each READ at its
-// position is answered with a pipe holding exactly its bytes (ReadData::fd), spliced from the
-// socket; the FUSE reply splices the pipe on (libfuse's fuse_reply_data). READs the kernel sends
-// out of order wait a moment for the one before them. Everything else goes to the inner
-// Prefetcher, which keeps its retries, resumption, errno mapping and offline handling:
+// A decorator over the ordinary Prefetcher of one handle. A handle's READs go to the inner
+// Prefetcher until one begins where the one before it ended; from that READ on, while the handle
+// reads sequentially, one ranged GET for the rest of the object stays open (s3/body_stream.h) and
+// each READ at its position is answered with a pipe holding exactly its bytes (ReadData::fd),
+// spliced from the socket; the FUSE reply splices the pipe on (libfuse's fuse_reply_data). READs
+// the kernel sends out of order wait a moment for the one before them. Everything else goes to the
+// inner Prefetcher, which keeps its retries, resumption, errno mapping and offline handling:
 //   - a read behind the stream's position (served there, the stream goes on);
 //   - for good, after a jump forward beyond the reorder window, a gap that does not fill within
 //     the reorder wait, a READ larger than the pipe, or any failure of the stream (open, a short
