@@ -9,6 +9,7 @@
 
 #include "cache/io_pool.h"
 #include "common/log.h"
+#include "common/units.h"
 #include "fmt/format.h"
 #include "s3/etag.h"
 #include "s3/forwarding_store.h"
@@ -35,9 +36,6 @@ struct Shared {
   Shared(std::weak_ptr<s3::ObjectStore> i, std::shared_ptr<ObjectCache> c, size_t threads)
       : inner(std::move(i)), cache(std::move(c)), pool(threads) {}
 };
-
-uint64_t AlignDown(uint64_t v, uint64_t a) { return v - v % a; }
-uint64_t AlignUp(uint64_t v, uint64_t a) { return AlignDown(v + a - 1, a); }
 
 bool Cancelled(const s3::GetObjectRequest& req) {
   return req.cancel != nullptr && req.cancel->cancelled();

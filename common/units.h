@@ -27,4 +27,12 @@ Result<std::chrono::nanoseconds> ParseDuration(std::string_view text);
 // "8.0 MiB", "1.2 GiB", "512 B".
 std::string FormatByteSize(uint64_t bytes);
 
+// `value` rounded down / up to a multiple of `alignment` (> 0): part, block and page boundaries.
+constexpr uint64_t AlignDown(uint64_t value, uint64_t alignment) {
+  return value - value % alignment;
+}
+constexpr uint64_t AlignUp(uint64_t value, uint64_t alignment) {
+  return AlignDown(value + alignment - 1, alignment);
+}
+
 }  // namespace reelfs

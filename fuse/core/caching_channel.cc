@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cache/io_pool.h"
+#include "common/units.h"
 #include "s3/etag.h"
 
 namespace reelfs::fuse {
@@ -41,7 +42,7 @@ std::span<std::byte> HostWindow(const rdmaio::RegisteredWindow& w) {
 void StoreFetched(cache::ObjectCache& cache, const cache::CacheKey& key,
                   std::span<const std::byte> bytes, uint64_t offset, uint64_t object_size) {
   const uint64_t bs = cache.block_size();
-  const uint64_t skip = (bs - offset % bs) % bs;
+  const uint64_t skip = AlignUp(offset, bs) - offset;
   if (skip >= bytes.size()) return;
   cache.Store(key, object_size, offset + skip, bytes.subspan(skip)).IgnoreError();  // it warns
 }
@@ -144,9 +145,8 @@ std::shared_ptr<rdmaio::DataChannel> CreateCachingChannel(
 
 PrefetchOptions AlignedToCacheBlocks(PrefetchOptions options, uint64_t block_size) {
   if (block_size == 0) return options;
-  auto up = [block_size](uint64_t v) { return (v + block_size - 1) / block_size * block_size; };
-  options.initial_request = up(options.initial_request);
-  options.part_size = up(options.part_size);
+  options.initial_request = AlignUp(options.initial_request, block_size);
+  options.part_size = AlignUp(options.part_size, block_size);
   return options;
 }
 

@@ -56,14 +56,11 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "common/thread_annotations.h"
+#include "common/units.h"
 #include "fuse/core/answer_check.h"
 
 namespace reelfs::fuse {
 namespace {
-
-uint64_t AlignUp(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 // The channel would not use the window at all (WindowFence: quarantined, or another request in
 // it), as the fence's reason says; the object's own kFailedPrecondition (kArchived,

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 
+#include "common/units.h"
 #include "rdmaio/verbs/verbs_status.h"
 
 namespace reelfs::rdmaio::verbs {
@@ -17,8 +18,6 @@ namespace {
 constexpr size_t kHugePage = size_t{2} << 20;
 
 size_t PageSize() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
-
-size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 // Anonymous memory of `length` bytes that munmaps itself. Hugepage-backed when the kernel has
 // reserved 2 MiB pages (MAP_HUGETLB fails cleanly otherwise); else 2 MiB-aligned with
@@ -34,7 +33,7 @@ Result<std::shared_ptr<void>> MapArena(size_t length) {
   void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return VerbsErrno(errno, fmt::format("mmap({} bytes)", over));
   const auto base = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = RoundUp(base, kHugePage);
+  const uintptr_t aligned = AlignUp(base, kHugePage);
   if (aligned > base) munmap(raw, aligned - base);
   const uintptr_t end = aligned + length;
   if (base + over > end) munmap(reinterpret_cast<void*>(end), base + over - end);
@@ -121,7 +120,7 @@ Result<std::shared_ptr<RegisteredRegion>> VerbsRegistrar::RegisterDevice(
 
 Result<std::shared_ptr<VerbsRegion>> VerbsRegistrar::AllocateArena(size_t length) {
   if (length == 0) return Status::InvalidArgument("AllocateArena: zero length");
-  length = RoundUp(length, PageSize());
+  length = AlignUp(length, PageSize());
   REELFS_ASSIGN_OR_RETURN(std::shared_ptr<void> memory, MapArena(length));
   std::span<std::byte> bytes(static_cast<std::byte*>(memory.get()), length);
   return RegisterHost(pd_, bytes, std::move(memory));

@@ -42,5 +42,16 @@ TEST_SUITE("common") {
   }
 }
 
+TEST_CASE("AlignDown and AlignUp round to multiples") {
+  static_assert(AlignUp(0, 4096) == 0);
+  CHECK(AlignDown(1 * kMiB + 128 * kKiB, kMiB) == kMiB);
+  CHECK(AlignUp(1 * kMiB + 128 * kKiB, kMiB) == 2 * kMiB);
+  CHECK(AlignUp(2 * kMiB, kMiB) == 2 * kMiB);
+  CHECK(AlignDown(2 * kMiB, kMiB) == 2 * kMiB);
+  CHECK(AlignUp(1, 8 * kMiB) == 8 * kMiB);
+  CHECK(AlignUp(4097, 4096) == 8192);
+  CHECK(AlignDown(4095, 4096) == 0);
+}
+
 }  // namespace
 }  // namespace reelfs
