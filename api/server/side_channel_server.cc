@@ -314,38 +314,36 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
         return Status::Ok();
       };
     }
-    server->fs.ReadTo(file->ino, file->fh, offset, length, std::move(target), client->interrupt,
-                      [self](Result<fuse::FileSystem::ReadToResult> got) {
-                        bool gone = false;
-                        {
-                          MutexLock lock(self->client->mu);
-                          gone = self->client->gone;
-                        }
-                        bool rdma = false;
-                        DonePath path = DonePath::kHttp;
-                        {
-                          MutexLock lock(self->mu);
-                          if (gone) {
-                            self->error = ECONNRESET;
-                          } else if (!got.ok()) {
-                            self->error = ErrnoOf(got.status());
-                          } else {
-                            self->bytes = got->bytes;
-                            rdma = got->via == rdmaio::DataPath::kRdma;
-                            if (rdma) path = DonePath::kRdma;
-                            if (got->via == rdmaio::DataPath::kCache) path = DonePath::kCache;
-                          }
-                          self->answered = true;
-                        }
-                        if (self->error == 0) {
-                          self->server->direct_reads.fetch_add(1, std::memory_order_relaxed);
-                          self->server->direct_bytes.fetch_add(self->bytes,
-                                                               std::memory_order_relaxed);
-                          (rdma ? self->server->rdma_bytes : self->server->bytes_copied)
-                              .fetch_add(self->bytes, std::memory_order_relaxed);
-                        }
-                        self->Finish(path);
-                      });
+    server->fs.ReadTo(
+        file->ino, file->fh, offset, length, std::move(target), client->interrupt,
+        [self](Result<fuse::FileSystem::ReadToResult> got) {
+          bool gone = false;
+          {
+            MutexLock lock(self->client->mu);
+            gone = self->client->gone;
+          }
+          DonePath path = DonePath::kHttp;
+          {
+            MutexLock lock(self->mu);
+            if (gone) {
+              self->error = ECONNRESET;
+            } else if (!got.ok()) {
+              self->error = ErrnoOf(got.status());
+            } else {
+              self->bytes = got->bytes;
+              if (got->via == rdmaio::DataPath::kRdma) path = DonePath::kRdma;
+              if (got->via == rdmaio::DataPath::kCache) path = DonePath::kCache;
+            }
+            self->answered = true;
+          }
+          if (self->error == 0) {
+            self->server->direct_reads.fetch_add(1, std::memory_order_relaxed);
+            self->server->direct_bytes.fetch_add(self->bytes, std::memory_order_relaxed);
+            (path == DonePath::kRdma ? self->server->rdma_bytes : self->server->bytes_copied)
+                .fetch_add(self->bytes, std::memory_order_relaxed);
+          }
+          self->Finish(path);
+        });
   }
 
   void Finish(DonePath path) {
