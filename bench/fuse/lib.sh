@@ -31,9 +31,7 @@ bench_start_gateway() {
   local gw=$1 root=$2 work=$3 log=$4 role=--create
   # BENCH_FRONT_END=1: a --front-end over a root another gateway owns (docs/gateway.md).
   [ "${BENCH_FRONT_END:-0}" = 1 ] && role=--front-end
-  # SIGPIPE ignored: reelfs-gateway does not ignore it itself, and a client that closes a
-  # connection in the middle of a sendfile'd body (every mount does at close) kills it (exit 141).
-  ( trap '' PIPE; exec "$gw" --root "$root" "$role" --listen 127.0.0.1:0 --port-file "$work/port" \
+  ( exec "$gw" --root "$root" "$role" --listen 127.0.0.1:0 --port-file "$work/port" \
     --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" --log-level warn \
     >"$log" 2>&1 ) &
   gw_pid=$!
