@@ -4,7 +4,9 @@
 # with an empty cache (epoch 1: from the gateway, filling the cache), then again through a new
 # mount on the same cache (epoch 2: what a second training epoch costs). Beside them, the local
 # read of the same files (the limit), and the FUSE ceiling: libfuse 3.17's passthrough_hp example
-# over the same tmpfs directory, kernel passthrough, splice, and copying (--nosplice).
+# over the same tmpfs directory, kernel passthrough, splice, and copying (--nosplice), for the
+# large file and the small files (each small file costs any FUSE daemon a LOOKUP, an OPEN and a
+# RELEASE, passthrough or not: that row is what FUSE itself allows per file).
 #
 #   bench/fuse/cache.sh                      # 4 GiB + 5 000 x 64 KiB, one round (~10 min)
 #   LARGE_MIB=1024 ROUNDS=3 bench/fuse/cache.sh
@@ -156,10 +158,10 @@ for tool in $TOOLS; do
         if ! bench_hp_start "$mode" "$data" "$m" "$work/logs/hp.$seq.log"; then
           log "passthrough_hp $mode failed: $(tail -n 1 "$work/logs/hp.$seq.log")"; continue
         fi
-        l=()
-        for r in $(seq "$ROUNDS"); do l+=("$(large_read "$m/large.bin")"); done
-        cell[hp-$mode/e2l]=$(median "${l[@]}")
-        log "passthrough_hp ($mode): large ${cell[hp-$mode/e2l]} MiB/s"
+        l=(); s=()
+        for r in $(seq "$ROUNDS"); do l+=("$(large_read "$m/large.bin")"); s+=("$(small_read "$m")"); done
+        cell[hp-$mode/e2l]=$(median "${l[@]}"); cell[hp-$mode/e2s]=$(median "${s[@]}")
+        log "passthrough_hp ($mode): large ${cell[hp-$mode/e2l]} MiB/s, small ${cell[hp-$mode/e2s]} files/s"
         unmount "$m"
       done
       bench_hp_pipe_restore ;;
@@ -210,13 +212,14 @@ ratio() { [[ ${1:-} =~ ^[0-9.]+$ && ${2:-} =~ ^[0-9.]+$ ]] && awk -v a="$1" -v b
   done
   if [[ " $TOOLS " == *" hp "* ]]; then
     echo
-    echo "FUSE ceiling: large.bin through libfuse 3.17's passthrough_hp over the same tmpfs directory" \
-      "(read_ahead_kb 4096 as reelfs; ${hp_pipe_note:-})"
+    echo "FUSE ceiling: the same files through libfuse 3.17's passthrough_hp over the same tmpfs" \
+      "directory (read_ahead_kb 4096 as reelfs; ${hp_pipe_note:-})"
     echo
-    echo "| passthrough_hp | MiB/s | / local |"
-    echo "|---|---|---|"
+    echo "| passthrough_hp | large MiB/s | / local | small files/s | / local |"
+    echo "|---|---|---|---|---|"
     for mode in passthrough splice copy; do
-      echo "| $mode | ${cell[hp-$mode/e2l]:--} | $(ratio "${cell[hp-$mode/e2l]:-}" "${cell[local/e2l]:-}") |"
+      echo "| $mode | ${cell[hp-$mode/e2l]:--} | $(ratio "${cell[hp-$mode/e2l]:-}" "${cell[local/e2l]:-}")" \
+        "| ${cell[hp-$mode/e2s]:--} | $(ratio "${cell[hp-$mode/e2s]:-}" "${cell[local/e2s]:-}") |"
     done
   fi
 } | tee "$RESULT_FILE"
