@@ -36,11 +36,13 @@
 #include "rdmaio/verbs/registrar.h"
 #include "rdmaio/verbs/verbs_status.h"
 #include "rdmaio/wire/rc_token.h"
+#include "tests/rdma/smoke_util.h"
 
 namespace {
 
 using namespace reelfs;                 // NOLINT(google-build-using-namespace): test binary
 using namespace reelfs::rdmaio::verbs;  // NOLINT(google-build-using-namespace)
+using namespace reelfs::rdma_smoke;     // NOLINT(google-build-using-namespace)
 using std::chrono::milliseconds;
 
 constexpr size_t kWindow = size_t{6} << 20;  // "a few MiB"
@@ -50,50 +52,6 @@ constexpr size_t kReadOffset = kWindow / 2 - kReadBack / 2;  // straddles two wr
 constexpr uint32_t kCookie = 0x5eed1234;
 // Software RoCE under qemu's emulation moves ~20 MB/s; these bound a hang, not a speed.
 constexpr milliseconds kStepTimeout{30000};
-
-// The advertisement a client sends in its connect request (test-only layout; the real channel
-// sends an RcToken over HTTP). rdma_cm allows 56 bytes of private data on a connect.
-struct Advert {
-  uint64_t addr;
-  uint64_t length;
-  uint32_t rkey;
-  uint32_t pad;
-};
-
-uint8_t Pattern(size_t i) {
-  // Changes every byte and every 4 KiB page differently, so a misplaced page or a shifted
-  // chunk is caught, not only a missing one.
-  return static_cast<uint8_t>((i * 131) ^ (i >> 12) ^ 0xa5);
-}
-
-int failures = 0;
-
-void Check(bool ok, const std::string& what) {
-  std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
-  std::fflush(stdout);
-  if (!ok) ++failures;
-}
-
-template <class T>
-T Need(Result<T> r, const char* what) {
-  if (!r.ok()) {
-    std::printf("FAIL %s: %s\n", what, r.status().ToString().c_str());
-    std::exit(1);
-  }
-  return std::move(r).value();
-}
-
-void Need(const Status& s, const char* what) {
-  if (!s.ok()) {
-    std::printf("FAIL %s: %s\n", what, s.ToString().c_str());
-    std::exit(1);
-  }
-}
-
-double Ms(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
-      .count();
-}
 
 struct Pair {
   std::unique_ptr<RcConnection> server;
@@ -342,6 +300,7 @@ int main(int argc, char** argv) {
   DeregisteredWindow(*listener, server_pd, ip);
   RefusedConnection(ip);
   ManualQueuePairs(*port);
-  std::printf("%s: %d failure(s), %.0f ms\n", failures == 0 ? "PASS" : "FAIL", failures, Ms(t0));
-  return failures == 0 ? 0 : 1;
+  std::printf("%s: %d failure(s), %.0f ms\n", Failures() == 0 ? "PASS" : "FAIL", Failures(),
+              Ms(t0));
+  return Failures() == 0 ? 0 : 1;
 }

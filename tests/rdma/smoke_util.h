@@ -1,0 +1,64 @@
+// What the RDMA smoke binaries share (reelfs-rdma-smoke over host memory, reelfs-gpu-rdma-smoke
+// over GPU memory): the window advertisement a client sends in its rdma_cm connect, the byte
+// pattern written and checked, and the ok/FAIL reporting (a failed step that later steps need
+// ends the process with 1). Test-only; single-threaded use of `Failures()`.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "common/result.h"
+#include "common/status.h"
+
+namespace reelfs::rdma_smoke {
+
+// The advertisement a client sends in its connect request (test-only layout; the real channel
+// sends an RcToken over HTTP). rdma_cm allows 56 bytes of private data on a connect.
+struct Advert {
+  uint64_t addr;
+  uint64_t length;
+  uint32_t rkey;
+  uint32_t pad;
+};
+
+// Changes every byte and every 4 KiB page differently, so a misplaced page or a shifted chunk is
+// caught, not only a missing one.
+inline uint8_t Pattern(size_t i) { return static_cast<uint8_t>((i * 131) ^ (i >> 12) ^ 0xa5); }
+
+inline int& Failures() {
+  static int failures = 0;
+  return failures;
+}
+
+inline void Check(bool ok, const std::string& what) {
+  std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
+  std::fflush(stdout);
+  if (!ok) ++Failures();
+}
+
+template <class T>
+T Need(Result<T> r, const char* what) {
+  if (!r.ok()) {
+    std::printf("FAIL %s: %s\n", what, r.status().ToString().c_str());
+    std::exit(1);
+  }
+  return std::move(r).value();
+}
+
+inline void Need(const Status& s, const char* what) {
+  if (!s.ok()) {
+    std::printf("FAIL %s: %s\n", what, s.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+inline double Ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
+}  // namespace reelfs::rdma_smoke
