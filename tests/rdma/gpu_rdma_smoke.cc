@@ -25,6 +25,7 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -35,7 +36,6 @@
 #include "cuda/gpu_ladder.h"
 #include "cuda/probe.h"
 #include "cuda/real_cuda_api.h"
-#include "rdmaio/verbs/device.h"
 #include "rdmaio/verbs/rc_connection.h"
 #include "rdmaio/verbs/registrar.h"
 #include "rdmaio/verbs/verbs_status.h"
@@ -102,16 +102,8 @@ int Run(const std::string& ip, const std::string& device, int gpu) {
     return 77;
   }
   std::printf("%s\n", cuda::Summary(probe).c_str());
-  Result<DevicePort> port = FindActivePort(device);
-  if (!port.ok()) {
-    std::printf("skip: a GPU but no RDMA port: %s\n", port.status().ToString().c_str());
-    return 77;
-  }
-  std::printf("device %s port %u\n", port->device.c_str(), port->port);
-  if (ip.empty()) {
-    std::printf("skip: an RDMA device exists, but no --ip ADDRESS of its netdev was given\n");
-    return 77;
-  }
+  std::optional<DevicePort> port = PortToTest(device, ip);
+  if (!port) return 77;
   NeedCuda(cudaSetDevice(gpu), "cudaSetDevice");
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -282,16 +283,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--ip") == 0) ip = argv[i + 1];
     if (std::strcmp(argv[i], "--device") == 0) device = argv[i + 1];
   }
-  Result<DevicePort> port = FindActivePort(device);
-  if (!port.ok()) {
-    std::printf("skip: %s\n", port.status().ToString().c_str());
-    return 77;
-  }
-  std::printf("device %s port %u\n", port->device.c_str(), port->port);
-  if (ip.empty()) {
-    std::printf("skip: an RDMA device exists, but no --ip ADDRESS of its netdev was given\n");
-    return 77;
-  }
+  std::optional<DevicePort> port = PortToTest(device, ip);
+  if (!port) return 77;
   const auto t0 = std::chrono::steady_clock::now();
   auto listener = Need(RcListener::Listen(ip, 0), "listen");
   auto server_pd = Need(ProtectionDomain::OnContext(listener->context()), "server PD");

@@ -1,18 +1,20 @@
 // What the RDMA smoke binaries share (reelfs-rdma-smoke over host memory, reelfs-gpu-rdma-smoke
 // over GPU memory): the window advertisement a client sends in its rdma_cm connect, the byte
-// pattern written and checked, and the ok/FAIL reporting (a failed step that later steps need
-// ends the process with 1). Test-only; single-threaded use of `Failures()`.
+// pattern written and checked, the ok/FAIL reporting (a failed step that later steps need ends the
+// process with 1) and the port to test on. Test-only; single-threaded use of `Failures()`.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "common/result.h"
 #include "common/status.h"
+#include "rdmaio/verbs/device.h"
 
 namespace reelfs::rdma_smoke {
 
@@ -59,6 +61,24 @@ inline void Need(const Status& s, const char* what) {
 inline double Ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
       .count();
+}
+
+// The active RDMA port to test on (`device`, or the first active one) when there is one and an
+// address `ip` of its netdev was given; otherwise prints "skip: ..." with the reason and returns
+// nothing (the caller exits 77).
+inline std::optional<rdmaio::verbs::DevicePort> PortToTest(const std::string& device,
+                                                           const std::string& ip) {
+  Result<rdmaio::verbs::DevicePort> port = rdmaio::verbs::FindActivePort(device);
+  if (!port.ok()) {
+    std::printf("skip: %s\n", port.status().ToString().c_str());
+    return std::nullopt;
+  }
+  std::printf("device %s port %u\n", port->device.c_str(), port->port);
+  if (ip.empty()) {
+    std::printf("skip: an RDMA device exists, but no --ip ADDRESS of its netdev was given\n");
+    return std::nullopt;
+  }
+  return *std::move(port);
 }
 
 }  // namespace reelfs::rdma_smoke
