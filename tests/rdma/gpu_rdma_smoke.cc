@@ -109,8 +109,6 @@ int Run(const std::string& ip, const std::string& device, int gpu) {
   const auto t0 = std::chrono::steady_clock::now();
   auto listener = Need(RcListener::Listen(ip, 0), "listen");
   auto server_pd = Need(ProtectionDomain::OnContext(listener->context()), "server PD");
-  auto accepted =
-      std::async(std::launch::async, [&] { return listener->Accept(server_pd, {}, kStepTimeout); });
   auto connector = Need(RcConnector::Resolve(ip, listener->port(), kStepTimeout), "resolve");
   auto client_pd = Need(ProtectionDomain::OnContext(connector->context()), "client PD");
   VerbsRegistrar client_registrar(client_pd);
@@ -137,6 +135,9 @@ int Run(const std::string& ip, const std::string& device, int gpu) {
   Advert advert{
       .addr = region->remote_addr(), .length = region->length(), .rkey = region->rkey(), .pad = 0};
   std::span<const uint8_t> private_data(reinterpret_cast<const uint8_t*>(&advert), sizeof(advert));
+  // Accepted only now: a skip above must not leave an Accept waiting out its timeout.
+  auto accepted =
+      std::async(std::launch::async, [&] { return listener->Accept(server_pd, {}, kStepTimeout); });
   auto client = Need(
       RcConnector::Connect(std::move(connector), client_pd, private_data, kStepTimeout), "connect");
   auto server = Need(accepted.get(), "accept");
