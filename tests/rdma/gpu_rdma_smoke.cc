@@ -86,14 +86,6 @@ void NeedCuda(cudaError_t err, const char* what) {
        what);
 }
 
-// The first index where `bytes` differs from Pattern(i + shift), or bytes.size().
-size_t FirstMismatch(const std::vector<std::byte>& bytes, size_t base, size_t shift) {
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    if (bytes[i] != std::byte{Pattern(base + i + shift)}) return i;
-  }
-  return bytes.size();
-}
-
 int Run(const std::string& ip, const std::string& device, int gpu) {
   std::unique_ptr<cuda::CudaApi> api = cuda::CreateRealCudaApi();
   const cuda::GpuProbe probe = cuda::Probe(*api, cuda::ReadHostFacts());
@@ -148,7 +140,7 @@ int Run(const std::string& ip, const std::string& device, int gpu) {
   auto source = Need(server_registrar.AllocateArena(kWindow), "server source");
   auto back = Need(server_registrar.AllocateArena(kReadBack), "server read-back");
   std::span<std::byte> src = source->host_bytes();
-  for (size_t i = 0; i < src.size(); ++i) src[i] = std::byte{Pattern(i)};
+  FillPattern(src);
   auto t1 = std::chrono::steady_clock::now();
   Need(client->PostRecv(99), "post recv");
   for (size_t off = 0; off < kWindow; off += kChunk) {
@@ -174,14 +166,14 @@ int Run(const std::string& ip, const std::string& device, int gpu) {
   std::vector<std::byte> copied(kWindow);
   NeedCuda(cudaMemcpy(copied.data(), window.get(), kWindow, cudaMemcpyDeviceToHost),
            "cudaMemcpy D2H");
-  const size_t bad = FirstMismatch(copied, 0, 0);
+  const size_t bad = FirstMismatch(copied);
   Check(bad == kWindow, fmt::format("{} MiB RDMA-written into GPU memory in {:.0f} ms, every byte "
                                     "verified after a copy back{}",
                                     kWindow >> 20, write_ms,
                                     bad == kWindow ? "" : fmt::format(" (first bad {})", bad)));
 
   // 3. The NIC reads the GPU window.
-  for (size_t i = 0; i < kWindow; ++i) copied[i] = std::byte{Pattern(i + kSecondPatternShift)};
+  FillPattern(copied, kSecondPatternShift);
   NeedCuda(cudaMemcpy(window.get(), copied.data(), kWindow, cudaMemcpyHostToDevice),
            "cudaMemcpy H2D");
   t1 = std::chrono::steady_clock::now();
@@ -190,8 +182,7 @@ int Run(const std::string& ip, const std::string& device, int gpu) {
        "post read");
   ibv_wc rd = Need(server->WaitCompletion(kStepTimeout), "read completion");
   Need(WcToStatus(rd, "server READ"), "server READ completion");
-  std::vector<std::byte> read_back(back->host_bytes().begin(), back->host_bytes().end());
-  const size_t bad_read = FirstMismatch(read_back, kReadOffset, kSecondPatternShift);
+  const size_t bad_read = FirstMismatch(back->host_bytes(), kReadOffset + kSecondPatternShift);
   Check(bad_read == kReadBack,
         fmt::format("{} MiB RDMA-read from the middle of the GPU window in {:.0f} ms, every byte "
                     "verified{}",

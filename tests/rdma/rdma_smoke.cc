@@ -120,7 +120,7 @@ void WriteReadVerify(RcListener& listener, const std::shared_ptr<ProtectionDomai
   auto source = Need(registrar.AllocateArena(kWindow), "server source");
   auto back = Need(registrar.AllocateArena(kReadBack), "server read-back");
   std::span<std::byte> src = source->host_bytes();
-  for (size_t i = 0; i < src.size(); ++i) src[i] = std::byte{Pattern(i)};
+  FillPattern(src);
 
   // 1. WRITE the window in chunks; a zero-length WRITE_WITH_IMM last tells the client it is all
   // there (RC executes in order).
@@ -143,10 +143,7 @@ void WriteReadVerify(RcListener& listener, const std::shared_ptr<ProtectionDomai
   }
   const double write_ms = Ms(t0);
   std::span<std::byte> dst = pair.client_window->host_bytes();
-  size_t bad = kWindow;
-  for (size_t i = 0; i < kWindow && bad == kWindow; ++i) {
-    if (dst[i] != std::byte{Pattern(i)}) bad = i;
-  }
+  const size_t bad = FirstMismatch(dst);
   Check(bad == kWindow,
         fmt::format("{} MiB RDMA-written in {:.0f} ms, every byte verified{}", kWindow >> 20,
                     write_ms, bad == kWindow ? "" : fmt::format(" (first bad {})", bad)));
@@ -214,7 +211,7 @@ void ManualQueuePairs(const DevicePort& where) {
   auto window = Need(client_registrar.AllocateArena(kManualWindow), "client window (manual)");
   auto source = Need(server_registrar.AllocateArena(kManualWindow), "server source (manual)");
   std::span<std::byte> src = source->host_bytes();
-  for (size_t i = 0; i < src.size(); ++i) src[i] = std::byte{Pattern(i + 7)};
+  FillPattern(src, 7);
 
   // The PREPARE request's token: the client's QP and window, through the real codec.
   const RcEndpoint& c = client->local();

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -30,6 +32,19 @@ struct Advert {
 // Changes every byte and every 4 KiB page differently, so a misplaced page or a shifted chunk is
 // caught, not only a missing one.
 inline uint8_t Pattern(size_t i) { return static_cast<uint8_t>((i * 131) ^ (i >> 12) ^ 0xa5); }
+
+// Writes Pattern(base + i) into bytes[i].
+inline void FillPattern(std::span<std::byte> bytes, size_t base = 0) {
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::byte{Pattern(base + i)};
+}
+
+// The first i where bytes[i] is not Pattern(base + i), or bytes.size() when none.
+inline size_t FirstMismatch(std::span<const std::byte> bytes, size_t base = 0) {
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] != std::byte{Pattern(base + i)}) return i;
+  }
+  return bytes.size();
+}
 
 inline int& Failures() {
   static int failures = 0;
