@@ -259,7 +259,9 @@ Status MountStack::StartSideChannel(const fuse::DaemonOptions& options) {
   server.allow_other = options.allow_other;
   server.data_path =
       rdma_.channel != nullptr ? api::protocol::DonePath::kRdma : api::protocol::DonePath::kHttp;
-  server.capabilities = rdma_.channel != nullptr ? api::protocol::capability::kRdma : 0;
+  // dma-bufs are always taken: the daemon walks its ladder per buffer (docs/gpu.md).
+  server.capabilities = api::protocol::capability::kDmaBuf |
+                        (rdma_.channel != nullptr ? api::protocol::capability::kRdma : 0);
   // With --rdma each client memfd is registered with the channel, and large READs are fetched
   // straight into it (the gateway writes them; nothing is copied by the daemon).
   if (rdma_.channel != nullptr) server.registrar = &rdma_.channel->registrar();

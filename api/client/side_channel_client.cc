@@ -87,6 +87,18 @@ Result<uint64_t> SideChannelClient::RegisterMemfd(const MemfdBuffer& buffer) {
   return static_cast<uint64_t>(id);
 }
 
+Result<uint64_t> SideChannelClient::RegisterDmaBuf(int fd, uint64_t length) {
+  if (fd < 0) return Status::InvalidArgument("RegisterDmaBuf: no fd");
+  const uint64_t tag = next_tag_++;
+  protocol::RegisterBuffer reg;
+  reg.kind = protocol::BufferKind::kDmaBuf;
+  reg.length = length;
+  REELFS_RETURN_IF_ERROR(Send(Frame{tag, reg}, fd));
+  REELFS_ASSIGN_OR_RETURN(Frame answer, AwaitAnswer(tag));
+  REELFS_ASSIGN_OR_RETURN(int64_t id, DoneResult(answer, "REGISTER_BUFFER"));
+  return static_cast<uint64_t>(id);
+}
+
 Status SideChannelClient::ReleaseBuffer(uint64_t buffer_id) {
   const uint64_t tag = next_tag_++;
   REELFS_RETURN_IF_ERROR(Send(Frame{tag, protocol::ReleaseBuffer{buffer_id}}));

@@ -1,10 +1,10 @@
 // SideChannelClient: the C++ client of the side channel (docs/protocols/side-channel.md), over
 // the one wire codec (api/protocol). Connect to the socket a mount announces in its root's
 // user.reelfs.mount ("side_channel"), prove access to each file with an fd opened through the
-// mount (OpenFile), register a MemfdBuffer, then pipeline READs: SubmitRead returns a tag at once
-// and NextCompletion yields DONEs in completion order. The synchronous calls (OpenFile,
-// CloseFile, RegisterMemfd, ReleaseBuffer, Read) keep any READ completion that arrives meanwhile
-// for NextCompletion.
+// mount (OpenFile), register a MemfdBuffer (or a dma-buf), then pipeline READs: SubmitRead
+// returns a tag at once and NextCompletion yields DONEs in completion order. The synchronous
+// calls (OpenFile, CloseFile, RegisterMemfd, RegisterDmaBuf, ReleaseBuffer, Read) keep any READ
+// completion that arrives meanwhile for NextCompletion.
 //
 // Sends never deadlock against a daemon that applies back-pressure: while a frame cannot be sent,
 // the client keeps reading answers into its completion queue.
@@ -54,6 +54,11 @@ class SideChannelClient {
   Result<uint64_t> OpenFile(int fd);
   [[nodiscard]] Status CloseFile(uint64_t file_id);
   Result<uint64_t> RegisterMemfd(const MemfdBuffer& buffer);
+  // A dma-buf (GPU memory exported with cuMemGetHandleForAddressRange, or any exporter's) of at
+  // least `length` bytes, a page multiple; the daemon keeps its own duplicate of `fd`. The
+  // daemon walks its ladder (docs/gpu.md): EOPNOTSUPP when it can neither register the dma-buf
+  // with its NIC nor map it, and the caller stages through host memory instead.
+  Result<uint64_t> RegisterDmaBuf(int fd, uint64_t length);
   [[nodiscard]] Status ReleaseBuffer(uint64_t buffer_id);
 
   // Opens `path` (relative to the mount root) with no fd and no FUSE request; the daemon checks

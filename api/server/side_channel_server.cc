@@ -92,13 +92,22 @@ struct OpenedFile {
   uint64_t fh;
 };
 
-// A registered buffer: the daemon's mapping of the client's memfd and, on a mount with --rdma,
-// its registration with the data channel. Members in teardown order: the region is deregistered
-// before the mapping goes.
+// A registered buffer: what a READ's bytes may be written into. A memfd is always mapped; a
+// dma-buf is registered with the data channel as itself where the NIC takes it (then not mapped:
+// a GPU's dma-buf has no CPU mapping), else mapped, and the mapping registered where it can be.
+// Members in teardown order: the region is deregistered before the mapping goes, the mapping
+// before the dma-buf's fd closes.
 struct ClientBuffer {
-  std::unique_ptr<MappedBuffer> mapped;
+  UniqueFd dmabuf;  // a dma-buf's fd (invalid for a memfd): the CPU's writes are synced through it
+  std::unique_ptr<MappedBuffer> mapped;              // null for a dma-buf registered as itself
   std::shared_ptr<rdmaio::RegisteredRegion> region;  // null without a registrar
-  std::span<std::byte> bytes() const { return mapped->bytes(); }
+  uint64_t size = 0;
+  // The bytes the daemon may copy into; empty when only the NIC can write the buffer.
+  std::span<std::byte> host() const {
+    return mapped != nullptr ? mapped->bytes() : std::span<std::byte>();
+  }
+  // A mapped dma-buf: each READ that the CPU may write is bracketed by DMA_BUF_IOCTL_SYNC.
+  bool cpu_sync() const { return dmabuf.valid() && mapped != nullptr; }
 };
 
 struct Client {
@@ -199,6 +208,13 @@ struct SideChannelServer::Impl {
                fuse::InodeId ino, uint64_t fh);
   void RegisterBuffer(const std::shared_ptr<Client>& c, uint64_t tag,
                       const protocol::RegisterBuffer& reg);
+  Result<std::shared_ptr<ClientBuffer>> MemfdBuffer(const Client& c, UniqueFd fd, uint64_t length);
+  // The daemon's end of the buffer ladder for a client's dma-buf (docs/gpu.md), one log line
+  // per step down: the NIC registers the dma-buf itself; else its CPU mapping (registered with
+  // the NIC where it can be, else copied into); else kUnimplemented (the client stages).
+  Result<std::shared_ptr<ClientBuffer>> DmaBufBuffer(const Client& c, UniqueFd fd, uint64_t length);
+  // With a registrar, registers the buffer's mapping (`what` names it in the warning if not).
+  void RegisterMapping(const Client& c, ClientBuffer& buffer, std::string_view what);
   void StartRead(const std::shared_ptr<Client>& c, uint64_t tag, const protocol::Read& read);
   // A READ of `file` (the client's, or READ_PATH's own) into one of the client's buffers.
   void ReadInto(const std::shared_ptr<Client>& c, uint64_t tag, std::shared_ptr<OpenedFile> file,
@@ -260,7 +276,7 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
       if (client->gone) {
         err = ECONNRESET;
       } else {
-        std::byte* dst = buffer->bytes().data() + buffer_offset + at;
+        std::byte* dst = buffer->host().data() + buffer_offset + at;
         for (const auto& piece : got->pieces) {
           const uint64_t take = std::min<uint64_t>(piece.size(), size - n);
           std::memcpy(dst + n, piece.data(), take);
@@ -309,7 +325,7 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
         if (at > self->length || chunk.size() > self->length - at) {
           return Status::Internal("ReadTo sink called past the READ's window");
         }
-        std::memcpy(self->buffer->bytes().data() + self->buffer_offset + at, chunk.data(),
+        std::memcpy(self->buffer->host().data() + self->buffer_offset + at, chunk.data(),
                     chunk.size());
         return Status::Ok();
       };
@@ -328,7 +344,12 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
             if (gone) {
               self->error = ECONNRESET;
             } else if (!got.ok()) {
-              self->error = ErrnoOf(got.status());
+              // A buffer only the NIC can write, and a channel that fell back to HTTP: the
+              // spec's answer is EOPNOTSUPP (the client reads the range by another rung).
+              self->error =
+                  got.status().code() == StatusCode::kUnimplemented && self->buffer->host().empty()
+                      ? EOPNOTSUPP
+                      : ErrnoOf(got.status());
             } else {
               self->bytes = got->bytes;
               if (got->via == rdmaio::DataPath::kRdma) path = DonePath::kRdma;
@@ -347,6 +368,10 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
   }
 
   void Finish(DonePath path) {
+    if (buffer->cpu_sync()) {
+      Status synced = SyncDmaBufForCpuWrite(buffer->dmabuf.get(), /*start=*/false);
+      if (!synced.ok() && error == 0) error = ErrnoOf(synced);
+    }
     if (error != 0) {
       server->read_errors.fetch_add(1, std::memory_order_relaxed);
       server->Done(*client, tag, -static_cast<int64_t>(error));
@@ -874,45 +899,96 @@ void SideChannelServer::Impl::OpenPath(const std::shared_ptr<Client>& c, uint64_
 
 void SideChannelServer::Impl::RegisterBuffer(const std::shared_ptr<Client>& c, uint64_t tag,
                                              const protocol::RegisterBuffer& reg) {
-  if (reg.kind != protocol::BufferKind::kMemfd) {
-    if (reg.kind != protocol::BufferKind::kCudaIpc && !c->fds.empty()) c->fds.pop_front();
+  if (reg.kind == protocol::BufferKind::kCudaIpc) {
     REELFS_LOG_INFO(kSubject,
-                    "side channel: {}: {} buffers are not offered by this daemon yet (GPU "
-                    "registration through the ladder, docs/gpu.md); answering EOPNOTSUPP",
-                    c->peer, reg.kind == protocol::BufferKind::kDmaBuf ? "dma-buf" : "CUDA IPC");
+                    "side channel: {}: CUDA IPC buffers are not taken (the daemon opens no CUDA "
+                    "context, docs/gpu.md); answering EOPNOTSUPP: register a dma-buf of the "
+                    "memory instead",
+                    c->peer);
     return Done(*c, tag, -EOPNOTSUPP);
   }
   if (c->fds.empty()) return Done(*c, tag, -EINVAL);
   UniqueFd fd = std::move(c->fds.front());
   c->fds.pop_front();
-  auto mapped = MapSealedMemfd(fd.get(), reg.length);
-  if (!mapped.ok()) {
-    REELFS_LOG_DEBUG(kSubject, "side channel: {}: {}", c->peer, mapped.status().ToString());
+  auto buffer = reg.kind == protocol::BufferKind::kMemfd
+                    ? MemfdBuffer(*c, std::move(fd), reg.length)
+                    : DmaBufBuffer(*c, std::move(fd), reg.length);
+  if (!buffer.ok()) {
+    REELFS_LOG_DEBUG(kSubject, "side channel: {}: {}", c->peer, buffer.status().ToString());
+    const StatusCode code = buffer.status().code();
     return Done(*c, tag,
-                mapped.status().code() == StatusCode::kInvalidArgument
-                    ? -EINVAL
-                    : -static_cast<int64_t>(ErrnoOf(mapped.status())));
-  }
-  auto buffer = std::make_shared<ClientBuffer>();
-  buffer->mapped = std::move(*mapped);
-  if (options.registrar != nullptr) {
-    // Registered once, here, so the gateway can write READs straight into it over RDMA.
-    auto region = options.registrar->Register(rdmaio::HostMemory{buffer->bytes()});
-    if (!region.ok()) {
-      REELFS_LOG_WARN(kSubject,
-                      "side channel: {}: registering a {}-byte memfd with the data channel: {}; "
-                      "its READs are copied by the daemon",
-                      c->peer, buffer->bytes().size(), region.status().ToString());
-    } else {
-      buffer->region = std::move(*region);
-    }
+                code == StatusCode::kInvalidArgument ? -EINVAL
+                : code == StatusCode::kUnimplemented
+                    ? -EOPNOTSUPP
+                    : -static_cast<int64_t>(ErrnoOf(buffer.status())));
   }
   const uint64_t id = c->next_id++;
   {
     MutexLock lock(c->mu);
-    c->buffers.emplace(id, std::move(buffer));
+    c->buffers.emplace(id, std::move(*buffer));
   }
   Done(*c, tag, static_cast<int64_t>(id));
+}
+
+Result<std::shared_ptr<ClientBuffer>> SideChannelServer::Impl::MemfdBuffer(const Client& c,
+                                                                           UniqueFd fd,
+                                                                           uint64_t length) {
+  auto buffer = std::make_shared<ClientBuffer>();
+  REELFS_ASSIGN_OR_RETURN(buffer->mapped, MapSealedMemfd(fd.get(), length));
+  buffer->size = length;
+  RegisterMapping(c, *buffer, fmt::format("{}-byte memfd", length));
+  return buffer;
+}
+
+Result<std::shared_ptr<ClientBuffer>> SideChannelServer::Impl::DmaBufBuffer(const Client& c,
+                                                                            UniqueFd fd,
+                                                                            uint64_t length) {
+  REELFS_ASSIGN_OR_RETURN(DmaBufInfo info, CheckDmaBuf(fd.get(), length));
+  const std::string what = fmt::format("{}-byte dma-buf of {}", length, info.exporter);
+  auto buffer = std::make_shared<ClientBuffer>();
+  buffer->size = length;
+  if (options.registrar != nullptr) {
+    // Any page-aligned base will do for the remote addresses; not 0, so none of them is null.
+    constexpr uint64_t kIova = 1ull << 40;
+    auto region = options.registrar->Register(
+        rdmaio::DmaBufMemory{.fd = fd.get(), .offset = 0, .length = length, .iova = kIova});
+    if (region.ok()) {
+      REELFS_LOG_INFO(kSubject, "side channel: {}: {} registered with the data channel", c.peer,
+                      what);
+      buffer->region = std::move(*region);
+      buffer->dmabuf = std::move(fd);
+      return buffer;
+    }
+    REELFS_LOG_INFO(kSubject, "side channel: {}: {}: {}; stepping down to its CPU mapping", c.peer,
+                    what, region.status().ToString());
+  }
+  auto mapped = MapDmaBuf(fd.get(), length);
+  if (!mapped.ok()) {
+    REELFS_LOG_INFO(kSubject,
+                    "side channel: {}: {}: {}; answering EOPNOTSUPP (the client stages through "
+                    "host memory)",
+                    c.peer, what, mapped.status().ToString());
+    return mapped.status();
+  }
+  buffer->mapped = std::move(*mapped);
+  buffer->dmabuf = std::move(fd);
+  RegisterMapping(c, *buffer, what + "'s CPU mapping");
+  return buffer;
+}
+
+void SideChannelServer::Impl::RegisterMapping(const Client& c, ClientBuffer& buffer,
+                                              std::string_view what) {
+  if (options.registrar == nullptr) return;
+  // Registered once, here, so the gateway can write READs straight into it over RDMA.
+  auto region = options.registrar->Register(rdmaio::HostMemory{buffer.host()});
+  if (!region.ok()) {
+    REELFS_LOG_WARN(kSubject,
+                    "side channel: {}: registering the {} with the data channel: {}; its READs "
+                    "are copied by the daemon",
+                    c.peer, what, region.status().ToString());
+    return;
+  }
+  buffer.region = std::move(*region);
 }
 
 void SideChannelServer::Impl::StartRead(const std::shared_ptr<Client>& c, uint64_t tag,
@@ -943,7 +1019,7 @@ void SideChannelServer::Impl::ReadInto(const std::shared_ptr<Client>& c, uint64_
       read_errors.fetch_add(1, std::memory_order_relaxed);
       return Done(*c, tag, -EBADF);
     }
-    const uint64_t size = b->second->bytes().size();
+    const uint64_t size = b->second->size;
     // No overflow: the codec refused buffer_offset + length overflowing u64.
     if (buffer_offset > size || length > size - buffer_offset) {
       lock.unlock();
@@ -959,7 +1035,16 @@ void SideChannelServer::Impl::ReadInto(const std::shared_ptr<Client>& c, uint64_
   op->offset = offset;
   op->length = length;
   op->buffer_offset = buffer_offset;
-  if (options.direct_read_min != 0 && length >= options.direct_read_min) {
+  if (op->buffer->cpu_sync()) {
+    Status synced = SyncDmaBufForCpuWrite(op->buffer->dmabuf.get(), /*start=*/true);
+    if (!synced.ok()) {
+      read_errors.fetch_add(1, std::memory_order_relaxed);
+      return Done(*c, tag, -static_cast<int64_t>(ErrnoOf(synced)));
+    }
+  }
+  // A buffer only the NIC can write takes the whole READ as one fetch into its window.
+  if (op->buffer->host().empty() ||
+      (options.direct_read_min != 0 && length >= options.direct_read_min)) {
     op->Direct();
   } else {
     op->Pump();

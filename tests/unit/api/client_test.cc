@@ -234,6 +234,45 @@ TEST_SUITE("api") {
     CHECK(MemfdBuffer::Create(0).status().code() == StatusCode::kInvalidArgument);
   }
 
+  TEST_CASE("client: a dma-buf registration passes the fd itself; a refusal is its errno") {
+    std::atomic<bool> same_file{false};
+    char templ[] = "/tmp/reelfs-client-dmabuf-XXXXXX";
+    UniqueFd mine(mkstemp(templ));
+    unlink(templ);
+    struct stat want {};
+    REQUIRE(fstat(mine.get(), &want) == 0);
+    ScriptedDaemon daemon([&](Conn& c) {
+      c.Hello(protocol::capability::kDmaBuf);
+      std::vector<UniqueFd> fds;
+      auto reg = c.Next(&fds);
+      REQUIRE(reg.has_value());
+      REQUIRE(fds.size() == 1);
+      const auto& r = std::get<protocol::RegisterBuffer>(reg->message);
+      CHECK(r.kind == protocol::BufferKind::kDmaBuf);
+      CHECK(r.length == 8192);
+      struct stat got {};
+      same_file =
+          fstat(fds[0].get(), &got) == 0 && got.st_ino == want.st_ino && got.st_dev == want.st_dev;
+      c.Answer(reg->tag, 4);
+      auto again = c.Next(&fds);
+      REQUIRE(again.has_value());
+      c.Answer(again->tag, -EOPNOTSUPP);
+      c.Next(nullptr);
+    });
+    auto client = SideChannelClient::Connect(daemon.path(), protocol::capability::kDmaBuf);
+    REQUIRE(client.ok());
+    CHECK((*client)->server_capabilities() == protocol::capability::kDmaBuf);
+    auto id = (*client)->RegisterDmaBuf(mine.get(), 8192);
+    REQUIRE(id.ok());
+    CHECK(*id == 4);
+    auto refused = (*client)->RegisterDmaBuf(mine.get(), 8192);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(ErrnoOf(refused.status()) == EOPNOTSUPP);
+    CHECK((*client)->RegisterDmaBuf(-1, 8192).status().code() == StatusCode::kInvalidArgument);
+    client->reset();
+    CHECK(same_file);
+  }
+
   TEST_CASE("client: READs pipelined, answered out of order, a sync call in between") {
     ScriptedDaemon daemon([&](Conn& c) {
       c.Hello(0);

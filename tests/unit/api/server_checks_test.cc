@@ -1,5 +1,6 @@
-// api/server's checks: the fd check and the memfd seal check (the mount's device from mountinfo
-// is tests/unit/fuse/mount_tuning_test.cc).
+// api/server's checks: the fd check, the memfd seal check and the dma-buf check (the mount's
+// device from mountinfo is tests/unit/fuse/mount_tuning_test.cc). A real dma-buf is checked in
+// the Soft-RoCE VM (tests/rdma/vgem_dmabuf_check.py): this kernel has no exporter to make one.
 // The server end to end (sockets, fd passing, reads through a real mount, a killed client) is
 // tests/e2e/side_channel.sh.
 #include <fcntl.h>
@@ -57,6 +58,26 @@ TEST_CASE("memfd check: sealed, large enough, page-multiple; else EINVAL") {
   UniqueFd plain(mkstemp(templ));
   CHECK(MapSealedMemfd(plain.get(), page).status().code() == StatusCode::kInvalidArgument);
   unlink(templ);
+}
+
+TEST_CASE("dma-buf check: a memfd, a file, a pipe or a closed fd is not a dma-buf") {
+  const long page = sysconf(_SC_PAGESIZE);
+  UniqueFd memfd(memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  REQUIRE(ftruncate(memfd.get(), 4 * page) == 0);
+  REQUIRE(fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0);
+  CHECK(CheckDmaBuf(memfd.get(), page).status().code() == StatusCode::kInvalidArgument);
+  char templ[] = "/tmp/reelfs-dmabufcheck-XXXXXX";
+  UniqueFd plain(mkstemp(templ));
+  unlink(templ);
+  REQUIRE(ftruncate(plain.get(), page) == 0);
+  CHECK(CheckDmaBuf(plain.get(), page).status().code() == StatusCode::kInvalidArgument);
+  int p[2];
+  REQUIRE(pipe2(p, O_CLOEXEC) == 0);
+  UniqueFd r(p[0]), w(p[1]);
+  CHECK(CheckDmaBuf(r.get(), page).status().code() == StatusCode::kInvalidArgument);
+  const int closed = w.Release();
+  close(closed);
+  CHECK_FALSE(CheckDmaBuf(closed, page).ok());
 }
 
 }  // namespace
