@@ -44,8 +44,8 @@ __all__ = [
     "CAP_RDMA", "CAP_DMABUF", "CAP_CUDA_IPC", "KIND_MEMFD", "KIND_DMABUF", "KIND_CUDA_IPC",
     "Hello", "OpenFile", "CloseFile", "RegisterBuffer", "ReleaseBuffer", "Read", "Done", "Error",
     "Frame", "FrameHeader", "StreamStep", "InvalidFrame", "FramingError", "ProtocolError",
-    "SideChannelUnavailable", "encode_frame", "decode_frame", "decode_next", "Buffer", "Client",
-    "socket_path_for",
+    "SideChannelUnavailable", "encode_frame", "decode_frame", "decode_next", "Buffer", "DmaBuf",
+    "Client", "socket_path_for",
 ]
 
 PROTOCOL_VERSION = 1
@@ -504,6 +504,18 @@ class Buffer(mmap.mmap):
             self.fd = -1
 
 
+class DmaBuf:
+    """A registered dma-buf: its ``buffer_id`` for READs. The caller's fd stays the caller's."""
+
+    def __init__(self, buffer_id, client, length):
+        self.buffer_id = buffer_id
+        self.client = client
+        self.length = length
+
+    def _drop(self):
+        pass  # nothing mapped here, no fd of ours
+
+
 def _page_round(n):
     page = mmap.PAGESIZE
     return max(page, (n + page - 1) // page * page)
@@ -669,6 +681,16 @@ class Client:
         buf.buffer_id = result
         buf.client = self
         return buf
+
+    def register_dmabuf(self, fd, length):
+        """Registers ``length`` bytes (whole pages) of the dma-buf ``fd`` (the caller keeps its fd;
+        the daemon holds its own). Returns a :class:`DmaBuf` for ``submit_read``/``read`` and
+        ``release_buffer``. ``OSError(EOPNOTSUPP)`` when the daemon can neither register the
+        dma-buf with its NIC nor map it (a GPU's dma-buf on a mount without ``--rdma``): stage
+        through host memory instead; ``OSError(EINVAL)`` when ``fd`` is not a dma-buf."""
+        result = self._request(RegisterBuffer(KIND_DMABUF, length), fds=[fd])
+        self._check(result, "dma-buf")
+        return DmaBuf(result, self, length)
 
     def release_buffer(self, buffer):
         """Deregisters ``buffer`` (the daemon waits for every READ into it), then unmaps it."""

@@ -4,8 +4,9 @@
 # source tree. Proves: read_into a registered memfd (and a bytearray) is byte-exact at 1 000
 # random ranges of a 96 MiB object (1 MiB and larger READs as direct GETs); 10 000 small files in
 # one pipelined read_many batch (one READ_PATH each), every byte checked; OPEN_PATH and READ_PATH
-# by hand with the errno of each bad path; an fd opened outside the mount is refused with EPERM; numpy and CPU torch targets;
-# GpuFileDataset / GpuFileIterable in DataLoaders; a client SIGKILLed mid-batch while another
+# by hand with the errno of each bad path; an fd opened outside the mount is refused with EPERM;
+# a memfd or a file passed as a dma-buf is EINVAL, a CUDA IPC handle EOPNOTSUPP, the connection
+# unharmed; numpy and CPU torch targets; GpuFileDataset / GpuFileIterable in DataLoaders; a client SIGKILLed mid-batch while another
 # keeps reading byte-exact, and nothing written into the dead client's memfd once the daemon's
 # user.reelfs.metrics shows it disconnected. Skips (77) when the mount announces no side channel
 # or runs no server for it (no side_channel counters in user.reelfs.metrics); a server that runs
@@ -54,6 +55,9 @@ step "OPEN_PATH and READ_PATH: files by path, and bad paths refused"
 
 step "a file opened outside the mount is refused"
 "$PY" "$CHECK" eperm "$MNT" "$WORK/outside.txt" || fail "EPERM"
+
+step "buffers that are not what they claim are refused, and cost only their request"
+"$PY" "$CHECK" buffers "$MNT" "$MNT/big.bin" || fail "buffers"
 
 step "numpy and CPU torch targets"
 if [[ -n "$NPY" ]]; then

@@ -7,6 +7,8 @@ reason is printed); anything else: failed.
   ranges SRC MNTFILE              1 000 random ranges read_into a registered memfd and a bytearray
   small SRCDIR MNTDIR             every file under MNTDIR in one read_many batch, byte-exact
   eperm MNT OUTSIDE               OPEN_FILE of a file outside the mount -> PermissionError (EPERM)
+  buffers MNT MNTFILE             buffers that are not what they claim: EINVAL, EOPNOTSUPP; the
+                                  connection and a good memfd keep working after each
   arrays SRC MNTFILE              numpy array and CPU torch tensor targets (torch part skipped)
   dataset SRCDIR MNTDIR           GpuFileDataset in a DataLoader (2 workers), every sample checked
   kill SRCDIR MNTDIR              a client SIGKILLed mid-batch while this one keeps reading, and
@@ -181,6 +183,51 @@ def eperm(mnt, outside):
         sys.exit(f"open_file({outside}) outside the mount was accepted")
 
 
+def buffers(mnt, mnt_file):
+    """A memfd or a plain file registered as a dma-buf is EINVAL (no exporter in its fdinfo); a
+    CUDA IPC handle is EOPNOTSUPP (the daemon opens no CUDA context); an unsealed memfd is
+    EINVAL. Each refusal costs only its request: a memfd registered after them reads the file."""
+    with sc.Client.for_path(mnt) as c:
+        if not c.server_capabilities & sc.CAP_DMABUF:
+            sys.exit("the daemon does not offer dmabuf in its HELLO")
+        page = mmap.PAGESIZE
+        fake = sc._memfd(4 * page, "not-a-dmabuf")
+        plain = os.open(mnt_file, os.O_RDONLY)
+        unsealed = os.memfd_create("unsealed", os.MFD_CLOEXEC)
+        os.ftruncate(unsealed, page)
+        try:
+            for what, call, want in (
+                    ("a memfd as a dma-buf", lambda: c.register_dmabuf(fake, 4 * page),
+                     errno.EINVAL),
+                    ("a file of the mount as a dma-buf", lambda: c.register_dmabuf(plain, page),
+                     errno.EINVAL),
+                    ("an unsealed memfd", lambda: c._check(
+                        c._request(sc.RegisterBuffer(sc.KIND_MEMFD, page), fds=[unsealed]),
+                        "memfd"), errno.EINVAL),
+                    ("a CUDA IPC handle", lambda: c._check(
+                        c._request(sc.RegisterBuffer(sc.KIND_CUDA_IPC, 1 << 20, bytes(64))),
+                        "cuda_ipc"), errno.EOPNOTSUPP)):
+                try:
+                    call()
+                except OSError as err:
+                    if err.errno != want:
+                        sys.exit(f"{what}: {err}, want {errno.errorcode[want]}")
+                    print(f"  {what}: {errno.errorcode[err.errno]}")
+                    continue
+                sys.exit(f"{what}: accepted")
+        finally:
+            for fd in (fake, plain, unsealed):
+                os.close(fd)
+        buf = c.register_memfd(1 << 20)
+        fid = c.open_path(os.path.basename(mnt_file))
+        n, _ = c.read(fid, 0, 1 << 20, buf)
+        with open(mnt_file, "rb") as f:
+            if bytes(buf[:n]) != f.read(n) or n == 0:
+                sys.exit("after the refusals, a memfd READ came back wrong")
+        print(f"  after the refusals: a {n}-byte READ into a memfd, byte-exact")
+    return 0
+
+
 def arrays(src, mnt_file):
     try:
         import numpy as np
@@ -335,7 +382,7 @@ def kill(src_dir, mnt_dir):
 
 def main(argv):
     cmds = {"probe": probe, "ranges": ranges, "small": small, "paths": paths, "eperm": eperm,
-            "arrays": arrays,
+            "buffers": buffers, "arrays": arrays,
             "dataset": dataset, "kill": kill, "victim": victim}
     if len(argv) < 2 or argv[1] not in cmds:
         sys.exit(__doc__)
