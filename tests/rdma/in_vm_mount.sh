@@ -7,7 +7,9 @@
 #
 #   rdma        gateway --rdma, mount --rdma=DEV (--rdma-transport=auto): every byte over RDMA
 #               (RC), none over HTTP; and a side-channel client's memfd written by the gateway
-#               over RDMA, with nothing copied by the daemon (side_channel_rdma);
+#               over RDMA, with nothing copied by the daemon (side_channel_rdma); a client's
+#               vgem dma-buf refused by rxe0 with the ladder's EOPNOTSUPP line and filled over
+#               the next rung, byte-exact (side_channel_dmabuf, vgem_dmabuf_check.py);
 #   dc-on-rxe   the same with --rdma-transport=dc: Soft-RoCE cannot do DC, so the mount warns once
 #               with the reason (terminal and log) and every byte still comes over RDMA-RC;
 #   vgwrdma     gateway --rdma --rdma-emulate vgwrdma (data GETs declined with 500): correct,
@@ -152,6 +154,8 @@ run_case() {
   [ "$name" = rdma ] && { write_files "$name" || ok=0; }
   metrics=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" 2>&1)
   echo "in_vm_mount: $name: user.reelfs.metrics = $metrics"
+  # After the counters above are taken: the dma-buf's READ is copied by the daemon.
+  [ "$name" = rdma ] && { side_channel_dmabuf || ok=0; }
   umount "$mnt" || fusermount3 -u "$mnt"
   # The daemon logs its counters as it exits.
   i=0
@@ -223,6 +227,8 @@ write_case() {
   write_files "$name" || ok=0
   metrics=$(getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" 2>&1)
   echo "in_vm_mount: $name: user.reelfs.metrics = $metrics"
+  # After the counters above are taken: the dma-buf's READ is copied by the daemon.
+  [ "$name" = rdma ] && { side_channel_dmabuf || ok=0; }
   umount "$mnt" || fusermount3 -u "$mnt"
   i=0
   while ! grep -q "unmounted" "$log" 2>/dev/null && [ $i -lt 300 ]; do
@@ -310,6 +316,15 @@ print("in_vm_mount: side channel: " + ("OK: the gateway wrote the client's memfd
                                         "nothing copied by the daemon" if ok else "FAILED"))
 sys.exit(0 if ok else 1)
 PY
+}
+
+# side_channel_dmabuf: on the rdma mount, a side-channel client registers a vgem dma-buf;
+# rxe0 refuses it (the EOPNOTSUPP ladder line) and "big" still lands in it, over the next rung
+# (vgem_dmabuf_check.py says what is checked).
+side_channel_dmabuf() {
+  repo=$(cd "$(dirname "$reelfs")/../.." && pwd)
+  PYTHONPATH="$repo/python" python3 "$(dirname "$0")/vgem_dmabuf_check.py" "$mnt" \
+    "$root/bkt/big" "$log"
 }
 
 # dc_unavailable: the dc-on-rxe mount's log names why DC is unavailable, says RC is used, and

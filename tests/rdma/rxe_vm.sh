@@ -76,10 +76,11 @@ prepare_initrd() {
   depmod -b "$cache/kernel/root" "$kver"
   # virtio transport + 9p for the shared root; dummy for the netdev; crc32_generic for rxe's ICRC;
   # rdma_rxe; rdma_ucm and ib_uverbs for rdma_cm and verbs from user space; fuse for
-  # `reelfs mount` (devtmpfs then makes /dev/fuse). --show-depends lists each module's
-  # dependencies first, so insmod in this order works (built-ins are skipped).
+  # `reelfs mount` (devtmpfs then makes /dev/fuse); vgem, the one dma-buf exporter the kernel has
+  # without a GPU (vgem_dmabuf_check.py). --show-depends lists each module's dependencies first,
+  # so insmod in this order works (built-ins are skipped).
   local n=0 m p
-  for m in virtio_pci 9pnet_virtio 9p dummy crc32_generic rdma_rxe rdma_ucm ib_uverbs fuse; do
+  for m in virtio_pci 9pnet_virtio 9p dummy crc32_generic rdma_rxe rdma_ucm ib_uverbs fuse vgem; do
     modprobe -d "$cache/kernel/root" -S "$kver" --show-depends "$m" | awk '$1=="insmod"{print $2}'
   done | awk '!seen[$0]++' | while read -r p; do
     n=$((n + 1))
