@@ -5,9 +5,12 @@ array, a torch tensor on the CPU or on a CUDA device) with a file's bytes and sa
 the ladder carried them (the *tier*):
 
 ==================  ==============================================================================
-``rdma-gpu``        the gateway writes into GPU memory (a dma-buf or CUDA IPC registration). Used
-                    when the daemon offers ``dmabuf`` / ``cuda_ipc`` in its HELLO; the daemon of
-                    this release offers neither, so the rung is not taken yet.
+``rdma-gpu``        a CUDA tensor on a mount with ``--rdma``: its memory is exported as a dma-buf
+                    (``cuMemGetHandleForAddressRange``) and registered with the daemon, whose NIC
+                    registers it; the gateway writes the bytes straight into GPU memory. Where
+                    the export or the registration fails (no dma-buf support, a NIC that cannot
+                    import one, as Soft-RoCE), the reason is kept per connection
+                    (:func:`gpu_direct_reason`) and the next rung is taken.
 ``pinned-staging``  a CUDA tensor: the daemon writes into two pinned, registered memfds in turn;
                     each chunk goes to the GPU with an asynchronous copy while the next one is read
 ``host``            a host buffer: the daemon writes into a registered memfd (reused per thread,
@@ -38,13 +41,16 @@ and staging buffers (a DataLoader worker process makes its own on first use).
 
 import collections
 import ctypes
+import errno
+import mmap
 import os
 import sys
 import threading
 
 from . import side_channel as sc
 
-__all__ = ["read_into", "read_many", "memfd_buffer", "TIERS", "CHUNK", "WINDOW"]
+__all__ = ["read_into", "read_many", "memfd_buffer", "gpu_direct_reason", "TIERS", "CHUNK",
+           "WINDOW"]
 
 TIERS = ("rdma-gpu", "pinned-staging", "host", "pread")
 # One READ's size within a large read: several in flight let the daemon fetch parts in parallel.
@@ -65,6 +71,7 @@ class _Channel:
         self.root = root  # the mount root, for READ_PATH's relative paths
         self.staging = None
         self.pinned = None  # [(Buffer, host tensor)] * 2, for CUDA targets
+        self.no_gpu_direct = None  # why the rdma-gpu rung is not taken here; None: not known
 
     def staging_of(self, length):
         if self.staging is None or len(self.staging) < length:
@@ -312,6 +319,84 @@ def _staged(ch, torch, fid, offset, dst, want, name, chunk=CHUNK):
     return done, "pinned-staging" if pinned else "host"
 
 
+_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1
+_CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX = 0
+_CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER = 100
+_libcuda = None
+
+
+def _driver():
+    """The CUDA driver library (the one torch already loaded), or an OSError."""
+    global _libcuda
+    if _libcuda is None:
+        lib = ctypes.CDLL("libcuda.so.1")
+        lib.cuMemGetHandleForAddressRange.argtypes = [
+            ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_int, ctypes.c_ulonglong]
+        lib.cuFlushGPUDirectRDMAWrites.argtypes = [ctypes.c_int, ctypes.c_int]
+        _libcuda = lib
+    return _libcuda
+
+
+def _gpu_direct(ch, torch, fid, offset, dst, want, name):
+    """The rdma-gpu rung: ``dst``'s pages exported as a dma-buf, registered with the daemon (its
+    NIC registers the dma-buf itself), READs straight into it. None, with the reason kept on the
+    channel, when the rung is not available; the caller takes the next one."""
+    client = ch.client
+    need = sc.CAP_RDMA | sc.CAP_DMABUF
+    if client.server_capabilities & need != need:
+        ch.no_gpu_direct = "the mount has no --rdma (the gateway cannot write GPU memory)"
+    if ch.no_gpu_direct is not None or want == 0:
+        return None
+    page = mmap.PAGESIZE
+    ptr = dst.data_ptr()
+    base, end = ptr - ptr % page, -(-(ptr + want) // page) * page
+    # The caller's queued work on `dst` completes before the NIC writes it; this also makes the
+    # device's context current on this thread for the driver calls.
+    torch.cuda.synchronize(dst.device)
+    try:
+        lib = _driver()
+        fd = ctypes.c_int(-1)
+        rc = lib.cuMemGetHandleForAddressRange(ctypes.byref(fd), base, end - base,
+                                               _CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0)
+        if rc != 0:
+            ch.no_gpu_direct = f"cuMemGetHandleForAddressRange(DMA_BUF_FD): CUDA error {rc}"
+            return None
+    except (OSError, AttributeError) as err:
+        ch.no_gpu_direct = f"no CUDA driver entry point for dma-buf export: {err}"
+        return None
+    try:
+        try:
+            buf = client.register_dmabuf(fd.value, end - base)
+        except OSError as err:
+            if err.errno != errno.EOPNOTSUPP:
+                raise
+            ch.no_gpu_direct = ("the daemon cannot land in this GPU's dma-buf (its NIC cannot "
+                                "import it: the mount's log says why)")
+            return None
+        try:
+            done = _read_pieces(client, fid, offset, want, buf, ptr - base, name)
+        except OSError as err:
+            if err.errno != errno.EOPNOTSUPP:
+                raise
+            return None  # a READ fell back to HTTP, which cannot land in GPU memory
+        finally:
+            client.release_buffer(buf)
+    finally:
+        os.close(fd.value)
+    # GPUDirect RDMA writes become visible to the GPU's own work in order only after a flush
+    # where the device's write ordering asks for one; where it does not, the flush is a no-op.
+    lib.cuFlushGPUDirectRDMAWrites(_CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                   _CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER)
+    return done
+
+
+def gpu_direct_reason(path):
+    """Why :func:`read_into` does not take the ``rdma-gpu`` rung on this thread's connection to
+    the mount of ``path``; None when it does, or has not tried yet."""
+    ch = _channel_for(path)
+    return "the mount has no side channel" if ch is None else ch.no_gpu_direct
+
+
 def _cuda_pread(torch, fd, offset, dst, want):
     st = _state()
     pinned = getattr(st, "pinned_pread", None)
@@ -369,6 +454,9 @@ def read_into(path, out, offset=0):
             fid = ch.client.open_file(fd, name=name)
             try:
                 if cuda:
+                    direct = _gpu_direct(ch, torch, fid, offset, dst, want, name)
+                    if direct is not None:
+                        return direct, "rdma-gpu"
                     return _staged(ch, torch, fid, offset, dst, want, name)
                 return _host_read(ch, fid, offset, out, dst, want, name), "host"
             finally:

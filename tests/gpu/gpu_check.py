@@ -198,7 +198,8 @@ def read_into(torch, mnt_file, src_file):
     torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     row = {"check": "read_into", "file": os.path.basename(src_file), "bytes": n, "tier": tier,
-           "seconds": round(dt, 3), "gb_s": round(n / dt / 1e9, 2)}
+           "seconds": round(dt, 3), "gb_s": round(n / dt / 1e9, 2),
+           "no_rdma_gpu_because": gpu.gpu_direct_reason(mnt_file)}
     row["gpu_checksum"] = checksum_gpu(torch, out[:n])
     row["source_checksum"] = checksum_cpu(src_file)
     row["equal"] = n == size and row["gpu_checksum"] == row["source_checksum"]

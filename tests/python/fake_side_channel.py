@@ -9,7 +9,10 @@ the mapped memfd. Answers to the READs of one received chunk are sent in reverse
 client that assumes submission order fails; `hold_reads = N` holds READ answers across chunks
 until N are due (then sends them reversed and resets to 0), so the reordering does not depend on
 how the kernel splits the stream. `fail_reads` maps a file name to an errno its READs
-get. The root's user.reelfs.metrics carries side_channel.clients_connected.
+get. The root's user.reelfs.metrics carries side_channel.clients_connected. `capabilities` is
+what its HELLO offers; a dmabuf REGISTER_BUFFER is answered `dmabuf_answer` when set (an errno),
+else its fd is mapped as a memfd's would be (the tests pass a memfd as the "dma-buf"), and
+`dmabufs` counts those taken.
 """
 
 import fcntl
@@ -38,6 +41,9 @@ class FakeSideChannel:
         os.setxattr(self.root, sc.MOUNT_XATTR, json.dumps(info).encode())
         self.fail_reads = {}
         self.hold_reads = 0
+        self.capabilities = 0
+        self.dmabuf_answer = None
+        self.dmabufs = 0
         self.reads = 0
         self.clients = 0
         self.connected = 0
@@ -132,7 +138,7 @@ class FakeSideChannel:
                             conn.sendall(sc.encode_frame(sc.Frame(tag, sc.Error(71, "no HELLO"))))
                             return
                         hello = True
-                        out.append(sc.Frame(tag, sc.Hello(1, 0)))
+                        out.append(sc.Frame(tag, sc.Hello(1, self.capabilities)))
                     elif isinstance(m, sc.OpenFile):
                         fd = fds_in.pop(0)
                         target = os.readlink(f"/proc/self/fd/{fd}")
@@ -148,6 +154,17 @@ class FakeSideChannel:
                         if f:
                             os.close(f[0])
                         out.append(sc.Frame(tag, sc.Done(0 if f else -EBADF, 0)))
+                    elif isinstance(m, sc.RegisterBuffer) and m.kind == sc.KIND_DMABUF:
+                        fd = fds_in.pop(0)
+                        if self.dmabuf_answer is not None:
+                            os.close(fd)
+                            out.append(sc.Frame(tag, sc.Done(-self.dmabuf_answer, 0)))
+                        else:
+                            self.dmabufs += 1
+                            bid = new_id()
+                            buffers[bid] = mmap.mmap(fd, m.length, flags=mmap.MAP_SHARED)
+                            os.close(fd)
+                            out.append(sc.Frame(tag, sc.Done(bid, 0)))
                     elif isinstance(m, sc.RegisterBuffer):
                         fd = fds_in.pop(0)
                         seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)

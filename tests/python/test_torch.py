@@ -6,12 +6,16 @@ sample is read by a DataLoader worker and carries the state its file had when th
 it, so "only readable files are read" is checked where it matters. Exits 77 without torch (run.sh
 picks an interpreter that has it) or without user xattrs.
 """
+import ctypes
+import errno
 import hashlib
 import json
+import mmap
 import os
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 try:
     import torch
@@ -24,6 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_mount import FakeArchive  # noqa: E402
 
 from fake_side_channel import FakeSideChannel  # noqa: E402
+
+from reelfs import side_channel as sc  # noqa: E402
 
 from reelfs.torch import (  # noqa: E402
     GpuFileDataset, GpuFileIterable, StagingTimeout, TapeOrderIterable, TapeOrderSampler)
@@ -201,6 +207,113 @@ class StagedCopyTest(unittest.TestCase):
         self.assertEqual(n, len(self.data) // 4 * 4)
         self.assertIn(tier, ("pinned-staging", "host"))
         self.assertEqual(out.cpu().numpy().tobytes(), self.data[:n])
+
+
+class _FakeDriver:
+    """The two libcuda entry points of the rdma-gpu rung. The "device memory" is a memfd mapped
+    in this process: an export of exactly that mapping's pages is a dup of the memfd (what the
+    fake daemon maps, as the real one maps a CPU-mappable dma-buf); any other range fails as
+    CUDA_ERROR_INVALID_VALUE (1) would."""
+
+    def __init__(self, memfd, address, size):
+        self.memfd, self.address, self.size = memfd, address, size
+        self.rc = 0  # an export error to return
+        self.exports = []
+        self.flushes = []
+        self.cuMemGetHandleForAddressRange = self._export
+        self.cuFlushGPUDirectRDMAWrites = lambda target, scope: self.flushes.append((target, scope))
+
+    def _export(self, handle, base, size, kind, flags):
+        self.exports.append((base, size, kind, flags))
+        if self.rc:
+            return self.rc
+        if base != self.address or size > self.size or size % mmap.PAGESIZE or kind != 1:
+            return 1
+        handle._obj.value = os.dup(self.memfd)
+        return 0
+
+
+class GpuDirectTest(unittest.TestCase):
+    """reelfs.gpu's rdma-gpu rung against the fake daemon and a fake driver: the range exported
+    (the tensor's pages), the READs at the tensor's offset in them, the fd closed and the buffer
+    released, the flush; and each reason the rung is not taken, kept so it is not retried."""
+
+    def setUp(self):
+        from reelfs import gpu
+        self.gpu = gpu
+        self.fake = FakeSideChannel()
+        self.data = hashlib.sha256(b"g").digest() * 50000 + b"odd"  # 1 600 003 bytes
+        self.path = self.fake.file("direct.bin", self.data)
+        self.size = 2 << 20
+        self.memfd = os.memfd_create("fake-gpu", os.MFD_CLOEXEC)
+        os.ftruncate(self.memfd, self.size)
+        self.map = mmap.mmap(self.memfd, self.size, flags=mmap.MAP_SHARED)
+        self.mem = torch.frombuffer(self.map, dtype=torch.uint8)
+        self.driver = _FakeDriver(self.memfd, self.mem.data_ptr(), self.size)
+        patches = [mock.patch.object(gpu, "_libcuda", self.driver),
+                   mock.patch.object(torch.cuda, "synchronize", lambda *a: None)]
+        for p in patches:
+            p.start()
+            self.addCleanup(p.stop)
+
+    def tearDown(self):
+        del self.mem
+        self.map.close()
+        os.close(self.memfd)
+        self.fake.close()
+
+    def memfd_links(self):
+        return sum(os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:fake-gpu")
+                   for fd in os.listdir("/proc/self/fd") if fd.isdigit() and
+                   os.path.exists(f"/proc/self/fd/{fd}"))
+
+    def direct(self, offset, want, at=100):
+        ch = self.gpu._channel_for(self.path)
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fid = ch.client.open_file(fd)
+            dst = self.mem[at:at + want]
+            return ch, self.gpu._gpu_direct(ch, torch, fid, offset, dst, want, self.path)
+        finally:
+            os.close(fd)
+
+    def test_into_the_exported_pages_at_the_tensor_offset(self):
+        self.fake.capabilities = sc.CAP_RDMA | sc.CAP_DMABUF
+        links = self.memfd_links()
+        want = len(self.data) - 7
+        ch, n = self.direct(7, want)
+        self.assertEqual(n, want)
+        self.assertEqual(self.mem[100:100 + n].numpy().tobytes(), self.data[7:])
+        self.assertEqual(int(self.mem[:100].sum()) + int(self.mem[100 + n:].sum()), 0)
+        page = mmap.PAGESIZE
+        self.assertEqual(self.driver.exports,
+                         [(self.mem.data_ptr(), -(-(100 + want) // page) * page, 1, 0)])
+        self.assertEqual(self.driver.flushes, [(0, 100)])
+        self.assertEqual(self.memfd_links(), links)  # the exported fd is closed
+        self.assertEqual((self.fake.dmabufs, ch.client.in_flight, ch.no_gpu_direct), (1, 0, None))
+
+    def test_reasons_kept_and_not_retried(self):
+        ch, n = self.direct(0, 4096)  # the fake offers neither rdma nor dmabuf
+        self.assertIsNone(n)
+        self.assertIn("no --rdma", ch.no_gpu_direct)
+        self.assertEqual(self.driver.exports, [])
+        self.gpu._drop_channel(ch)
+        self.fake.capabilities = sc.CAP_RDMA | sc.CAP_DMABUF
+        self.fake.dmabuf_answer = errno.EOPNOTSUPP
+        links = self.memfd_links()
+        ch, n = self.direct(0, 4096)
+        self.assertIsNone(n)
+        self.assertIn("cannot land", ch.no_gpu_direct)
+        self.assertEqual(self.memfd_links(), links)
+        ch, n = self.direct(0, 4096)
+        self.assertIsNone(n)
+        self.assertEqual(len(self.driver.exports), 1)  # not tried again on this connection
+        self.gpu._drop_channel(ch)
+        self.driver.rc = 801  # CUDA_ERROR_NOT_SUPPORTED
+        ch, n = self.direct(0, 4096)
+        self.assertIsNone(n)
+        self.assertIn("CUDA error 801", ch.no_gpu_direct)
+        self.gpu._drop_channel(ch)
 
 
 TAPES = 5  # the 50 offline files of DdpTest, 10 per cartridge; the 10 online ones have no hint
