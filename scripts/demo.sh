@@ -173,6 +173,17 @@ n, tier = gpu.read_into(path, out)
 with open(path, "rb") as f:
     same = hashlib.sha256(f.read(n)).digest() == hashlib.sha256(out[:n]).digest()
 print(f"reelfs.gpu.read_into: {n} bytes via tier {tier}, identical to read(2): {same}")
+# What the daemon takes: a CUDA tensor's pages go in as a dma-buf (tier rdma-gpu) only where it
+# offers both rdma and dmabuf (docs/gpu.md); elsewhere the tensor is fed by pinned staging.
+from reelfs import side_channel
+with side_channel.Client.for_path(path) as c:
+    offered = [name for bit, name in ((side_channel.CAP_RDMA, "rdma"),
+                                      (side_channel.CAP_DMABUF, "dmabuf"),
+                                      (side_channel.CAP_CUDA_IPC, "cuda_ipc"),
+                                      (side_channel.CAP_OPEN_PATH, "open_path"))
+               if c.server_capabilities & bit]
+print(f"side channel offers: {', '.join(offered)}; a CUDA tensor's tier here: "
+      f"{'rdma-gpu where the NIC imports dma-bufs' if {'rdma', 'dmabuf'} <= set(offered) else 'pinned-staging (the mount has no --rdma)'}")
 # Small files by path: one READ_PATH each, no FUSE request (docs/protocols/side-channel.md).
 import json, os
 d = os.path.dirname(os.path.dirname(path))
