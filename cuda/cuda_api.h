@@ -15,6 +15,7 @@
 // fake is not, it is driven by one test thread.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -34,8 +35,12 @@ inline constexpr int kNoDevice = 100;           // a driver, but no visible devi
 inline constexpr int kSymbolNotFound = 500;     // a driver entry point this driver lacks
 inline constexpr int kHostMemoryAlreadyRegistered = 712;
 inline constexpr int kHostMemoryNotRegistered = 713;
+inline constexpr int kInvalidResourceHandle = 400;  // e.g. a CUDA IPC handle that names nothing
 inline constexpr int kNotSupported = 801;
 }  // namespace cuda_error
+
+// cudaIpcMemHandle_t: 64 opaque bytes (CUDA_IPC_HANDLE_SIZE).
+using IpcHandle = std::array<uint8_t, 64>;
 
 // The device attributes the probe reads (CU_DEVICE_ATTRIBUTE_*).
 enum class DeviceAttribute : uint8_t {
@@ -87,6 +92,16 @@ class CudaApi {
   // cuFlushGPUDirectRDMAWrites(current context, owner): makes NIC writes visible to the device's
   // consumers where the ordering attribute is below kRdmaWritesOrderingOwner.
   virtual int FlushGpuDirectRdmaWrites() = 0;
+
+  // CUDA IPC: another process's allocation mapped into this one (cudaIpcOpenMemHandle with
+  // cudaIpcMemLazyEnablePeerAccess, on the current device); `device_ptr` is the allocation's
+  // start here. Every open is matched by one close. The first call creates this process's CUDA
+  // context on the device, which costs device memory for as long as the process runs.
+  virtual int IpcOpenMemHandle(const IpcHandle& handle, uint64_t* device_ptr) = 0;
+  virtual int IpcCloseMemHandle(uint64_t device_ptr) = 0;
+  // The allocation holding `device_ptr`: its device (cudaPointerGetAttributes) and its extent
+  // (cuMemGetAddressRange).
+  virtual int GetAllocation(uint64_t device_ptr, int* device, uint64_t* base, uint64_t* size) = 0;
 };
 
 }  // namespace reelfs::cuda

@@ -4,6 +4,7 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -20,6 +21,8 @@ static_assert(cudaErrorSymbolNotFound == cuda_error::kSymbolNotFound);
 static_assert(cudaErrorHostMemoryAlreadyRegistered == cuda_error::kHostMemoryAlreadyRegistered);
 static_assert(cudaErrorHostMemoryNotRegistered == cuda_error::kHostMemoryNotRegistered);
 static_assert(cudaErrorNotSupported == cuda_error::kNotSupported);
+static_assert(cudaErrorInvalidResourceHandle == cuda_error::kInvalidResourceHandle);
+static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(IpcHandle));
 static_assert(CUDA_ERROR_NOT_SUPPORTED == cuda_error::kNotSupported);
 static_assert(CUDA_ERROR_NOT_FOUND == cuda_error::kSymbolNotFound);
 static_assert(CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER == kRdmaWritesOrderingOwner);
@@ -54,6 +57,7 @@ struct DriverEntryPoints {
   Entry<PFN_cuMemGetHandleForAddressRange_v11070> mem_get_handle_for_address_range;
   Entry<PFN_cuPointerSetAttribute_v6000> pointer_set_attribute;
   Entry<PFN_cuFlushGPUDirectRDMAWrites_v11030> flush_gpu_direct_rdma_writes;
+  Entry<PFN_cuMemGetAddressRange_v3020> mem_get_address_range;
 };
 
 CUdevice_attribute DriverAttribute(DeviceAttribute attribute) {
@@ -134,6 +138,39 @@ class RealCudaApi final : public CudaApi {
                     CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
   }
 
+  int IpcOpenMemHandle(const IpcHandle& handle, uint64_t* device_ptr) override {
+    cudaIpcMemHandle_t h;
+    std::memcpy(&h, handle.data(), sizeof h);
+    void* ptr = nullptr;
+    const cudaError_t code = cudaIpcOpenMemHandle(&ptr, h, cudaIpcMemLazyEnablePeerAccess);
+    if (code == cudaSuccess) *device_ptr = reinterpret_cast<uint64_t>(ptr);
+    return code;
+  }
+
+  int IpcCloseMemHandle(uint64_t device_ptr) override {
+    return cudaIpcCloseMemHandle(reinterpret_cast<void*>(device_ptr));
+  }
+
+  int GetAllocation(uint64_t device_ptr, int* device, uint64_t* base, uint64_t* size) override {
+    cudaPointerAttributes attributes{};
+    const void* ptr = reinterpret_cast<const void*>(device_ptr);
+    if (const cudaError_t code = cudaPointerGetAttributes(&attributes, ptr); code != cudaSuccess) {
+      return code;
+    }
+    const auto& entry = Driver().mem_get_address_range;
+    if (entry.fn == nullptr) return entry.code;
+    CUdeviceptr start = 0;
+    size_t bytes = 0;
+    if (const CUresult code = entry.fn(&start, &bytes, static_cast<CUdeviceptr>(device_ptr));
+        code != CUDA_SUCCESS) {
+      return code;
+    }
+    *device = attributes.device;
+    *base = static_cast<uint64_t>(start);
+    *size = bytes;
+    return cudaSuccess;
+  }
+
  private:
   // Resolved once, at the first driver call (never at construction: see cuda_api.h).
   const DriverEntryPoints& Driver() {
@@ -143,6 +180,7 @@ class RealCudaApi final : public CudaApi {
       Resolve("cuMemGetHandleForAddressRange", 11070, &entry_.mem_get_handle_for_address_range);
       Resolve("cuPointerSetAttribute", 6000, &entry_.pointer_set_attribute);
       Resolve("cuFlushGPUDirectRDMAWrites", 11030, &entry_.flush_gpu_direct_rdma_writes);
+      Resolve("cuMemGetAddressRange", 3020, &entry_.mem_get_address_range);
     });
     return entry_;
   }

@@ -196,4 +196,44 @@ int FakeCudaApi::SetSyncMemops(uint64_t device_ptr) {
 
 int FakeCudaApi::FlushGpuDirectRdmaWrites() { return Enter(FakeCall::kFlushGpuDirectRdmaWrites); }
 
+IpcHandle FakeCudaApi::ExportIpc(int device, uint64_t address, uint64_t size) {
+  IpcHandle handle{};
+  handle[0] = static_cast<uint8_t>(exported_.size() + 1);  // distinct per export
+  handle[1] = 0xc1;
+  exported_[handle] = Allocation{.device = device, .address = address, .size = size};
+  return handle;
+}
+
+int FakeCudaApi::IpcOpenMemHandle(const IpcHandle& handle, uint64_t* device_ptr) {
+  if (const int code = Enter(FakeCall::kIpcOpenMemHandle)) return code;
+  const auto it = exported_.find(handle);
+  if (it == exported_.end()) return Fail(cuda_error::kInvalidResourceHandle);
+  *device_ptr = it->second.address;
+  ++ipc_mapped_[it->second.address];
+  ++ipc_open_;
+  return cuda_error::kSuccess;
+}
+
+int FakeCudaApi::IpcCloseMemHandle(uint64_t device_ptr) {
+  if (const int code = Enter(FakeCall::kIpcCloseMemHandle)) return code;
+  const auto it = ipc_mapped_.find(device_ptr);
+  if (it == ipc_mapped_.end()) return Fail(cuda_error::kInvalidValue);
+  if (--it->second == 0) ipc_mapped_.erase(it);
+  --ipc_open_;
+  return cuda_error::kSuccess;
+}
+
+int FakeCudaApi::GetAllocation(uint64_t device_ptr, int* device, uint64_t* base, uint64_t* size) {
+  if (const int code = Enter(FakeCall::kGetAllocation)) return code;
+  for (const auto& [handle, a] : exported_) {
+    if (device_ptr >= a.address && device_ptr - a.address < a.size) {
+      *device = a.device;
+      *base = a.address;
+      *size = a.size;
+      return cuda_error::kSuccess;
+    }
+  }
+  return Fail(cuda_error::kInvalidValue);
+}
+
 }  // namespace reelfs::cuda

@@ -4,8 +4,10 @@
 // It behaves as CUDA does where reelfs depends on it: a failed call leaves a sticky last error
 // until GetLastError; registering host memory that overlaps a registered range answers
 // cudaErrorHostMemoryAlreadyRegistered (712); unregistering an unknown pointer 713; GetDmaBufFd
-// hands out real (harmless) file descriptors, so code that closes them can be checked. Memory is
-// never touched: host ranges are only recorded.
+// hands out real (harmless) file descriptors, so code that closes them can be checked; a CUDA IPC
+// handle opens only if it was exported (ExportIpc), a handle that names nothing answers
+// cudaErrorInvalidResourceHandle (400), and opens and closes are counted. Memory is never
+// touched: host ranges are only recorded.
 //
 // Thread-safety: none; one test thread drives it.
 #pragma once
@@ -31,6 +33,9 @@ enum class FakeCall : uint8_t {
   kGetDmaBufFd,
   kSetSyncMemops,
   kFlushGpuDirectRdmaWrites,
+  kIpcOpenMemHandle,
+  kIpcCloseMemHandle,
+  kGetAllocation,
 };
 
 class FakeCudaApi : public CudaApi {
@@ -63,6 +68,9 @@ class FakeCudaApi : public CudaApi {
   void InjectFailure(FakeCall call, int code, int nth = 1);
   // Marks [ptr, ptr + size) as registered by someone else (the application, UCX).
   void PreRegister(void* ptr, size_t size);
+  // Another process's cudaMalloc of `size` bytes on `device`, exported with cudaIpcGetMemHandle:
+  // the handle to pass; it opens at `address` here.
+  IpcHandle ExportIpc(int device, uint64_t address, uint64_t size);
 
   // Scripted state; set before use.
   int driver_version = 13000;
@@ -77,6 +85,7 @@ class FakeCudaApi : public CudaApi {
   const std::vector<void*>& host_unregister_calls() const { return unregister_calls_; }
   size_t pinned_ranges() const { return pinned_.size(); }  // registered by successful calls
   const std::vector<int>& dma_buf_fds() const { return dma_buf_fds_; }
+  int ipc_open_mappings() const { return ipc_open_; }  // opened and not yet closed
 
   int DriverGetVersion(int* version) override;
   int RuntimeGetVersion(int* version) override;
@@ -90,8 +99,16 @@ class FakeCudaApi : public CudaApi {
   int GetDmaBufFd(uint64_t device_ptr, size_t size, int* fd) override;
   int SetSyncMemops(uint64_t device_ptr) override;
   int FlushGpuDirectRdmaWrites() override;
+  int IpcOpenMemHandle(const IpcHandle& handle, uint64_t* device_ptr) override;
+  int IpcCloseMemHandle(uint64_t device_ptr) override;
+  int GetAllocation(uint64_t device_ptr, int* device, uint64_t* base, uint64_t* size) override;
 
  private:
+  struct Allocation {
+    int device = 0;
+    uint64_t address = 0;
+    uint64_t size = 0;
+  };
   struct Injection {
     FakeCall call;
     int remaining;  // calls of `call` still to pass before it fires
@@ -110,6 +127,9 @@ class FakeCudaApi : public CudaApi {
   std::map<uintptr_t, size_t> pinned_;   // ours: start -> size
   std::map<uintptr_t, size_t> foreign_;  // PreRegister'd
   std::vector<int> dma_buf_fds_;
+  std::map<IpcHandle, Allocation> exported_;
+  std::map<uint64_t, int> ipc_mapped_;  // address -> opens not yet closed
+  int ipc_open_ = 0;
 };
 
 }  // namespace reelfs::cuda

@@ -16,55 +16,15 @@
 
 #include "common/log.h"
 #include "cuda/fake/fake_cuda_api.h"
+#include "tests/unit/cuda/fake_registrar.h"
 
 namespace reelfs::cuda {
 namespace {
 
+using testing::FakeRegistrar;
+
 constexpr uint64_t kGpuVa = uint64_t{0x7f00} << 32;  // page-aligned, as cudaMalloc's are
 constexpr uint64_t kLength = 64 * 4096;
-
-class FakeRegion : public rdmaio::RegisteredRegion {
- public:
-  FakeRegion(rdmaio::MemoryKind kind, uint64_t length) : kind_(kind), length_(length) {}
-  rdmaio::MemoryKind kind() const override { return kind_; }
-  uint64_t length() const override { return length_; }
-  std::span<std::byte> host_bytes() const override { return {}; }
-
- private:
-  rdmaio::MemoryKind kind_;
-  uint64_t length_;
-};
-
-// Answers each kind as told; records what it was asked and whether a dma-buf fd was open then.
-class FakeRegistrar : public rdmaio::MemoryRegistrar {
- public:
-  Status host_answer, dma_buf_answer, device_answer;
-  std::vector<rdmaio::MemorySource> seen;
-  bool dma_buf_fd_was_open = false;
-
-  Result<std::shared_ptr<rdmaio::RegisteredRegion>> Register(
-      const rdmaio::MemorySource& source) override {
-    seen.push_back(source);
-    if (const auto* host = std::get_if<rdmaio::HostMemory>(&source)) {
-      if (!host_answer.ok()) return host_answer;
-      return Region(rdmaio::MemoryKind::kHost, host->bytes.size());
-    }
-    if (const auto* dmabuf = std::get_if<rdmaio::DmaBufMemory>(&source)) {
-      dma_buf_fd_was_open = fcntl(dmabuf->fd, F_GETFD) != -1;
-      if (!dma_buf_answer.ok()) return dma_buf_answer;
-      return Region(rdmaio::MemoryKind::kDmaBuf, dmabuf->length);
-    }
-    const auto& device = std::get<rdmaio::DeviceMemory>(source);
-    if (!device_answer.ok()) return device_answer;
-    return Region(rdmaio::MemoryKind::kDevice, device.length);
-  }
-
- private:
-  static Result<std::shared_ptr<rdmaio::RegisteredRegion>> Region(rdmaio::MemoryKind kind,
-                                                                  uint64_t length) {
-    return std::shared_ptr<rdmaio::RegisteredRegion>(std::make_shared<FakeRegion>(kind, length));
-  }
-};
 
 // Page-aligned host memory for the staging rung.
 struct PageBuffer {
