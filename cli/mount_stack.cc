@@ -259,12 +259,19 @@ Status MountStack::StartSideChannel(const fuse::DaemonOptions& options) {
   server.allow_other = options.allow_other;
   server.data_path =
       rdma_.channel != nullptr ? api::protocol::DonePath::kRdma : api::protocol::DonePath::kHttp;
-  // dma-bufs are always taken: the daemon walks its ladder per buffer (docs/gpu.md).
-  server.capabilities = api::protocol::capability::kDmaBuf |
-                        (rdma_.channel != nullptr ? api::protocol::capability::kRdma : 0);
   // With --rdma each client memfd is registered with the channel, and large READs are fetched
   // straight into it (the gateway writes them; nothing is copied by the daemon).
   if (rdma_.channel != nullptr) server.registrar = &rdma_.channel->registrar();
+  // dma-bufs are always taken: the daemon walks its ladder per buffer (docs/gpu.md). CUDA IPC
+  // handles are offered where a GPU and --rdma let the NIC write them, and answered with the
+  // reason elsewhere.
+  gpu_importer_ = MakeGpuImporter(gpu_, server.registrar);
+  server.gpu_importer = gpu_importer_.get();
+  using api::protocol::capability::kCudaIpc, api::protocol::capability::kDmaBuf,
+      api::protocol::capability::kRdma;
+  server.capabilities =
+      kDmaBuf | (rdma_.channel != nullptr ? kRdma : 0) |
+      (gpu_importer_ != nullptr && gpu_.probe.usable() && rdma_.channel != nullptr ? kCudaIpc : 0);
   REELFS_ASSIGN_OR_RETURN(side_channel_, api::SideChannelServer::Start(*fs_, std::move(server)));
   REELFS_LOG_INFO(kSubject, "side channel: listening on {}", side_channel_->socket_path());
   return Status::Ok();

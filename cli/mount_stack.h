@@ -107,6 +107,7 @@ class MountStack {
   //             reads wait on it;
   //   fs_       cancels its prefetches when it goes, after the session;
   //   daemon_   the FUSE session: unmounts after the side channel;
+  //   gpu_importer_ opens CUDA IPC buffers for the side channel (over gpu_ and rdma_): after it;
   //   side_channel_ the side channel server (started by Mount, stopped by Serve once the loop
   //             has ended): its reads go through fs_, so it goes after the listener;
   //   metrics_  the --metrics-listen thread reads every member above: it goes first.
@@ -122,6 +123,7 @@ class MountStack {
   ShutdownOnRelease restorer_;
   std::unique_ptr<fuse::FileSystem> fs_;
   std::unique_ptr<fuse::Daemon> daemon_;
+  std::unique_ptr<api::GpuImporter> gpu_importer_;  // the side channel's CUDA IPC buffers
   std::unique_ptr<api::SideChannelServer> side_channel_;
   std::unique_ptr<MetricsListener> metrics_;
 };

@@ -52,6 +52,14 @@ int ErrnoOf(const Status& s) {
   return e == 0 ? EIO : e;
 }
 
+// REGISTER_BUFFER's answer to a refused buffer (section 4): a buffer that is not what it claims
+// is EINVAL, one no rung of the ladder can take EOPNOTSUPP; anything else through the table.
+int64_t RefusalErrno(const Status& s) {
+  if (s.code() == StatusCode::kInvalidArgument) return -EINVAL;
+  if (s.code() == StatusCode::kUnimplemented) return -EOPNOTSUPP;
+  return -static_cast<int64_t>(ErrnoOf(s));
+}
+
 }  // namespace
 
 // Counts the objects whose destructors call into the FileSystem, so the server's destructor can
@@ -94,12 +102,13 @@ struct OpenedFile {
 
 // A registered buffer: what a READ's bytes may be written into. A memfd is always mapped; a
 // dma-buf is registered with the data channel as itself where the NIC takes it (then not mapped:
-// a GPU's dma-buf has no CPU mapping), else mapped, and the mapping registered where it can be.
-// Members in teardown order: the region is deregistered before the mapping goes, the mapping
-// before the dma-buf's fd closes.
+// a GPU's dma-buf has no CPU mapping), else mapped, and the mapping registered where it can be;
+// CUDA IPC memory only ever through its registration. Members in teardown order: the region
+// goes before the mappings, the mappings before the dma-buf's fd closes.
 struct ClientBuffer {
   UniqueFd dmabuf;  // a dma-buf's fd (invalid for a memfd): the CPU's writes are synced through it
-  std::unique_ptr<MappedBuffer> mapped;              // null for a dma-buf registered as itself
+  std::unique_ptr<ImportedGpuMemory> gpu;  // a CUDA IPC buffer: its mapping and registration
+  std::unique_ptr<MappedBuffer> mapped;    // null for a dma-buf registered as itself
   std::shared_ptr<rdmaio::RegisteredRegion> region;  // null without a registrar
   uint64_t size = 0;
   // The bytes the daemon may copy into; empty when only the NIC can write the buffer.
@@ -213,6 +222,12 @@ struct SideChannelServer::Impl {
   // per step down: the NIC registers the dma-buf itself; else its CPU mapping (registered with
   // the NIC where it can be, else copied into); else kUnimplemented (the client stages).
   Result<std::shared_ptr<ClientBuffer>> DmaBufBuffer(const Client& c, UniqueFd fd, uint64_t length);
+  // CUDA IPC memory through options.gpu_importer: registered with the NIC, or refused.
+  Result<std::shared_ptr<ClientBuffer>> CudaIpcBuffer(
+      const Client& c, const std::array<uint8_t, protocol::kCudaIpcHandleSize>& handle,
+      uint64_t length);
+  // Gives `buffer` the client's next buffer id and answers REGISTER_BUFFER with it.
+  void AddBuffer(Client& c, uint64_t tag, std::shared_ptr<ClientBuffer> buffer);
   // With a registrar, registers the buffer's mapping (`what` names it in the warning if not).
   void RegisterMapping(const Client& c, ClientBuffer& buffer, std::string_view what);
   void StartRead(const std::shared_ptr<Client>& c, uint64_t tag, const protocol::Read& read);
@@ -368,6 +383,10 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
   }
 
   void Finish(DonePath path) {
+    if (buffer->gpu != nullptr && error == 0) {
+      Status flushed = buffer->gpu->AfterRdmaWrites();
+      if (!flushed.ok()) error = ErrnoOf(flushed);
+    }
     if (buffer->cpu_sync()) {
       Status synced = SyncDmaBufForCpuWrite(buffer->dmabuf.get(), /*start=*/false);
       if (!synced.ok() && error == 0) error = ErrnoOf(synced);
@@ -900,12 +919,9 @@ void SideChannelServer::Impl::OpenPath(const std::shared_ptr<Client>& c, uint64_
 void SideChannelServer::Impl::RegisterBuffer(const std::shared_ptr<Client>& c, uint64_t tag,
                                              const protocol::RegisterBuffer& reg) {
   if (reg.kind == protocol::BufferKind::kCudaIpc) {
-    REELFS_LOG_INFO(kSubject,
-                    "side channel: {}: CUDA IPC buffers are not taken (the daemon opens no CUDA "
-                    "context, docs/gpu.md); answering EOPNOTSUPP: register a dma-buf of the "
-                    "memory instead",
-                    c->peer);
-    return Done(*c, tag, -EOPNOTSUPP);
+    auto buffer = CudaIpcBuffer(*c, reg.cuda_ipc_handle, reg.length);
+    if (!buffer.ok()) return Done(*c, tag, RefusalErrno(buffer.status()));
+    return AddBuffer(*c, tag, std::move(*buffer));
   }
   if (c->fds.empty()) return Done(*c, tag, -EINVAL);
   UniqueFd fd = std::move(c->fds.front());
@@ -915,19 +931,47 @@ void SideChannelServer::Impl::RegisterBuffer(const std::shared_ptr<Client>& c, u
                     : DmaBufBuffer(*c, std::move(fd), reg.length);
   if (!buffer.ok()) {
     REELFS_LOG_DEBUG(kSubject, "side channel: {}: {}", c->peer, buffer.status().ToString());
-    const StatusCode code = buffer.status().code();
-    return Done(*c, tag,
-                code == StatusCode::kInvalidArgument ? -EINVAL
-                : code == StatusCode::kUnimplemented
-                    ? -EOPNOTSUPP
-                    : -static_cast<int64_t>(ErrnoOf(buffer.status())));
+    return Done(*c, tag, RefusalErrno(buffer.status()));
   }
-  const uint64_t id = c->next_id++;
+  AddBuffer(*c, tag, std::move(*buffer));
+}
+
+void SideChannelServer::Impl::AddBuffer(Client& c, uint64_t tag,
+                                        std::shared_ptr<ClientBuffer> buffer) {
+  const uint64_t id = c.next_id++;
   {
-    MutexLock lock(c->mu);
-    c->buffers.emplace(id, std::move(*buffer));
+    MutexLock lock(c.mu);
+    c.buffers.emplace(id, std::move(buffer));
   }
-  Done(*c, tag, static_cast<int64_t>(id));
+  Done(c, tag, static_cast<int64_t>(id));
+}
+
+Result<std::shared_ptr<ClientBuffer>> SideChannelServer::Impl::CudaIpcBuffer(
+    const Client& c, const std::array<uint8_t, protocol::kCudaIpcHandleSize>& handle,
+    uint64_t length) {
+  if (options.gpu_importer == nullptr) {
+    REELFS_LOG_INFO(kSubject,
+                    "side channel: {}: a CUDA IPC buffer, and this reelfs was built without CUDA; "
+                    "answering EOPNOTSUPP (register a dma-buf of the memory, or stage)",
+                    c.peer);
+    return Status::Unimplemented("built without CUDA");
+  }
+  auto imported = options.gpu_importer->ImportCudaIpc(handle, length);
+  if (!imported.ok()) {
+    // One line per refusal, with the reason: the client sees only the errno.
+    REELFS_LOG_INFO(
+        kSubject, "side channel: {}: a {}-byte CUDA IPC buffer: {}; answering {}", c.peer, length,
+        imported.status().ToString(),
+        imported.status().code() == StatusCode::kInvalidArgument ? "EINVAL" : "EOPNOTSUPP");
+    return imported.status();
+  }
+  auto buffer = std::make_shared<ClientBuffer>();
+  buffer->size = length;
+  buffer->region = (*imported)->region();
+  buffer->gpu = std::move(*imported);
+  REELFS_LOG_INFO(kSubject, "side channel: {}: a {}-byte CUDA IPC buffer registered", c.peer,
+                  length);
+  return buffer;
 }
 
 Result<std::shared_ptr<ClientBuffer>> SideChannelServer::Impl::MemfdBuffer(const Client& c,

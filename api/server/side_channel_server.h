@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include "api/protocol/messages.h"
+#include "api/server/gpu_importer.h"
 #include "common/json.h"
 #include "common/result.h"
 #include "fuse/core/filesystem.h"
@@ -57,6 +58,9 @@ struct ServerOptions {
   // at REGISTER_BUFFER, so the gateway can write READs into them (docs/protocols/side-channel.md
   // section 4). A buffer that cannot be registered is used as without one (logged).
   rdmaio::MemoryRegistrar* registrar = nullptr;
+  // Takes `cuda_ipc` buffers, or null (reelfs built without CUDA): they are answered EOPNOTSUPP.
+  // Must outlive the server.
+  GpuImporter* gpu_importer = nullptr;
 };
 
 // Totals since Start.

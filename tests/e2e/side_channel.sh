@@ -58,6 +58,10 @@ step "a file opened outside the mount is refused"
 
 step "buffers that are not what they claim are refused, and cost only their request"
 "$PY" "$CHECK" buffers "$MNT" "$MNT/big.bin" || fail "buffers"
+# The client sees EOPNOTSUPP; the mount's log says why (no usable GPU, or built without CUDA).
+line=$(grep -m1 "CUDA IPC buffer.*answering EOPNOTSUPP" "$WORK/mount.log") ||
+  fail "no log line with the reason the CUDA IPC buffer was refused"
+echo "  mount log: ${line#*side channel: }"
 
 step "numpy and CPU torch targets"
 if [[ -n "$NPY" ]]; then
