@@ -6,11 +6,11 @@ the ladder carried them (the *tier*):
 
 ==================  ==============================================================================
 ``rdma-gpu``        a CUDA tensor on a mount with ``--rdma``: its memory is exported as a dma-buf
-                    (``cuMemGetHandleForAddressRange``) and registered with the daemon, whose NIC
-                    registers it; the gateway writes the bytes straight into GPU memory. Where
-                    the export or the registration fails (no dma-buf support, a NIC that cannot
-                    import one, as Soft-RoCE), the reason is kept per connection
-                    (:func:`gpu_direct_reason`) and the next rung is taken.
+                    (``cuMemGetHandleForAddressRange``), or else named by a CUDA IPC handle, and
+                    registered with the daemon, whose NIC registers it; the gateway writes the
+                    bytes straight into GPU memory. Where that fails (no dma-buf support and no
+                    CUDA IPC rung, a NIC that imports neither, as Soft-RoCE), the reason is kept
+                    per connection (:func:`gpu_direct_reason`) and the next rung is taken.
 ``pinned-staging``  a CUDA tensor: the daemon writes into two pinned, registered memfds in turn;
                     each chunk goes to the GPU with an asynchronous copy while the next one is read
 ``host``            a host buffer: the daemon writes into a registered memfd (reused per thread,
@@ -333,56 +333,83 @@ def _driver():
         lib.cuMemGetHandleForAddressRange.argtypes = [
             ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_int, ctypes.c_ulonglong]
         lib.cuFlushGPUDirectRDMAWrites.argtypes = [ctypes.c_int, ctypes.c_int]
+        lib.cuMemGetAddressRange_v2.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64]
+        lib.cuIpcGetMemHandle.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
         _libcuda = lib
     return _libcuda
 
 
+def _export(lib, client, ptr, want):
+    """``dst``'s memory registered with the daemon: ``(buffer, buffer_offset, close)``, or a
+    reason string. A dma-buf of the tensor's pages first; where the driver cannot export one (the
+    proprietary kernel module) and the daemon offers ``cuda_ipc``, a CUDA IPC handle of the
+    allocation holding them (the daemon opens it; nvidia-peermem then reaches it)."""
+    page = mmap.PAGESIZE
+    base, end = ptr - ptr % page, -(-(ptr + want) // page) * page
+    fd = ctypes.c_int(-1)
+    rc = lib.cuMemGetHandleForAddressRange(ctypes.byref(fd), base, end - base,
+                                           _CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0)
+    if rc == 0:
+        try:
+            return client.register_dmabuf(fd.value, end - base), ptr - base, fd.value
+        except OSError as err:
+            os.close(fd.value)
+            if err.errno != errno.EOPNOTSUPP:
+                raise
+            return ("the daemon cannot land in this GPU's dma-buf (its NIC cannot import it: "
+                    "the mount's log says why)")
+    why = f"cuMemGetHandleForAddressRange(DMA_BUF_FD): CUDA error {rc}"
+    if not client.server_capabilities & sc.CAP_CUDA_IPC:
+        return why + "; the daemon does not offer cuda_ipc"
+    start, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
+    handle = (ctypes.c_char * 64)()
+    rc = lib.cuMemGetAddressRange_v2(ctypes.byref(start), ctypes.byref(size), ptr)
+    if rc == 0:
+        rc = lib.cuIpcGetMemHandle(handle, start.value)
+    if rc != 0:
+        return why + f"; cuIpcGetMemHandle: CUDA error {rc}"
+    length = min(-(-(ptr + want - start.value) // page) * page, size.value)
+    try:
+        return client.register_cuda_ipc(bytes(handle), length), ptr - start.value, None
+    except OSError as err:
+        if err.errno != errno.EOPNOTSUPP:
+            raise
+        return why + "; the daemon cannot land in CUDA IPC memory (the mount's log says why)"
+
+
 def _gpu_direct(ch, torch, fid, offset, dst, want, name):
-    """The rdma-gpu rung: ``dst``'s pages exported as a dma-buf, registered with the daemon (its
-    NIC registers the dma-buf itself), READs straight into it. None, with the reason kept on the
-    channel, when the rung is not available; the caller takes the next one."""
+    """The rdma-gpu rung: ``dst``'s memory registered with the daemon (its NIC registers it),
+    READs straight into it. None, with the reason kept on the channel, when the rung is not
+    available; the caller takes the next one."""
     client = ch.client
     need = sc.CAP_RDMA | sc.CAP_DMABUF
     if client.server_capabilities & need != need:
         ch.no_gpu_direct = "the mount has no --rdma (the gateway cannot write GPU memory)"
     if ch.no_gpu_direct is not None or want == 0:
         return None
-    page = mmap.PAGESIZE
-    ptr = dst.data_ptr()
-    base, end = ptr - ptr % page, -(-(ptr + want) // page) * page
     # The caller's queued work on `dst` completes before the NIC writes it; this also makes the
     # device's context current on this thread for the driver calls.
     torch.cuda.synchronize(dst.device)
     try:
         lib = _driver()
-        fd = ctypes.c_int(-1)
-        rc = lib.cuMemGetHandleForAddressRange(ctypes.byref(fd), base, end - base,
-                                               _CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0)
-        if rc != 0:
-            ch.no_gpu_direct = f"cuMemGetHandleForAddressRange(DMA_BUF_FD): CUDA error {rc}"
-            return None
     except (OSError, AttributeError) as err:
-        ch.no_gpu_direct = f"no CUDA driver entry point for dma-buf export: {err}"
+        ch.no_gpu_direct = f"no CUDA driver entry points: {err}"
         return None
+    exported = _export(lib, client, dst.data_ptr(), want)
+    if isinstance(exported, str):
+        ch.no_gpu_direct = exported
+        return None
+    buf, at, fd = exported
     try:
-        try:
-            buf = client.register_dmabuf(fd.value, end - base)
-        except OSError as err:
-            if err.errno != errno.EOPNOTSUPP:
-                raise
-            ch.no_gpu_direct = ("the daemon cannot land in this GPU's dma-buf (its NIC cannot "
-                                "import it: the mount's log says why)")
-            return None
-        try:
-            done = _read_pieces(client, fid, offset, want, buf, ptr - base, name)
-        except OSError as err:
-            if err.errno != errno.EOPNOTSUPP:
-                raise
-            return None  # a READ fell back to HTTP, which cannot land in GPU memory
-        finally:
-            client.release_buffer(buf)
+        done = _read_pieces(client, fid, offset, want, buf, at, name)
+    except OSError as err:
+        if err.errno != errno.EOPNOTSUPP:
+            raise
+        return None  # a READ fell back to HTTP, which cannot land in GPU memory
     finally:
-        os.close(fd.value)
+        client.release_buffer(buf)
+        if fd is not None:
+            os.close(fd)
     # GPUDirect RDMA writes become visible to the GPU's own work in order only after a flush
     # where the device's write ordering asks for one; where it does not, the flush is a no-op.
     lib.cuFlushGPUDirectRDMAWrites(_CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
@@ -476,8 +503,9 @@ def read_many(requests, window=WINDOW):
     READ_PATH per file (open by path, read, close in one request, no FUSE request; where the
     daemon offers it), else the OPEN_FILEs of ``window`` files at a time sent together, then
     their READs; either way into slices of one staging memfd, up to ``window`` requests in
-    flight, each copied out (and its file closed) as it completes while the next ones are sent. Other requests (CUDA tensors, targets over 64 MiB,
-    mounts without a side channel) go through :func:`read_into` one by one. A failed file does
+    flight, each copied out (and its file closed) as it completes while the next ones are sent.
+    Other requests (CUDA tensors, targets over 64 MiB, mounts without a side channel) go through
+    :func:`read_into` one by one. A failed file does
     not stop the others; once all have been read, the error of the first failed request (in the
     order given) is raised as ``OSError`` naming its path. A broken connection raises at once.
     """

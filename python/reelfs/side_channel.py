@@ -44,8 +44,8 @@ __all__ = [
     "CAP_RDMA", "CAP_DMABUF", "CAP_CUDA_IPC", "KIND_MEMFD", "KIND_DMABUF", "KIND_CUDA_IPC",
     "Hello", "OpenFile", "CloseFile", "RegisterBuffer", "ReleaseBuffer", "Read", "Done", "Error",
     "Frame", "FrameHeader", "StreamStep", "InvalidFrame", "FramingError", "ProtocolError",
-    "SideChannelUnavailable", "encode_frame", "decode_frame", "decode_next", "Buffer", "DmaBuf",
-    "Client", "socket_path_for",
+    "SideChannelUnavailable", "encode_frame", "decode_frame", "decode_next", "Buffer",
+    "DeviceBuffer", "Client", "socket_path_for",
 ]
 
 PROTOCOL_VERSION = 1
@@ -504,8 +504,9 @@ class Buffer(mmap.mmap):
             self.fd = -1
 
 
-class DmaBuf:
-    """A registered dma-buf: its ``buffer_id`` for READs. The caller's fd stays the caller's."""
+class DeviceBuffer:
+    """A registered dma-buf or CUDA IPC buffer: its ``buffer_id`` for READs. Nothing is mapped
+    here; a dma-buf's fd stays the caller's."""
 
     def __init__(self, buffer_id, client, length):
         self.buffer_id = buffer_id
@@ -684,13 +685,23 @@ class Client:
 
     def register_dmabuf(self, fd, length):
         """Registers ``length`` bytes (whole pages) of the dma-buf ``fd`` (the caller keeps its fd;
-        the daemon holds its own). Returns a :class:`DmaBuf` for ``submit_read``/``read`` and
+        the daemon holds its own). Returns a :class:`DeviceBuffer` for ``submit_read``/``read`` and
         ``release_buffer``. ``OSError(EOPNOTSUPP)`` when the daemon can neither register the
         dma-buf with its NIC nor map it (a GPU's dma-buf on a mount without ``--rdma``): stage
         through host memory instead; ``OSError(EINVAL)`` when ``fd`` is not a dma-buf."""
         result = self._request(RegisterBuffer(KIND_DMABUF, length), fds=[fd])
         self._check(result, "dma-buf")
-        return DmaBuf(result, self, length)
+        return DeviceBuffer(result, self, length)
+
+    def register_cuda_ipc(self, handle, length):
+        """Registers the first ``length`` bytes of the GPU allocation named by ``handle`` (the 64
+        bytes of ``cuIpcGetMemHandle``/``cudaIpcGetMemHandle`` of its base). Returns a
+        :class:`DeviceBuffer`. ``OSError(EOPNOTSUPP)`` where the daemon cannot land in it (no
+        usable GPU or no ``--rdma`` there; the mount's log says why), ``OSError(EINVAL)`` for a
+        handle CUDA refuses or a length beyond the allocation."""
+        result = self._request(RegisterBuffer(KIND_CUDA_IPC, length, bytes(handle)))
+        self._check(result, "cuda_ipc")
+        return DeviceBuffer(result, self, length)
 
     def release_buffer(self, buffer):
         """Deregisters ``buffer`` (the daemon waits for every READ into it), then unmaps it."""

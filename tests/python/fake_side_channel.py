@@ -12,7 +12,8 @@ how the kernel splits the stream. `fail_reads` maps a file name to an errno its 
 get. The root's user.reelfs.metrics carries side_channel.clients_connected. `capabilities` is
 what its HELLO offers; a dmabuf REGISTER_BUFFER is answered `dmabuf_answer` when set (an errno),
 else its fd is mapped as a memfd's would be (the tests pass a memfd as the "dma-buf"), and
-`dmabufs` counts those taken.
+`dmabufs` counts those taken; a cuda_ipc one maps the fd that `ipc_exports` holds for its handle
+(EINVAL for a handle not there).
 """
 
 import fcntl
@@ -44,6 +45,7 @@ class FakeSideChannel:
         self.capabilities = 0
         self.dmabuf_answer = None
         self.dmabufs = 0
+        self.ipc_exports = {}  # 64-byte handle -> an fd to map for it
         self.reads = 0
         self.clients = 0
         self.connected = 0
@@ -164,6 +166,14 @@ class FakeSideChannel:
                             bid = new_id()
                             buffers[bid] = mmap.mmap(fd, m.length, flags=mmap.MAP_SHARED)
                             os.close(fd)
+                            out.append(sc.Frame(tag, sc.Done(bid, 0)))
+                    elif isinstance(m, sc.RegisterBuffer) and m.kind == sc.KIND_CUDA_IPC:
+                        fd = self.ipc_exports.get(bytes(m.cuda_ipc_handle))
+                        if fd is None:
+                            out.append(sc.Frame(tag, sc.Done(-EINVAL, 0)))
+                        else:
+                            bid = new_id()
+                            buffers[bid] = mmap.mmap(fd, m.length, flags=mmap.MAP_SHARED)
                             out.append(sc.Frame(tag, sc.Done(bid, 0)))
                     elif isinstance(m, sc.RegisterBuffer):
                         fd = fds_in.pop(0)

@@ -220,8 +220,25 @@ class _FakeDriver:
         self.rc = 0  # an export error to return
         self.exports = []
         self.flushes = []
+        self.ipc_handles = {}  # handle -> the allocation base it names
         self.cuMemGetHandleForAddressRange = self._export
         self.cuFlushGPUDirectRDMAWrites = lambda target, scope: self.flushes.append((target, scope))
+        self.cuMemGetAddressRange_v2 = self._address_range
+        self.cuIpcGetMemHandle = self._ipc_handle
+
+    def _address_range(self, base, size, ptr):
+        if not self.address <= ptr < self.address + self.size:
+            return 1
+        base._obj.value, size._obj.value = self.address, self.size
+        return 0
+
+    def _ipc_handle(self, out, base):
+        if base != self.address:
+            return 1  # CUDA wants the allocation's base
+        handle = hashlib.sha256(str(base).encode()).digest() * 2
+        ctypes.memmove(out, handle, 64)
+        self.ipc_handles[handle] = base
+        return 0
 
     def _export(self, handle, base, size, kind, flags):
         self.exports.append((base, size, kind, flags))
@@ -291,6 +308,26 @@ class GpuDirectTest(unittest.TestCase):
         self.assertEqual(self.driver.flushes, [(0, 100)])
         self.assertEqual(self.memfd_links(), links)  # the exported fd is closed
         self.assertEqual((self.fake.dmabufs, ch.client.in_flight, ch.no_gpu_direct), (1, 0, None))
+
+    def test_cuda_ipc_where_no_dma_buf_can_be_exported(self):
+        self.fake.capabilities = sc.CAP_RDMA | sc.CAP_DMABUF | sc.CAP_CUDA_IPC
+        self.driver.rc = 801  # the proprietary module: no dma-buf export
+        handle = hashlib.sha256(str(self.mem.data_ptr()).encode()).digest() * 2
+        self.fake.ipc_exports[handle] = self.memfd
+        want = 300001
+        ch, n = self.direct(11, want, at=5000)
+        self.assertEqual(n, want)
+        self.assertEqual(self.mem[5000:5000 + n].numpy().tobytes(), self.data[11:11 + want])
+        self.assertEqual(int(self.mem[:5000].sum()) + int(self.mem[5000 + n:].sum()), 0)
+        self.assertEqual(list(self.driver.ipc_handles.values()), [self.mem.data_ptr()])
+        self.assertEqual((self.driver.flushes, ch.no_gpu_direct), ([(0, 100)], None))
+        self.fake.capabilities = sc.CAP_RDMA | sc.CAP_DMABUF  # no cuda_ipc offered: a reason
+        self.gpu._drop_channel(ch)
+        ch, n = self.direct(0, 4096)
+        self.assertIsNone(n)
+        self.assertIn("CUDA error 801", ch.no_gpu_direct)
+        self.assertIn("does not offer cuda_ipc", ch.no_gpu_direct)
+        self.gpu._drop_channel(ch)
 
     def test_reasons_kept_and_not_retried(self):
         ch, n = self.direct(0, 4096)  # the fake offers neither rdma nor dmabuf
