@@ -12,6 +12,9 @@ compiled here. Each subcommand prints one JSON line; a failed measurement is a J
                                          cudaMalloc range: the fd, or the error
   gpu_check.py read-into MNTFILE SRCFILE reelfs.gpu.read_into a CUDA tensor; a checksum computed
                                          on the GPU against the same checksum of the source
+  gpu_check.py register MNTFILE          a CUDA tensor handed to the mount's daemon as a dma-buf
+                                         and as a CUDA IPC handle (reelfs.gpu's own driver
+                                         calls): what the daemon answered for each
 """
 import ctypes
 import json
@@ -207,6 +210,55 @@ def read_into(torch, mnt_file, src_file):
     return 0 if row["equal"] else 1
 
 
+def register(torch, mnt_file):
+    """The two ways reelfs.gpu hands GPU memory to the daemon, on a real GPU: the driver calls
+    themselves, and the daemon's answer (on a mount without --rdma both are refused with
+    EOPNOTSUPP, the reason in the mount's log: a GPU dma-buf has no CPU mapping, and CUDA IPC
+    memory needs the NIC)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "python"))
+    from reelfs import gpu, side_channel as sc
+    n = 8 * MIB
+    dev = torch.empty(n, dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    lib = gpu._driver()
+    with sc.Client.for_path(mnt_file) as c:
+        fd = ctypes.c_int(-1)
+        rc = lib.cuMemGetHandleForAddressRange(ctypes.byref(fd), dev.data_ptr(), n, 1, 0)
+        row = {"check": "register", "kind": "dmabuf", "export_cuda_error": rc}
+        if rc == 0:
+            try:
+                buf = c.register_dmabuf(fd.value, n)
+                row["daemon"] = "registered"
+                c.release_buffer(buf)
+            except OSError as err:
+                row["daemon"] = errno_name(err)
+            finally:
+                os.close(fd.value)
+        emit(**row)
+        start, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
+        handle = (ctypes.c_char * 64)()
+        rc = lib.cuMemGetAddressRange_v2(ctypes.byref(start), ctypes.byref(size), dev.data_ptr())
+        if rc == 0:
+            rc = lib.cuIpcGetMemHandle(handle, start.value)
+        row = {"check": "register", "kind": "cuda_ipc", "handle_cuda_error": rc,
+               "offered": bool(c.server_capabilities & sc.CAP_CUDA_IPC)}
+        if rc == 0:
+            try:
+                buf = c.register_cuda_ipc(bytes(handle), n)
+                row["daemon"] = "registered"
+                c.release_buffer(buf)
+            except OSError as err:
+                row["daemon"] = errno_name(err)
+        emit(**row)
+    return 0
+
+
+def errno_name(err):
+    import errno
+    return errno.errorcode.get(err.errno, str(err.errno))
+
+
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
@@ -227,6 +279,8 @@ def main(argv):
         dmabuf(torch, float(argv[2]))
     elif cmd == "read-into":
         return read_into(torch, argv[2], argv[3])
+    elif cmd == "register":
+        return register(torch, argv[2])
     else:
         sys.exit(__doc__)
     return 0

@@ -12,7 +12,8 @@
 # 4. a dma-buf export of a cudaMalloc range (cuMemGetHandleForAddressRange);
 # 5. with the reelfs binaries runnable and /dev/fuse: a loopback reelfs-gateway on tmpfs with 1 and
 #    4 GiB objects, curl's rate, and reelfs.gpu.read_into a CUDA tensor through a real mount's side
-#    channel, with a checksum computed on the GPU equal to the source's.
+#    channel, with a checksum computed on the GPU equal to the source's; then a CUDA tensor handed
+#    to the daemon as a dma-buf and as a CUDA IPC handle, with what it answered and why.
 # Exit 77 (skipped) without a CUDA device visible to torch; 1 when a byte read into GPU memory is
 # wrong; 0 otherwise (a part that cannot run here says why and the rest go on).
 set -uo pipefail
@@ -103,6 +104,11 @@ for g in 1 4; do
   run timeout 120 "$PYTHON" "$HERE/gpu_check.py" read-into "$work/mnt/obj-${g}g.bin" \
     "$work/root/data/obj-${g}g.bin" || { bad=1; say "(read-into ${g} GiB: wrong bytes or failed)"; }
 done
+# GPU memory handed to the daemon as a dma-buf and as a CUDA IPC handle: the driver calls, the
+# daemon's answer, and the reason its log gives (this mount has no --rdma).
+run timeout 60 "$PYTHON" "$HERE/gpu_check.py" register "$work/mnt/obj-1g.bin" ||
+  say "(register: exit $?)"
+run grep -E "dma-buf of|CUDA IPC buffer" "$OUT/reelfs.log"
 run "$PYTHON" -c "import os, sys; print(os.getxattr(sys.argv[1], 'user.reelfs.metrics').decode())" "$work/mnt"
 echo
 echo "gpu_check: done, report in $report"
