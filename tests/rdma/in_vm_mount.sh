@@ -7,7 +7,8 @@
 #
 #   rdma        gateway --rdma, mount --rdma=DEV (--rdma-transport=auto): every byte over RDMA
 #               (RC), none over HTTP; and a side-channel client's memfd written by the gateway
-#               over RDMA, with nothing copied by the daemon (side_channel_rdma); a client's
+#               over RDMA, with nothing copied by the daemon, then reelfs.gpu's read_into and
+#               read_many of every file, byte-exact (side_channel_rdma); a client's
 #               vgem dma-buf refused by rxe0 with the ladder's EOPNOTSUPP line and filled over
 #               the next rung, byte-exact (side_channel_dmabuf, vgem_dmabuf_check.py);
 #   dc-on-rxe   the same with --rdma-transport=dc: Soft-RoCE cannot do DC, so the mount warns once
@@ -314,7 +315,22 @@ ok = (n == len(want) and got == want and path == "rdma" and
       counters["rdma_bytes"] >= len(want) and counters["bytes_copied"] == 0)
 print("in_vm_mount: side channel: " + ("OK: the gateway wrote the client's memfd over RDMA, "
                                         "nothing copied by the daemon" if ok else "FAILED"))
-sys.exit(0 if ok else 1)
+# reelfs.gpu on the same mount, after the counters above: read_into a memfd registered on its
+# connection, and read_many of every file into bytearrays, each byte checked.
+from reelfs import gpu
+big = os.path.join(mnt, "big")
+buf = gpu.memfd_buffer(big, 16 << 20)
+n, tier = gpu.read_into(big, buf)
+good = n == len(want) and bytes(buf[:n]) == want and tier == "host"
+names = ["big", "small", "dir/mid"]
+outs = [bytearray(os.path.getsize(os.path.join(mnt, f))) for f in names]
+got = gpu.read_many([(os.path.join(mnt, f), o) for f, o in zip(names, outs)])
+src_dir = os.path.dirname(src)
+for f, o, (k, t) in zip(names, outs, got):
+    good = good and bytes(o[:k]) == open(os.path.join(src_dir, f), "rb").read()
+print(f"in_vm_mount: reelfs.gpu: read_into {n} bytes (tier {tier}), read_many "
+      f"{[k for k, _ in got]} bytes: " + ("OK, byte-exact" if good else "FAILED"))
+sys.exit(0 if ok and good else 1)
 PY
 }
 
