@@ -99,6 +99,19 @@ Result<uint64_t> SideChannelClient::RegisterDmaBuf(int fd, uint64_t length) {
   return static_cast<uint64_t>(id);
 }
 
+Result<uint64_t> SideChannelClient::RegisterCudaIpc(
+    const std::array<uint8_t, protocol::kCudaIpcHandleSize>& handle, uint64_t length) {
+  const uint64_t tag = next_tag_++;
+  protocol::RegisterBuffer reg;
+  reg.kind = protocol::BufferKind::kCudaIpc;
+  reg.length = length;
+  reg.cuda_ipc_handle = handle;
+  REELFS_RETURN_IF_ERROR(Send(Frame{tag, reg}));
+  REELFS_ASSIGN_OR_RETURN(Frame answer, AwaitAnswer(tag));
+  REELFS_ASSIGN_OR_RETURN(int64_t id, DoneResult(answer, "REGISTER_BUFFER"));
+  return static_cast<uint64_t>(id);
+}
+
 Status SideChannelClient::ReleaseBuffer(uint64_t buffer_id) {
   const uint64_t tag = next_tag_++;
   REELFS_RETURN_IF_ERROR(Send(Frame{tag, protocol::ReleaseBuffer{buffer_id}}));

@@ -3,7 +3,8 @@
 // user.reelfs.mount ("side_channel"), prove access to each file with an fd opened through the
 // mount (OpenFile), register a MemfdBuffer (or a dma-buf), then pipeline READs: SubmitRead
 // returns a tag at once and NextCompletion yields DONEs in completion order. The synchronous
-// calls (OpenFile, CloseFile, RegisterMemfd, RegisterDmaBuf, ReleaseBuffer, Read) keep any READ
+// calls (OpenFile, CloseFile, RegisterMemfd, RegisterDmaBuf, RegisterCudaIpc, ReleaseBuffer,
+// Read) keep any READ
 // completion that arrives meanwhile for NextCompletion.
 //
 // Sends never deadlock against a daemon that applies back-pressure: while a frame cannot be sent,
@@ -16,6 +17,7 @@
 // Thread-safety: none; use one client per thread (each is one connection).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -59,6 +61,11 @@ class SideChannelClient {
   // daemon walks its ladder (docs/gpu.md): EOPNOTSUPP when it can neither register the dma-buf
   // with its NIC nor map it, and the caller stages through host memory instead.
   Result<uint64_t> RegisterDmaBuf(int fd, uint64_t length);
+  // The first `length` bytes of the GPU allocation a CUDA IPC handle names (cuIpcGetMemHandle of
+  // its base). EOPNOTSUPP where the daemon cannot land in it (no usable GPU or no --rdma there),
+  // EINVAL for a handle CUDA refuses or a length beyond the allocation.
+  Result<uint64_t> RegisterCudaIpc(const std::array<uint8_t, protocol::kCudaIpcHandleSize>& handle,
+                                   uint64_t length);
   [[nodiscard]] Status ReleaseBuffer(uint64_t buffer_id);
 
   // Opens `path` (relative to the mount root) with no fd and no FUSE request; the daemon checks

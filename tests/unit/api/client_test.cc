@@ -273,6 +273,30 @@ TEST_SUITE("api") {
     CHECK(same_file);
   }
 
+  TEST_CASE("client: a CUDA IPC registration carries the handle and no fd") {
+    std::array<uint8_t, protocol::kCudaIpcHandleSize> handle{};
+    for (size_t i = 0; i < handle.size(); ++i) handle[i] = static_cast<uint8_t>(i * 7 + 1);
+    std::atomic<bool> as_sent{false};
+    ScriptedDaemon daemon([&](Conn& c) {
+      c.Hello(protocol::capability::kCudaIpc);
+      std::vector<UniqueFd> fds;
+      auto reg = c.Next(&fds);
+      REQUIRE(reg.has_value());
+      const auto& r = std::get<protocol::RegisterBuffer>(reg->message);
+      as_sent = fds.empty() && r.kind == protocol::BufferKind::kCudaIpc && r.length == (2u << 20) &&
+                r.cuda_ipc_handle == handle;
+      c.Answer(reg->tag, -EOPNOTSUPP);
+      c.Next(nullptr);
+    });
+    auto client = SideChannelClient::Connect(daemon.path(), protocol::capability::kCudaIpc);
+    REQUIRE(client.ok());
+    auto refused = (*client)->RegisterCudaIpc(handle, 2u << 20);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(ErrnoOf(refused.status()) == EOPNOTSUPP);
+    client->reset();
+    CHECK(as_sent);
+  }
+
   TEST_CASE("client: READs pipelined, answered out of order, a sync call in between") {
     ScriptedDaemon daemon([&](Conn& c) {
       c.Hello(0);
