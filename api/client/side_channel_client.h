@@ -4,8 +4,7 @@
 // mount (OpenFile), register a MemfdBuffer (or a dma-buf), then pipeline READs: SubmitRead
 // returns a tag at once and NextCompletion yields DONEs in completion order. The synchronous
 // calls (OpenFile, CloseFile, RegisterMemfd, RegisterDmaBuf, RegisterCudaIpc, ReleaseBuffer,
-// Read) keep any READ
-// completion that arrives meanwhile for NextCompletion.
+// Read) keep any READ completion that arrives meanwhile for NextCompletion.
 //
 // Sends never deadlock against a daemon that applies back-pressure: while a frame cannot be sent,
 // the client keeps reading answers into its completion queue.
