@@ -339,21 +339,41 @@ def _driver():
     return _libcuda
 
 
-def _export(lib, client, ptr, want):
-    """``dst``'s memory registered with the daemon: ``(buffer, buffer_offset, close)``, or a
-    reason string. A dma-buf of the tensor's pages first; where the driver cannot export one (the
-    proprietary kernel module) and the daemon offers ``cuda_ipc``, a CUDA IPC handle of the
-    allocation holding them (the daemon opens it; nvidia-peermem then reaches it)."""
+def _dmabuf_of(lib, ptr, want):
+    """A dma-buf of the host pages holding ``[ptr, ptr + want)`` of device memory:
+    ``(rc, fd, base, length)``; ``rc`` is the CUDA error (0: ``fd`` is the caller's)."""
     page = mmap.PAGESIZE
     base, end = ptr - ptr % page, -(-(ptr + want) // page) * page
     fd = ctypes.c_int(-1)
     rc = lib.cuMemGetHandleForAddressRange(ctypes.byref(fd), base, end - base,
                                            _CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0)
+    return rc, fd.value, base, end - base
+
+
+def _ipc_handle_of(lib, ptr, want):
+    """A CUDA IPC handle of the allocation holding ``ptr``: ``(rc, handle, base, length)``, the
+    length covering ``[ptr, ptr + want)`` in whole pages within the allocation."""
+    start, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
+    handle = (ctypes.c_char * 64)()
+    rc = lib.cuMemGetAddressRange_v2(ctypes.byref(start), ctypes.byref(size), ptr)
+    if rc == 0:
+        rc = lib.cuIpcGetMemHandle(handle, start.value)
+    page = mmap.PAGESIZE
+    length = min(-(-(ptr + want - start.value) // page) * page, size.value)
+    return rc, bytes(handle), start.value, length
+
+
+def _export(lib, client, ptr, want):
+    """``dst``'s memory registered with the daemon: ``(buffer, buffer_offset, close)``, or a
+    reason string. A dma-buf of the tensor's pages first; where the driver cannot export one (the
+    proprietary kernel module) and the daemon offers ``cuda_ipc``, a CUDA IPC handle of the
+    allocation holding them (the daemon opens it; nvidia-peermem then reaches it)."""
+    rc, fd, base, length = _dmabuf_of(lib, ptr, want)
     if rc == 0:
         try:
-            return client.register_dmabuf(fd.value, end - base), ptr - base, fd.value
+            return client.register_dmabuf(fd, length), ptr - base, fd
         except OSError as err:
-            os.close(fd.value)
+            os.close(fd)
             if err.errno != errno.EOPNOTSUPP:
                 raise
             return ("the daemon cannot land in this GPU's dma-buf (its NIC cannot import it: "
@@ -361,16 +381,11 @@ def _export(lib, client, ptr, want):
     why = f"cuMemGetHandleForAddressRange(DMA_BUF_FD): CUDA error {rc}"
     if not client.server_capabilities & sc.CAP_CUDA_IPC:
         return why + "; the daemon does not offer cuda_ipc"
-    start, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
-    handle = (ctypes.c_char * 64)()
-    rc = lib.cuMemGetAddressRange_v2(ctypes.byref(start), ctypes.byref(size), ptr)
-    if rc == 0:
-        rc = lib.cuIpcGetMemHandle(handle, start.value)
+    rc, handle, base, length = _ipc_handle_of(lib, ptr, want)
     if rc != 0:
         return why + f"; cuIpcGetMemHandle: CUDA error {rc}"
-    length = min(-(-(ptr + want - start.value) // page) * page, size.value)
     try:
-        return client.register_cuda_ipc(bytes(handle), length), ptr - start.value, None
+        return client.register_cuda_ipc(handle, length), ptr - base, None
     except OSError as err:
         if err.errno != errno.EOPNOTSUPP:
             raise

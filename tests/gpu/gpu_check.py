@@ -223,35 +223,28 @@ def register(torch, mnt_file):
     torch.cuda.synchronize()
     lib = gpu._driver()
     with sc.Client.for_path(mnt_file) as c:
-        fd = ctypes.c_int(-1)
-        rc = lib.cuMemGetHandleForAddressRange(ctypes.byref(fd), dev.data_ptr(), n, 1, 0)
+        rc, fd, _, length = gpu._dmabuf_of(lib, dev.data_ptr(), n)
         row = {"check": "register", "kind": "dmabuf", "export_cuda_error": rc}
         if rc == 0:
-            try:
-                buf = c.register_dmabuf(fd.value, n)
-                row["daemon"] = "registered"
-                c.release_buffer(buf)
-            except OSError as err:
-                row["daemon"] = errno_name(err)
-            finally:
-                os.close(fd.value)
+            row["daemon"] = answer(c, lambda: c.register_dmabuf(fd, length))
+            os.close(fd)
         emit(**row)
-        start, size = ctypes.c_uint64(0), ctypes.c_size_t(0)
-        handle = (ctypes.c_char * 64)()
-        rc = lib.cuMemGetAddressRange_v2(ctypes.byref(start), ctypes.byref(size), dev.data_ptr())
-        if rc == 0:
-            rc = lib.cuIpcGetMemHandle(handle, start.value)
+        rc, handle, _, length = gpu._ipc_handle_of(lib, dev.data_ptr(), n)
         row = {"check": "register", "kind": "cuda_ipc", "handle_cuda_error": rc,
                "offered": bool(c.server_capabilities & sc.CAP_CUDA_IPC)}
         if rc == 0:
-            try:
-                buf = c.register_cuda_ipc(bytes(handle), n)
-                row["daemon"] = "registered"
-                c.release_buffer(buf)
-            except OSError as err:
-                row["daemon"] = errno_name(err)
+            row["daemon"] = answer(c, lambda: c.register_cuda_ipc(handle, length))
         emit(**row)
     return 0
+
+
+def answer(client, register):
+    """The daemon's answer to `register()`: "registered" (then released), or the errno name."""
+    try:
+        client.release_buffer(register())
+        return "registered"
+    except OSError as err:
+        return errno_name(err)
 
 
 def errno_name(err):
