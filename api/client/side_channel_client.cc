@@ -76,40 +76,28 @@ Status SideChannelClient::CloseFile(uint64_t file_id) {
   return DoneResult(answer, "CLOSE_FILE").status();
 }
 
-Result<uint64_t> SideChannelClient::RegisterMemfd(const MemfdBuffer& buffer) {
+Result<uint64_t> SideChannelClient::Register(const protocol::RegisterBuffer& reg, int fd) {
   const uint64_t tag = next_tag_++;
-  protocol::RegisterBuffer reg;
-  reg.kind = protocol::BufferKind::kMemfd;
-  reg.length = buffer.size();
-  REELFS_RETURN_IF_ERROR(Send(Frame{tag, reg}, buffer.fd()));
-  REELFS_ASSIGN_OR_RETURN(Frame answer, AwaitAnswer(tag));
-  REELFS_ASSIGN_OR_RETURN(int64_t id, DoneResult(answer, "REGISTER_BUFFER"));
-  return static_cast<uint64_t>(id);
-}
-
-Result<uint64_t> SideChannelClient::RegisterDmaBuf(int fd, uint64_t length) {
-  if (fd < 0) return Status::InvalidArgument("RegisterDmaBuf: no fd");
-  const uint64_t tag = next_tag_++;
-  protocol::RegisterBuffer reg;
-  reg.kind = protocol::BufferKind::kDmaBuf;
-  reg.length = length;
   REELFS_RETURN_IF_ERROR(Send(Frame{tag, reg}, fd));
   REELFS_ASSIGN_OR_RETURN(Frame answer, AwaitAnswer(tag));
   REELFS_ASSIGN_OR_RETURN(int64_t id, DoneResult(answer, "REGISTER_BUFFER"));
   return static_cast<uint64_t>(id);
 }
 
+Result<uint64_t> SideChannelClient::RegisterMemfd(const MemfdBuffer& buffer) {
+  return Register({.kind = protocol::BufferKind::kMemfd, .length = buffer.size()}, buffer.fd());
+}
+
+Result<uint64_t> SideChannelClient::RegisterDmaBuf(int fd, uint64_t length) {
+  if (fd < 0) return Status::InvalidArgument("RegisterDmaBuf: no fd");
+  return Register({.kind = protocol::BufferKind::kDmaBuf, .length = length}, fd);
+}
+
 Result<uint64_t> SideChannelClient::RegisterCudaIpc(
     const std::array<uint8_t, protocol::kCudaIpcHandleSize>& handle, uint64_t length) {
-  const uint64_t tag = next_tag_++;
-  protocol::RegisterBuffer reg;
-  reg.kind = protocol::BufferKind::kCudaIpc;
-  reg.length = length;
-  reg.cuda_ipc_handle = handle;
-  REELFS_RETURN_IF_ERROR(Send(Frame{tag, reg}));
-  REELFS_ASSIGN_OR_RETURN(Frame answer, AwaitAnswer(tag));
-  REELFS_ASSIGN_OR_RETURN(int64_t id, DoneResult(answer, "REGISTER_BUFFER"));
-  return static_cast<uint64_t>(id);
+  return Register(
+      {.kind = protocol::BufferKind::kCudaIpc, .length = length, .cuda_ipc_handle = handle},
+      /*fd=*/-1);
 }
 
 Status SideChannelClient::ReleaseBuffer(uint64_t buffer_id) {

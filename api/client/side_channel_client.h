@@ -89,6 +89,8 @@ class SideChannelClient {
   explicit SideChannelClient(UniqueFd socket) : socket_(std::move(socket)) {}
 
   Result<uint64_t> SubmitReadFrame(protocol::Message read);
+  // REGISTER_BUFFER with `fd` in SCM_RIGHTS (none when < 0), waited for: the buffer id.
+  Result<uint64_t> Register(const protocol::RegisterBuffer& reg, int fd);
   // Sends one frame (and `fd` in SCM_RIGHTS when >= 0), reading answers while the socket is full.
   [[nodiscard]] Status Send(const protocol::Frame& frame, int fd = -1);
   // Reads what the socket has (blocking when `wait`) and decodes every whole frame into
