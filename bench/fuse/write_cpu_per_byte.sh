@@ -62,7 +62,9 @@ for r in $(seq "$ROUNDS"); do
   "$reelfs" mount bench "$work/mnt" --endpoint "$endpoint" --log-file "$work/reelfs.log" \
     $MOUNT_ARGS >"$work/mount.log" 2>&1
   client_pid=$(pgrep -n -f "reelfs mount bench $work/mnt")
-  measure mount-dd mount.bin dd if="$work/src.bin" of="$work/mnt/mount.bin" bs=1M
+  # A key per round: the gateway's catalog still lists the last round's file, removed behind its
+  # back, and the mount would refuse to replace it without --allow-overwrite.
+  measure mount-dd "mount$r.bin" dd if="$work/src.bin" of="$work/mnt/mount$r.bin" bs=1M
   fusermount3 -u "$work/mnt"
   sleep 0.5
 done
