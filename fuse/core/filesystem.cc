@@ -30,7 +30,7 @@ namespace detail {
 namespace {
 
 // StatFs: S3 has no capacity. A large constant keeps tools that check space (cp, rsync, df)
-// content; the mount is read-only, so nothing relies on it being true.
+// content; a write that finds the gateway full gets ENOSPC from it, not from this figure.
 constexpr uint64_t kStatFsBytes = 1ull << 50;  // 1 PiB
 constexpr uint64_t kStatFsFiles = 1ull << 32;  // inodes: more than a mount will ever know
 
@@ -175,6 +175,15 @@ namespace {
 
 using detail::Core;
 
+// A READ through a handle this mount is writing (O_RDWR, or the page faults of a private mmap):
+// its bytes are on their way to S3 and not kept to be read back (docs/semantics.md "Writes").
+Status ReadOfWriteHandle(uint64_t fh) {
+  return Status(StatusCode::kInvalidArgument, StatusReason::kBadHandle,
+                fmt::format("file handle {} is being written: what it wrote can be read once it is "
+                            "closed, not through it",
+                            fh));
+}
+
 class FileSystemImpl final : public FileSystem {
  public:
   explicit FileSystemImpl(std::shared_ptr<Core> core) : core_(std::move(core)) {}
@@ -203,10 +212,12 @@ class FileSystemImpl final : public FileSystem {
   }
   void Read(InodeId ino, uint64_t fh, uint64_t offset, size_t size,
             std::shared_ptr<CancellationToken> interrupt, Callback<ReadData> done) override {
+    if (core_->writes().Owns(fh)) return done(ReadOfWriteHandle(fh));
     core_->files().Read(ino, fh, offset, size, std::move(interrupt), std::move(done));
   }
   void ReadTo(InodeId ino, uint64_t fh, uint64_t offset, size_t size, ReadTarget target,
               std::shared_ptr<CancellationToken> interrupt, Callback<ReadToResult> done) override {
+    if (core_->writes().Owns(fh)) return done(ReadOfWriteHandle(fh));
     core_->files().ReadTo(ino, fh, offset, size, std::move(target), std::move(interrupt),
                           std::move(done));
   }

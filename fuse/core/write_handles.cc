@@ -47,6 +47,7 @@ void WriteHandles::Create(InodeId parent, std::string_view name, int flags, uint
   out.file.fh = AddHandle(entry->attr.ino, key, pid);
   out.entry = std::move(*entry);
   out.file.noflush = false;  // close() must reach us: it completes the upload
+  out.file.direct_io = true;
   done(std::move(out));
 }
 
@@ -56,6 +57,7 @@ void WriteHandles::Overwrite(InodeId ino, uint32_t pid, Callback<OpenedFile> don
   OpenedFile out;
   out.fh = AddHandle(ino, *key, pid);
   out.noflush = false;
+  out.direct_io = true;
   out.keep_cache = false;  // the old object's pages are not this file's
   done(std::move(out));
 }

@@ -323,7 +323,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
           out.fh = r->fh;
           out.keep_cache = r->keep_cache;  // the ETag is unchanged: keep the page cache
           out.noflush = r->noflush;        // read-only: no FLUSH round trip on close
-          out.direct_io = 0;               // tools and mmap need the page cache
+          out.direct_io = r->direct_io;    // reads keep the page cache (tools, mmap)
           if (r->backing_file != nullptr && answer.req() != nullptr) {
             // The kernel reads the cache's file itself. Registering it took the kernel's
             // own reference, so our descriptor closes when this completion ends.
@@ -478,7 +478,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
                         out.fh = r->file.fh;
                         out.keep_cache = 0;
                         out.noflush = r->file.noflush;  // close() completes the upload
-                        out.direct_io = 0;
+                        out.direct_io = r->file.direct_io;
                         answer.Create(r->entry, out);
                       }));
   });

@@ -6,7 +6,8 @@
 #    mount and of the AWS CLI's copy equal the original tensors);
 #  - nothing is visible to other clients until close (head-object 404 while open), and the
 #    gateway holds no upload afterwards; a second open of a file being written: EBUSY;
-#  - a write after fsync: EBADF; a non-sequential write: EINVAL (logged with its offset) and the
+#  - through the writing handle a pread: EBADF, a shared mmap: ENODEV (direct I/O, no page cache);
+#    a write after fsync: EBADF; a non-sequential write: EINVAL (logged with its offset) and the
 #    file is not stored; truncate(0) of a new file works, other sizes EPERM; append to, truncate
 #    of or O_TRUNC of an existing object: EPERM, the object unchanged; with --allow-overwrite,
 #    `>`, cp (multipart) and torch.save over objects replace them, O_WRONLY alone stays EPERM;
@@ -110,15 +111,15 @@ done
 no_uploads "after the concurrent writers"
 echo "  8 files, $(du -cb "$WORK"/c? | tail -1 | cut -f1) bytes"
 
-step "visible only at close; a second open while writing: EBUSY; a write after fsync: EBADF"
+step "visible at close; a second open: EBUSY; the writer's pread EBADF, mmap ENODEV; fsync ends it"
 got=$("$PY" - "$MNT/open.bin" "$ENDPOINT" <<'EOF'
-import errno, os, subprocess, sys
+import errno, mmap, os, subprocess, sys
 path, endpoint = sys.argv[1], sys.argv[2]
 def head():
     rc = subprocess.run(["aws", "--endpoint-url", endpoint, "s3api", "head-object", "--bucket",
                          "wrt", "--key", "open.bin"], capture_output=True).returncode
     return "present" if rc == 0 else "absent"
-fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
 os.write(fd, b"x" * (9 << 20))  # more than one part: the multipart upload has begun
 out = [f"open:{head()}"]
 try:
@@ -127,6 +128,18 @@ try:
 except OSError as e:
     out.append("second:" + errno.errorcode[e.errno])
 out.append(f"size:{os.stat(path).st_size}")
+# The handle writes through to the daemon (direct I/O): it cannot read back what it wrote, and
+# a shared mapping of it is refused at mmap rather than faulting at first touch.
+try:
+    os.pread(fd, 1, 0)
+    out.append("pread:ok")
+except OSError as e:
+    out.append("pread:" + errno.errorcode[e.errno])
+try:
+    mmap.mmap(fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE).close()
+    out.append("mmap:ok")
+except OSError as e:
+    out.append("mmap:" + errno.errorcode[e.errno])
 os.fsync(fd)
 out.append(f"fsynced:{head()}")
 try:
@@ -138,7 +151,10 @@ os.close(fd)
 print(" ".join(out))
 EOF
 ) || fail "the open-file check failed to run"
-[[ $got == "open:absent second:EBUSY size:9437184 fsynced:present after:EBADF" ]] || fail "got: $got"
+[[ $got == "open:absent second:EBUSY size:9437184 pread:EBADF mmap:ENODEV fsynced:present after:EBADF" ]] ||
+  fail "got: $got"
+grep -q "is being written: what it wrote can be read once it is closed" "$WORK/mount.log" ||
+  fail "no log line for the read through the writing handle"
 [[ $(stat -c %s "$MNT/open.bin") == 9437184 ]] || fail "size after fsync"
 no_uploads "after fsync"
 echo "  $got"

@@ -141,8 +141,14 @@ TEST_CASE("a new file: listed and sized here at once, in S3 only after the write
   REQUIRE(c.ok());
   CHECK(c->entry.attr.mode == (S_IFREG | 0644));
   CHECK(c->file.noflush == false);
+  CHECK(c->file.direct_io);  // writes skip the page cache: the upload never reads it
   REQUIRE(f.Write(*c, 0, "hello ").ok());
   REQUIRE(f.Write(*c, 6, "world").ok());
+  // Reading back through the writing handle: EBADF, saying why; the upload goes on.
+  auto back = Await<ReadData>(
+      [&](auto cb) { f.fs->Read(c->entry.attr.ino, c->file.fh, 0, 6, nullptr, cb); });
+  CHECK(Errno(back.status()) == EBADF);
+  CHECK(back.status().message().find("being written") != std::string::npos);
   CHECK(f.Stored("new.bin").status().code() == StatusCode::kNotFound);
   auto attr = f.GetAttr(c->entry.attr.ino);
   REQUIRE(attr.ok());
@@ -265,6 +271,7 @@ TEST_CASE(
 
   auto h = f.OpenToWrite(ino, O_WRONLY | O_TRUNC);
   REQUIRE(h.ok());
+  CHECK(h->file.direct_io);
   CHECK(f.GetAttr(ino).value().size == 0);                          // this mount: the new file
   CHECK(Errno(f.Open(ino, O_RDONLY).status()) == EBUSY);            // being written
   CHECK(Errno(f.Open(ino, O_WRONLY | O_TRUNC).status()) == EBUSY);  // one writer
