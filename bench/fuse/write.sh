@@ -31,6 +31,12 @@ SMALL_KIB=${SMALL_KIB:-1024}
 MAX_MEMORY=${MAX_MEMORY:-1GiB}
 TOOLS=${TOOLS:-"reelfs s3fs rclone cp curl"}
 CASES=${CASES:-"large1 large4 small small8"}  # a subset runs only those rows
+# Each tool once: a second run would meet its first run's objects, which the cleanup below removes
+# behind the gateway's back (its catalog still lists them), and its cells would replace the first.
+twice=$(tr ' ' '\n' <<<"$TOOLS" | grep . | sort | uniq -d)
+if [ -n "$twice" ]; then
+  echo "TOOLS names $twice twice: run the script again to repeat a tool" >&2; exit 2
+fi
 SHM=${SHM:-/dev/shm}
 bench_credentials
 bench_require_single "$BUILD_DIR" curl python3 dd cmp /usr/bin/time
