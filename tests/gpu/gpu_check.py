@@ -226,8 +226,10 @@ def register(torch, mnt_file):
         rc, fd, _, length = gpu._dmabuf_of(lib, dev.data_ptr(), n)
         row = {"check": "register", "kind": "dmabuf", "export_cuda_error": rc}
         if rc == 0:
-            row["daemon"] = answer(c, lambda: c.register_dmabuf(fd, length))
-            os.close(fd)
+            try:
+                row["daemon"] = answer(c, lambda: c.register_dmabuf(fd, length))
+            finally:
+                os.close(fd)
         emit(**row)
         rc, handle, _, length = gpu._ipc_handle_of(lib, dev.data_ptr(), n)
         row = {"check": "register", "kind": "cuda_ipc", "handle_cuda_error": rc,
@@ -241,10 +243,11 @@ def register(torch, mnt_file):
 def answer(client, register):
     """The daemon's answer to `register()`: "registered" (then released), or the errno name."""
     try:
-        client.release_buffer(register())
-        return "registered"
+        buf = register()
     except OSError as err:
         return errno_name(err)
+    client.release_buffer(buf)  # a failed release is the check's failure, not the answer
+    return "registered"
 
 
 def errno_name(err):
