@@ -2,158 +2,18 @@
 // the body stays in the socket for the caller's splice).
 #include "s3/client/socket_body_source.h"
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <mutex>
-
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 
 #include "common/scope_exit.h"
-#include "common/strings.h"
 #include "common/unique_fd.h"
 #include "s3/client/endpoint_set.h"
 #include "s3/client/object_headers.h"
-#include "s3/client/refreshing_credentials.h"
-#include "s3/client/request_target.h"
+#include "s3/client/raw_http.h"
 #include "s3/protocol/range.h"
-#include "s3/protocol/sigv4.h"
 #include "s3/socket_body_stream.h"
 
 namespace reelfs::s3 {
 namespace {
-
-// A head longer than this is not an S3 GET answer.
-constexpr size_t kMaxHead = 64 << 10;
-
-timeval ToTimeval(std::chrono::milliseconds ms) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
-  return tv;
-}
-
-int PollFor(int fd, short events, std::chrono::milliseconds timeout) {
-  pollfd p{fd, events, 0};
-  for (;;) {
-    const int r = ::poll(&p, 1, static_cast<int>(timeout.count()));
-    if (r < 0 && errno == EINTR) continue;
-    return r;
-  }
-}
-
-// `watch` sees each socket as soon as it exists (so a cancel can shut it down mid-connect).
-Result<UniqueFd> Connect(const Endpoint& ep, std::chrono::milliseconds connect_timeout,
-                         std::chrono::milliseconds idle_timeout,
-                         const std::function<void(int)>& watch) {
-  std::string host = ep.host;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  const std::string port = std::to_string(ep.port != 0 ? ep.port : 80);
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-    return Status::Unavailable("resolve " + host + ": " + ::gai_strerror(rc));
-  }
-  Status last = Status::Unavailable("connect " + host + ":" + port + ": no address");
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    UniqueFd fd(
-        ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
-    if (!fd.valid()) {
-      last = ErrnoToStatus(errno, "socket");
-      continue;
-    }
-    watch(fd.get());
-    int err = 0;
-    if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) != 0) {
-      err = errno;
-      if (err == EINPROGRESS) {
-        const int r = PollFor(fd.get(), POLLOUT, connect_timeout);
-        socklen_t len = sizeof(err);
-        if (r == 0) {
-          err = ETIMEDOUT;
-        } else if (r < 0 || ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
-          err = errno;
-        }
-      }
-    }
-    if (err != 0) {
-      watch(-1);
-      last = ErrnoToStatus(err, "connect " + host + ":" + port);
-      continue;
-    }
-    // Blocking from here on, with the idle timeout as the bound of every send and receive.
-    const int flags = ::fcntl(fd.get(), F_GETFL);
-    ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
-    const timeval tv = ToTimeval(idle_timeout);
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    const int one = 1;
-    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    ::freeaddrinfo(found);
-    return fd;
-  }
-  ::freeaddrinfo(found);
-  return last;
-}
-
-Status SendAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoToStatus(errno, "send");
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
-
-// Reads the head and nothing after it. Each round peeks at what has arrived (blocking, bounded
-// by the receive timeout): if the blank line is there, exactly the bytes up to it are taken;
-// else everything peeked is head and is taken, so that the next peek waits for new bytes.
-Result<std::string> ReadHead(int fd) {
-  std::string head;
-  std::string buf(16 << 10, '\0');
-  for (;;) {
-    const ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_PEEK);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      return ErrnoToStatus(errno == EAGAIN ? ETIMEDOUT : errno, "receive the answer's head");
-    }
-    if (n == 0) {
-      return Status::Unavailable(head.empty() ? "the server closed the connection before answering"
-                                              : "the server closed the connection mid-head");
-    }
-    const size_t before = head.size();
-    const std::string joined =
-        head.substr(before >= 3 ? before - 3 : 0) + std::string(buf.data(), static_cast<size_t>(n));
-    const size_t end = joined.find("\r\n\r\n");
-    const size_t take =
-        end == std::string::npos ? static_cast<size_t>(n) : end + 4 - std::min<size_t>(before, 3);
-    const size_t at = head.size();
-    head.resize(at + take);
-    for (size_t got = 0; got < take;) {
-      const ssize_t r = ::recv(fd, head.data() + at + got, take - got, 0);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return Status::Unavailable("the head vanished from the socket");
-      got += static_cast<size_t>(r);
-    }
-    if (end != std::string::npos) return head;
-    if (head.size() > kMaxHead) return Status::DataLoss("the answer's head is over 64 KiB");
-  }
-}
 
 // What an Open says about its endpoint's health: only a failure to reach it, or its 5xx, counts
 // against it; an answer this receiver cannot use (an error status, a 200, a chunked body, another
@@ -189,151 +49,31 @@ class SocketBodySource final : public BodySource {
  private:
   Result<std::unique_ptr<BodyStream>> OpenOn(const Endpoint& ep, const BodyStreamRequest& req) {
     const std::string what = "GetObject " + req.bucket + "/" + req.key + " (spliced)";
-    const RequestTarget target =
-        BuildRequestTarget(ep, options_.addressing, req.bucket, req.key, {});
-    SignableRequest signable;
-    signable.method = "GET";
-    signable.encoded_path = target.encoded_path;
-    signable.raw_query = target.raw_query;
-    signable.headers.emplace_back("host", target.host_header);
-    signable.headers.emplace_back("range", FormatRangeHeader(req.range));
-    if (!req.if_match.empty()) {
-      signable.headers.emplace_back("if-match", "\"" + StripEtag(req.if_match) + "\"");
-    }
-    signable.payload_hash = std::string(kEmptyPayloadSha256);
-    const Credentials creds =
-        options_.credential_source ? options_.credential_source->Current() : options_.credentials;
-    if (!creds.empty()) {
-      SigV4Params params;
-      params.region = options_.region;
-      params.time = std::chrono::system_clock::now();
-      SignRequest(signable, creds, params);
-    }
-    std::string wire = "GET " + target.encoded_path;
-    if (!target.raw_query.empty()) wire += "?" + target.raw_query;
-    wire += " HTTP/1.1\r\n";
-    for (const auto& [name, value] : signable.headers) wire += name + ": " + value + "\r\n";
-    if (!options_.user_agent.empty()) wire += "user-agent: " + options_.user_agent + "\r\n";
-    wire += "\r\n";
-
+    const std::string wire =
+        SignedRangedGet(options_, ep, req.bucket, req.key, req.range, req.if_match);
     // A cancel shuts the socket down, which wakes a connect, send or head read blocked on it.
-    // The state is shared with the callback, which may still run after this returns.
-    struct Watched {
-      std::mutex mu;
-      int fd = -1;
-    };
-    auto watched = std::make_shared<Watched>();
-    uint64_t on_cancel = 0;
-    if (req.cancel != nullptr) {
-      on_cancel = req.cancel->OnCancel([watched] {
-        std::lock_guard<std::mutex> lock(watched->mu);
-        if (watched->fd >= 0) ::shutdown(watched->fd, SHUT_RDWR);
-      });
-    }
-    const auto watch = [&](int fd) {
-      std::lock_guard<std::mutex> lock(watched->mu);
-      watched->fd = fd;
-      if (fd >= 0 && req.cancel != nullptr && req.cancel->cancelled()) ::shutdown(fd, SHUT_RDWR);
-    };
-    ScopeExit unwatch([&] {
-      if (req.cancel != nullptr) req.cancel->RemoveOnCancel(on_cancel);
-    });
-    if (req.cancel != nullptr && req.cancel->cancelled()) return Status::Cancelled(what);
-    Result<UniqueFd> fd = Connect(ep, options_.connect_timeout, options_.idle_timeout, watch);
-    ScopeExit forget([&] { watch(-1); });  // before `fd` closes: its number may be reused
+    SocketCanceller canceller(req.cancel);
+    if (canceller.cancelled()) return Status::Cancelled(what);
+    Result<UniqueFd> fd =
+        ConnectTcp(ep, options_.connect_timeout, options_.idle_timeout, canceller);
+    ScopeExit forget([&] { canceller.Watch(-1); });  // before `fd` closes: its number may be reused
     if (!fd.ok()) return fd.status().WithContext(what);
     if (Status s = SendAll(fd->get(), wire); !s.ok()) return s.WithContext(what);
     Result<std::string> raw = ReadHead(fd->get());
     if (!raw.ok()) return raw.status().WithContext(what);
     Result<ResponseHead> head = ParseResponseHead(*raw);
     if (!head.ok()) return head.status().WithContext(what);
-    if (head->status == 412) {
-      return Status(StatusCode::kFailedPrecondition, StatusReason::kObjectChanged,
-                    what + ": the object is no longer the version pinned (HTTP 412)",
-                    StatusDetail{.http_status = 412});
-    }
-    if (head->status != 206) {
-      // Not decoded here: the caller reads through the ObjectStore, which maps it properly.
-      return Status(StatusCode::kUnavailable, what + ": HTTP " + std::to_string(head->status),
-                    StatusDetail{.http_status = head->status});
-    }
-    if (const std::string* te = head->Header("transfer-encoding"); te != nullptr) {
-      return Status(StatusCode::kUnavailable, what + ": a chunked body cannot be spliced",
-                    StatusDetail{.http_status = head->status});
-    }
-    const std::string* cr = head->Header("content-range");
-    const std::string* cl = head->Header("content-length");
-    if (cr == nullptr || cl == nullptr) {
-      return Status::DataLoss(what + ": a 206 without Content-Range or Content-Length");
-    }
-    Result<ContentRange> range = ParseContentRange(*cr);
-    const uint64_t length = std::strtoull(cl->c_str(), nullptr, 10);
-    if (!range.ok() || range->first != req.range.offset || length == 0 ||
-        length > req.range.length || range->last - range->first + 1 != length) {
-      return Status::DataLoss(what + ": Content-Range '" + *cr + "' is not the range asked for");
-    }
-    if (!req.if_match.empty()) {
-      const std::string* etag = head->Header("etag");
-      if (etag == nullptr || StripEtag(*etag) != StripEtag(req.if_match)) {
-        return Status(StatusCode::kFailedPrecondition, StatusReason::kObjectChanged,
-                      what + ": the answer is of another object version",
-                      StatusDetail{.http_status = 412});
-      }
-    }
+    Result<RangedAnswer> answer = CheckRangedAnswer(*head, req.range, req.if_match, what);
+    if (!answer.ok()) return answer.status();
     if (req.cancel != nullptr && req.cancel->cancelled()) return Status::Cancelled(what);
     return std::unique_ptr<BodyStream>(
-        new SocketBodyStream(std::move(fd).value(), req.range.offset, length));
+        new SocketBodyStream(std::move(fd).value(), req.range.offset, answer->length));
   }
 
   const TransportOptions options_;
 };
 
 }  // namespace
-
-const std::string* ResponseHead::Header(std::string_view name) const {
-  for (const auto& [n, v] : headers) {
-    if (n == name) return &v;
-  }
-  return nullptr;
-}
-
-Result<ResponseHead> ParseResponseHead(std::string_view head) {
-  ResponseHead out;
-  if (!head.ends_with("\r\n\r\n")) return Status::DataLoss("an HTTP head must end in a blank line");
-  head.remove_suffix(2);
-  size_t eol = head.find("\r\n");
-  const std::string_view status_line = head.substr(0, eol);
-  // "HTTP/1.1 206 Partial Content"
-  if (!status_line.starts_with("HTTP/1.") || status_line.size() < 12 || status_line[8] != ' ') {
-    return Status::DataLoss("not an HTTP/1.x status line");
-  }
-  int status = 0;
-  for (size_t i = 9; i < 12; ++i) {
-    const char c = status_line[i];
-    if (c < '0' || c > '9') return Status::DataLoss("a malformed HTTP status code");
-    status = status * 10 + (c - '0');
-  }
-  if (status_line.size() > 12 && status_line[12] != ' ') {
-    return Status::DataLoss("a malformed HTTP status code");
-  }
-  out.status = status;
-  head.remove_prefix(eol + 2);
-  while (!head.empty()) {
-    eol = head.find("\r\n");
-    const std::string_view line = head.substr(0, eol);
-    head.remove_prefix(eol == std::string_view::npos ? head.size() : eol + 2);
-    const size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) {
-      return Status::DataLoss("a malformed HTTP header line");
-    }
-    std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
-      value.remove_prefix(1);
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-    out.headers.emplace_back(Lower(line.substr(0, colon)), std::string(value));
-  }
-  return out;
-}
 
 std::unique_ptr<BodySource> CreateSocketBodySource(const TransportOptions& options) {
   if (options.endpoints != nullptr) {

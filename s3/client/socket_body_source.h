@@ -11,20 +11,12 @@
 #include <vector>
 
 #include "s3/body_stream.h"
+#include "s3/client/raw_http.h"  // ParseResponseHead, which this receiver's tests use
 #include "s3/client/transport.h"
 
 namespace reelfs::s3 {
 
 // nullptr when some endpoint is not plain http (a TLS body cannot be spliced from its socket).
 std::unique_ptr<BodySource> CreateSocketBodySource(const TransportOptions& options);
-
-// The head of an HTTP/1.1 response ("HTTP/1.1 206 Partial Content\r\nName: v\r\n...\r\n\r\n",
-// the blank line included), names lowercased. Exposed for tests.
-struct ResponseHead {
-  int status = 0;
-  std::vector<std::pair<std::string, std::string>> headers;
-  const std::string* Header(std::string_view name) const;
-};
-Result<ResponseHead> ParseResponseHead(std::string_view head);
 
 }  // namespace reelfs::s3
