@@ -35,6 +35,7 @@ struct GlobalArgs {
   std::string log_level = "warn";
   std::string log_format = "text";
   int event_loop_threads = 0;
+  bool no_direct_get = false;
   std::string config_file;     // --config: this file only (default: DefaultConfigFiles)
   std::string config_profile;  // --config-profile (REELFS_PROFILE)
 };
@@ -52,6 +53,7 @@ reelfs::Result<std::unique_ptr<reelfs::s3::S3Client>> MakeClient(const GlobalArg
   if (!g.ca_bundle.empty()) options.ca_bundle = g.ca_bundle;
   if (g.no_verify_tls) options.verify_tls = false;
   options.event_loop_threads = g.event_loop_threads;
+  if (g.no_direct_get) options.direct_get_min_bytes = 0;
   return reelfs::s3::S3Client::Create(std::move(options));
 }
 
@@ -106,6 +108,9 @@ int main(int argc, char** argv) {
   app.add_option("--event-loop-threads", g.event_loop_threads,
                  "S3 client I/O threads (default 0: min(2, CPUs))")
       ->check(CLI::Range(0, 64));
+  app.add_flag("--no-direct-get", g.no_direct_get,
+               "receive every GET through libcurl (default: ranged GETs of 1 MiB or more over "
+               "http are received straight into their buffers)");
 
   reelfs::cli::LsArgs ls;
   auto* ls_cmd = app.add_subcommand("ls", "list objects and prefixes under s3://bucket/prefix");

@@ -1,5 +1,7 @@
-// GetObject: the body goes straight from libcurl's write callback into the caller's buffer (or
-// sink); retries resume after the bytes already delivered (transport.cc).
+// GetObject: a large ranged GET into a buffer over plain http is the direct receiver's
+// (direct_get.h: recv(2) into the buffer); otherwise the body goes from libcurl's write callback
+// into the caller's buffer (or sink), and retries resume after the bytes already delivered
+// (transport.cc).
 //
 // A request with extra headers (S3 over RDMA, rdmaio) is different: the server may answer with an
 // empty body because the bytes went over RDMA, which the streamed path would take for a broken
@@ -94,6 +96,11 @@ void S3Client::GetObject(const GetObjectRequest& req, Callback<GetObjectResult> 
     done(Status::InvalidArgument("GetObject: empty range"));
     return;
   }
+  if (direct_ != nullptr && direct_->Takes(req)) return direct_->Submit(req, std::move(done));
+  GetObjectOverTransport(req, std::move(done));
+}
+
+void S3Client::GetObjectOverTransport(const GetObjectRequest& req, Callback<GetObjectResult> done) {
   const bool collect = !req.extra_headers.empty();
   if (collect && req.sink) {
     done(Status::InvalidArgument("GetObject: extra headers need a buffer, not a sink"));

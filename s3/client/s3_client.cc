@@ -66,13 +66,22 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(ClientOptions options) {
     REELFS_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, Transport::Create(t));
     transports.push_back(std::move(transport));
   }
-  return std::unique_ptr<S3Client>(new S3Client(std::move(options), std::move(transports)));
+  const uint64_t direct_min = options.direct_get_min_bytes;
+  std::unique_ptr<S3Client> client(new S3Client(std::move(options), std::move(transports)));
+  // The fallback may use the client: the receiver is stopped (its threads joined) in ~S3Client
+  // before anything else goes.
+  client->direct_ = DirectGet::Create(
+      t, direct_min,
+      [c = client.get()](const GetObjectRequest& req, Callback<GetObjectResult> done) {
+        c->GetObjectOverTransport(req, std::move(done));
+      });
+  return client;
 }
 
 S3Client::S3Client(ClientOptions options, std::vector<std::unique_ptr<Transport>> transports)
     : options_(std::move(options)), transports_(std::move(transports)) {}
 
-S3Client::~S3Client() = default;
+S3Client::~S3Client() { direct_.reset(); }
 
 std::unique_ptr<BodySource> S3Client::CreateBodySource() const {
   return CreateSocketBodySource(transports_.front()->options());
@@ -100,6 +109,14 @@ ClientCounters S3Client::counters() const {
     c.failures += t.failures;
     c.bytes_sent += t.bytes_sent;
     c.bytes_received += t.bytes_received;
+  }
+  if (direct_ != nullptr) {
+    // A fallback is counted again by the transport that ran it.
+    const DirectGetCounters d = direct_->counters();
+    c.direct_gets = d.requests - d.fallbacks;
+    c.direct_fallbacks = d.fallbacks;
+    c.requests += d.requests - d.fallbacks;
+    c.bytes_received += d.bytes;
   }
   return c;
 }

@@ -7,9 +7,10 @@
 // Each operation is one HTTP exchange on one of the client's Transports (each one event-loop
 // thread with its own connection pool, retries with full-jitter backoff), chosen round-robin;
 // operations live one per file (get_object.cc, list_objects.cc, ...). Completions run on the
-// event-loop thread of the Transport that ran the exchange. Several loops exist because one loop
-// thread copies every received byte out of libcurl's buffer: at loopback/RDMA-class rates that
-// copy, not the network, limits one thread.
+// event-loop thread of the Transport that ran the exchange, or on a direct receiver thread
+// (direct_get.h) for the large ranged GETs into buffers over plain http that it takes. Several
+// loops exist because one loop thread copies every received byte out of libcurl's buffer: at
+// loopback/RDMA-class rates that copy, not the network, limits one thread.
 //
 // Thread-safety: all methods may be called concurrently from any thread. Destroying the client
 // completes every pending operation with kCancelled before it returns, except when it is destroyed
@@ -26,6 +27,7 @@
 
 #include "common/result.h"
 #include "s3/body_stream.h"
+#include "s3/client/direct_get.h"
 #include "s3/client/endpoint_set.h"
 #include "s3/client/request_target.h"
 #include "s3/client/retry_policy.h"
@@ -72,6 +74,10 @@ struct ClientOptions {
   // Upload bodies at least this large are sent with x-amz-content-sha256: UNSIGNED-PAYLOAD
   // instead of their SHA-256 (saves hashing them; TLS still protects them). 0: always hash.
   uint64_t unsigned_payload_min_bytes = 0;
+  // Ranged GETs into a buffer of at least this many bytes, over plain-http endpoints, are
+  // received straight into the buffer by the direct receiver (direct_get.h) instead of through
+  // libcurl's receive buffer: one copy of every byte fewer. 0: every GET goes through libcurl.
+  uint64_t direct_get_min_bytes = 1 << 20;
   // For tests: the retry jitter source (uniform in [0, 1)); empty: random.
   RetryPolicy::JitterSource jitter;
 };
@@ -86,6 +92,10 @@ struct ClientCounters {
   uint64_t failures = 0;        // operations that ended with an error
   uint64_t bytes_sent = 0;      // request bodies
   uint64_t bytes_received = 0;  // response bodies
+  // Of `requests`, GETs received straight into their buffers (direct_get.h), and GETs that
+  // direct receiver handed to libcurl's path (an answer it does not take, a dropped connection).
+  uint64_t direct_gets = 0;
+  uint64_t direct_fallbacks = 0;
 };
 
 class S3Client final : public ObjectStore {
@@ -129,10 +139,14 @@ class S3Client final : public ObjectStore {
   S3Client(ClientOptions options, std::vector<std::unique_ptr<Transport>> transports);
   // Round-robin over the transports; callable from any thread.
   Transport& PickTransport();
+  // GetObject through libcurl (a Transport): every request the direct receiver does not take.
+  void GetObjectOverTransport(const GetObjectRequest& req, Callback<GetObjectResult> done);
 
   ClientOptions options_;
   std::atomic<uint64_t> next_transport_{0};
   std::vector<std::unique_ptr<Transport>> transports_;  // each owns an event-loop thread
+  // Null: https, or turned off. Destroyed first (~S3Client): its fallbacks use the transports.
+  std::unique_ptr<DirectGet> direct_;
 };
 
 }  // namespace reelfs::s3
