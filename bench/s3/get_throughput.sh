@@ -9,6 +9,8 @@
 #   curl x8  eight curl processes, each one eighth of the object as a ranged GET (--range)
 #   reelfs   8 MiB ranged GETs, 1 in flight   (reelfs-s3-bench get --concurrency 1)
 #   reelfs   8 MiB ranged GETs, 8 in flight   (reelfs-s3-bench get --concurrency 8)
+#   and the same two through libcurl's receive path (--no-direct-get; docs/s3-client.md
+#   "Direct GETs")
 # and prints the median MiB/s of each with its ratio to single-stream curl (machines are noisy:
 # compare ratios, not absolute numbers). Needs a build in build/ (scripts/setup.sh).
 set -euo pipefail
@@ -58,9 +60,9 @@ run_curl8() {
   t1=$(date +%s.%N)
   mibs "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
 }
-run_reelfs() {
+run_reelfs() {  # CONCURRENCY [--no-direct-get]
   "$bench" get --endpoint "$endpoint" --bucket bench --key object.bin --concurrency "$1" \
-    --part 8MiB | sed -E 's/.*"mib_per_s":([0-9.]+).*/\1/'
+    --part 8MiB ${2:-} | sed -E 's/.*"mib_per_s":([0-9.]+).*/\1/'
 }
 
 declare -A results
@@ -70,16 +72,19 @@ for r in $(seq "$rounds"); do
   results[curl8]+="$(run_curl8) "
   results[reelfs1]+="$(run_reelfs 1) "
   results[reelfs8]+="$(run_reelfs 8) "
+  results[curlpath1]+="$(run_reelfs 1 --no-direct-get) "
+  results[curlpath8]+="$(run_reelfs 8 --no-direct-get) "
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 base=$(echo "${results[curl1]}" | median)
 printf '| client | streams | MiB/s (median of %d) | vs curl 1 stream | all rounds |\n' "$rounds"
 printf '|---|---|---|---|---|\n'
-for k in curl1 curl8 reelfs1 reelfs8; do
+for k in curl1 curl8 reelfs1 reelfs8 curlpath1 curlpath8; do
   m=$(echo "${results[$k]}" | median)
   case $k in
     curl1) name="curl (whole object)"; n=1 ;; curl8) name="curl (8 ranged processes)"; n=8 ;;
     reelfs1) name="reelfs client (8 MiB ranges)"; n=1 ;; reelfs8) name="reelfs client (8 MiB ranges)"; n=8 ;;
+    curlpath1|curlpath8) name="reelfs client, libcurl's receive (--no-direct-get)"; n=${k#curlpath} ;;
   esac
   printf '| %s | %d | %s | %s | %s|\n' "$name" "$n" "$m" \
     "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.2f", a / b }')" "${results[$k]}"

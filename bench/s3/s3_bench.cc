@@ -36,6 +36,7 @@ struct Args {
   std::string part = "8MiB";
   int concurrency = 1;
   int expires = 3600;
+  bool no_direct_get = false;
 };
 
 Result<std::unique_ptr<S3Client>> MakeClient(const Args& args) {
@@ -44,6 +45,7 @@ Result<std::unique_ptr<S3Client>> MakeClient(const Args& args) {
   options.max_connections = std::max(8, args.concurrency);
   // Bodies are hashed for the signature by default; the benchmark measures GETs, not uploads.
   options.unsigned_payload_min_bytes = 1;
+  if (args.no_direct_get) options.direct_get_min_bytes = 0;
   return S3Client::Create(std::move(options));
 }
 
@@ -151,6 +153,8 @@ int main(int argc, char** argv) {
   common(get);
   get->add_option("--concurrency", args.concurrency, "ranged GETs in flight");
   get->add_option("--part", args.part, "bytes per ranged GET");
+  get->add_flag("--no-direct-get", args.no_direct_get,
+                "every GET through libcurl (default: the direct receiver takes them)");
   CLI11_PARSE(app, argc, argv);
 
   reelfs::Status status;

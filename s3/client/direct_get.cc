@@ -1,6 +1,7 @@
 // The direct receiver (direct_get.h): a queue, receiver threads, keep-alive connections.
 #include "s3/client/direct_get.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -26,9 +27,6 @@
 
 namespace reelfs::s3 {
 namespace {
-
-// Idle connections kept per endpoint: one per receiver thread is all that can be in use at once.
-constexpr size_t kMaxIdlePerEndpoint = DirectGet::kMaxThreads;
 
 // Whether a kept-alive connection can carry a request: nothing to read on it (a close from the
 // server reads as end of file, stray bytes as data; either way it is done).
@@ -77,8 +75,11 @@ struct DirectGet::Impl {
     Callback<GetObjectResult> done;
   };
 
-  Impl(const TransportOptions& o, uint64_t min, Fallback fb)
-      : options(o), min_bytes(min), fallback(std::move(fb)) {
+  Impl(const TransportOptions& o, uint64_t min, int threads_max, Fallback fb)
+      : options(o),
+        min_bytes(min),
+        max_threads(static_cast<size_t>(std::max(1, threads_max))),
+        fallback(std::move(fb)) {
     const size_t endpoints = options.endpoints != nullptr ? options.endpoints->size() : 1;
     idle.resize(endpoints);
   }
@@ -95,6 +96,9 @@ struct DirectGet::Impl {
 
   const TransportOptions options;
   const uint64_t min_bytes;
+  // Receiver threads at most; also the idle connections kept per endpoint (no more can be in
+  // use at once).
+  const size_t max_threads;
   const Fallback fallback;
   // Cancelled at Stop: every running exchange's socket is shut down through it.
   const std::shared_ptr<CancellationToken> stop = CancellationToken::Create();
@@ -116,9 +120,9 @@ void DirectGet::Impl::Submit(const std::shared_ptr<Impl>& self, Job job) {
     MutexLock lock(mu);
     stopped = stopping;
     if (!stopped) {
-      // A thread per queued job up to kMaxThreads: a reader's window of parts is received in
+      // A thread per queued job up to max_threads: a reader's window of parts is received in
       // parallel, not one part after another.
-      if (queue.size() + 1 <= waiting || threads.size() >= static_cast<size_t>(kMaxThreads)) {
+      if (queue.size() + 1 <= waiting || threads.size() >= max_threads) {
         queue.push_back(std::move(job));
         wake.notify_one();
         return;
@@ -243,7 +247,7 @@ Result<GetObjectResult> DirectGet::Impl::Exchange(size_t index, const Endpoint& 
     return s.WithContext(what);
   }
   const std::string* connection = head->Header("connection");
-  if (connection == nullptr || Lower(*connection) != "close") {
+  if (connection == nullptr || Lower(*connection).find("close") == std::string::npos) {
     canceller.Watch(-1);
     KeepIdle(index, std::move(fd));
   }
@@ -269,7 +273,7 @@ UniqueFd DirectGet::Impl::TakeIdle(size_t index) {
 
 void DirectGet::Impl::KeepIdle(size_t index, UniqueFd fd) {
   MutexLock lock(mu);
-  if (!stopping && idle[index].size() < kMaxIdlePerEndpoint) idle[index].push_back(std::move(fd));
+  if (!stopping && idle[index].size() < max_threads) idle[index].push_back(std::move(fd));
 }
 
 void DirectGet::Impl::Stop() {
@@ -298,7 +302,7 @@ void DirectGet::Impl::Stop() {
 }
 
 std::unique_ptr<DirectGet> DirectGet::Create(const TransportOptions& options, uint64_t min_bytes,
-                                             Fallback fallback) {
+                                             int max_threads, Fallback fallback) {
   if (min_bytes == 0) return nullptr;
   if (options.endpoints != nullptr) {
     for (size_t i = 0; i < options.endpoints->size(); ++i) {
@@ -308,7 +312,7 @@ std::unique_ptr<DirectGet> DirectGet::Create(const TransportOptions& options, ui
     return nullptr;
   }
   return std::unique_ptr<DirectGet>(
-      new DirectGet(std::make_shared<Impl>(options, min_bytes, std::move(fallback))));
+      new DirectGet(std::make_shared<Impl>(options, min_bytes, max_threads, std::move(fallback))));
 }
 
 DirectGet::DirectGet(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -10,7 +10,8 @@
 // buffer again from its first byte). Only a cancel ends a request here (kCancelled).
 //
 // Requests wait in one FIFO queue for a receiver thread (blocking I/O, one request at a time per
-// thread, threads started as needed up to kMaxThreads); connections are kept alive per endpoint
+// thread, threads started as needed up to `max_threads`: the client's max_connections, the
+// same bound on concurrent GETs libcurl's path has); connections are kept alive per endpoint
 // and checked before reuse (a reused one that fails before its head is retried once on a new one).
 //
 // Thread-safety: all methods from any thread. Completions and fallbacks run on a receiver thread.
@@ -37,12 +38,13 @@ struct DirectGetCounters {
 
 class DirectGet {
  public:
-  static constexpr int kMaxThreads = 16;
   using Fallback = std::function<void(const GetObjectRequest&, Callback<GetObjectResult>)>;
 
   // nullptr when some endpoint is not plain http (TLS stays with libcurl) or min_bytes is 0.
+  // At most `max_threads` requests run at once (and as many idle connections are kept per
+  // endpoint); more wait in the queue.
   static std::unique_ptr<DirectGet> Create(const TransportOptions& options, uint64_t min_bytes,
-                                           Fallback fallback);
+                                           int max_threads, Fallback fallback);
   ~DirectGet();
   DirectGet(const DirectGet&) = delete;
   DirectGet& operator=(const DirectGet&) = delete;

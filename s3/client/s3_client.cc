@@ -67,11 +67,12 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(ClientOptions options) {
     transports.push_back(std::move(transport));
   }
   const uint64_t direct_min = options.direct_get_min_bytes;
+  const int direct_threads = options.max_connections;
   std::unique_ptr<S3Client> client(new S3Client(std::move(options), std::move(transports)));
   // The fallback may use the client: the receiver is stopped (its threads joined) in ~S3Client
   // before anything else goes.
   client->direct_ = DirectGet::Create(
-      t, direct_min,
+      t, direct_min, direct_threads,
       [c = client.get()](const GetObjectRequest& req, Callback<GetObjectResult> done) {
         c->GetObjectOverTransport(req, std::move(done));
       });

@@ -141,6 +141,8 @@ struct Fallbacks {
   }
 };
 
+constexpr int kThreads = 4;
+
 std::unique_ptr<DirectGet> Receiver(const std::string& url, Fallbacks& fallbacks,
                                     uint64_t min_bytes = 10) {
   TransportOptions o;
@@ -149,7 +151,8 @@ std::unique_ptr<DirectGet> Receiver(const std::string& url, Fallbacks& fallbacks
   o.credentials = {"AKIDEXAMPLE", "secret", ""};
   o.idle_timeout = std::chrono::milliseconds(30'000);
   return DirectGet::Create(
-      o, min_bytes, [&fallbacks](const GetObjectRequest& req, Callback<GetObjectResult> done) {
+      o, min_bytes, kThreads,
+      [&fallbacks](const GetObjectRequest& req, Callback<GetObjectResult> done) {
         {
           std::lock_guard<std::mutex> lock(fallbacks.mu);
           fallbacks.seen.push_back(req);
@@ -324,7 +327,7 @@ TEST_CASE("destroying the receiver cancels queued and running requests") {
   });
   Fallbacks fallbacks;
   auto direct = Receiver(server.url(), fallbacks);
-  constexpr int kRequests = DirectGet::kMaxThreads + 4;  // some wait in the queue
+  constexpr int kRequests = kThreads + 4;  // some wait in the queue
   std::vector<std::string> buffers(kRequests);
   std::atomic<int> cancelled{0}, other{0};
   for (int i = 0; i < kRequests; ++i) {
@@ -366,10 +369,10 @@ TEST_CASE("what it takes: large ranges into buffers over plain http") {
 
   TransportOptions tls;
   tls.endpoints = EndpointSet::Create({"https://127.0.0.1:9"}, {}).value();
-  CHECK(DirectGet::Create(tls, 1, nullptr) == nullptr);
+  CHECK(DirectGet::Create(tls, 1, kThreads, nullptr) == nullptr);
   TransportOptions off;
   off.endpoints = EndpointSet::Create({server.url()}, {}).value();
-  CHECK(DirectGet::Create(off, 0, nullptr) == nullptr);
+  CHECK(DirectGet::Create(off, 0, kThreads, nullptr) == nullptr);
 }
 
 }  // namespace
