@@ -77,6 +77,11 @@ void ClientFamilies(const s3::S3Client& client, PromText& out) {
   one("reelfs_s3_failures_total", "S3 operations that ended with an error", c.failures);
   one("reelfs_s3_sent_bytes_total", "S3 request body bytes", c.bytes_sent);
   one("reelfs_s3_received_bytes_total", "S3 response body bytes", c.bytes_received);
+  one("reelfs_s3_direct_gets_total",
+      "ranged GETs received straight into their buffers (docs/s3-client.md \"Direct GETs\")",
+      c.direct_gets);
+  one("reelfs_s3_direct_fallbacks_total", "GETs the direct receiver handed to libcurl's path",
+      c.direct_fallbacks);
   // Per endpoint (several front ends: s3/client/endpoint_set.h).
   const std::vector<s3::EndpointStats> stats = client.endpoint_stats();
   auto each = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {

@@ -115,6 +115,7 @@ struct DirectGet::Impl {
 };
 
 void DirectGet::Impl::Submit(const std::shared_ptr<Impl>& self, Job job) {
+  ++requests;
   bool stopped = false;
   {
     MutexLock lock(mu);
@@ -165,7 +166,6 @@ void DirectGet::Impl::Worker() {
 void DirectGet::Impl::Run(Job job) {
   const GetObjectRequest& req = job.req;
   const std::string what = "GetObject " + req.bucket + "/" + req.key + " (direct)";
-  ++requests;
   EndpointSet* set = options.endpoints.get();
   const size_t index = set != nullptr ? set->Acquire() : 0;
   const Endpoint& ep = set != nullptr ? set->endpoint(index) : options.endpoint;

@@ -3,7 +3,7 @@
 # Proves: GET /metrics on the address the log names answers what promtool (Prometheus's own
 # linter, tests/tools/promtool) accepts with no lint; reading a file through the mount moves the
 # FUSE request counters and latency histograms, the bytes read and the S3 client's bytes by the
-# file's size; an error (a missing name) counts as a lookup error; a writable mount counts the
+# file's size, and its GET is counted as the direct receiver's; an error (a missing name) counts as a lookup error; a writable mount counts the
 # bytes written; a port already in use refuses the mount with a clear message, as does an
 # address that is not HOST:PORT. The file read is checked byte for byte.
 source "$(dirname "$0")/lib.sh"
@@ -33,6 +33,7 @@ METRICS_URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*/metrics' "$WORK/mount.log" | h
 scrape "$WORK/m0"
 for family in reelfs_fuse_requests_total reelfs_fuse_request_duration_seconds \
     reelfs_fs_read_bytes_total reelfs_s3_requests_total reelfs_s3_received_bytes_total \
+    reelfs_s3_direct_gets_total reelfs_s3_direct_fallbacks_total \
     reelfs_prefetch_memory_limit_bytes reelfs_restore_waiters reelfs_fuse_requests_in_flight; do
   grep -q "^# TYPE $family " "$WORK/m0" || fail "no family $family"
 done
@@ -49,11 +50,14 @@ read_hist=$(value "$WORK/m1" 'reelfs_fuse_request_duration_seconds_count{op="rea
 fs_bytes=$(value "$WORK/m1" reelfs_fs_read_bytes_total)
 s3_bytes=$(value "$WORK/m1" reelfs_s3_received_bytes_total)
 lookup_errors=$(value "$WORK/m1" 'reelfs_fuse_request_errors_total{op="lookup"}')
+direct=$(value "$WORK/m1" reelfs_s3_direct_gets_total)
 (( reads >= 1 && read_hist == reads )) || fail "read requests $reads, histogram count $read_hist"
 (( fs_bytes >= size )) || fail "reelfs_fs_read_bytes_total $fs_bytes < $size"
 (( s3_bytes >= size )) || fail "reelfs_s3_received_bytes_total $s3_bytes < $size"
 (( lookup_errors >= 1 )) || fail "the missing name's lookup is not counted as an error"
-echo "  reads $reads, fs bytes $fs_bytes, s3 bytes $s3_bytes, lookup errors $lookup_errors"
+# The file (3 MiB, one part) is one GET of more than 1 MiB over plain http: the direct receiver's.
+(( direct >= 1 )) || fail "reelfs_s3_direct_gets_total $direct: the 3 MiB GET was not received directly"
+echo "  reads $reads, fs bytes $fs_bytes, s3 bytes $s3_bytes (direct GETs $direct), lookup errors $lookup_errors"
 
 step "a port in use refuses a second mount, with the address in the message"
 port=${METRICS_URL#http://127.0.0.1:}; port=${port%/metrics}
