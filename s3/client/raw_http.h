@@ -1,7 +1,7 @@
 // Plain-http exchanges beside libcurl, for the two receivers that must own their socket: the
 // spliced-read BodySource (socket_body_source.h) and the direct GET (direct_get.h). One exchange
-// shape only: a signed GET with Range and If-Match, its head read and parsed, the body left in
-// the socket for the caller.
+// shape only: a signed GET with Range and If-Match, its head read (and parsed and checked by
+// response_head.h), the body left in the socket for the caller.
 //
 // Thread-safety: pure functions and blocking calls on the caller's socket; SocketCanceller is
 // safe against its token's Cancel on any thread.
@@ -19,31 +19,11 @@
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "s3/client/request_target.h"
+#include "s3/client/response_head.h"
 #include "s3/client/transport.h"
 #include "s3/types.h"
 
 namespace reelfs::s3 {
-
-// The head of an HTTP/1.1 response ("HTTP/1.1 206 Partial Content\r\nName: v\r\n...\r\n\r\n",
-// the blank line included), names lowercased.
-struct ResponseHead {
-  int status = 0;
-  std::vector<std::pair<std::string, std::string>> headers;
-  const std::string* Header(std::string_view name) const;
-};
-Result<ResponseHead> ParseResponseHead(std::string_view head);
-
-// What a usable answer to a ranged GET says of its body.
-struct RangedAnswer {
-  uint64_t length = 0;       // body bytes to come (the range, or less where the object ends)
-  uint64_t object_size = 0;  // from Content-Range's total; 0 when the server sent '*'
-};
-// Checks `head` as the answer to a GET of `range` pinned to `if_match`: a 206 with a
-// Content-Length and the Content-Range asked for, not chunked, of that ETag. A 412 or another
-// ETag is kFailedPrecondition/kObjectChanged; another status kUnavailable with its http_status;
-// a head that does not describe the range kDataLoss. `what` prefixes the messages.
-Result<RangedAnswer> CheckRangedAnswer(const ResponseHead& head, ByteRange range,
-                                       const std::string& if_match, const std::string& what);
 
 // The request bytes of a GET of `range` of bucket/key on `ep`, signed with the options'
 // credentials (unsigned when they are empty), If-Match set when `if_match` is not empty.
