@@ -218,6 +218,10 @@ PY
   else
     echo "MISMATCH between source and copy:"; diff "$work/src.sha" "$work/out.sha" | head; exit 1
   fi
+  if command -v curl >/dev/null && [ -n "$metrics_url" ]; then
+    echo "prefetch parts of 1 MiB or more, received straight into their buffers (docs/s3-client.md \"Direct GETs\"):"
+    curl -s "$metrics_url" | grep -E '^reelfs_s3_direct_(gets|fallbacks)_total' || true
+  fi
 
   tpy=""
   for p in python3 /usr/bin/python3; do
