@@ -23,6 +23,7 @@
 #include "common/strings.h"
 #include "common/unique_fd.h"
 #include "rdmaio/channel/channel_replies.h"
+#include "tests/fakes/loopback_listener.h"
 
 namespace reelfs::rdmaio::s3bridge {
 namespace {
@@ -32,15 +33,8 @@ namespace {
 class ScriptedServer {
  public:
   explicit ScriptedServer(std::vector<std::string> responses) : responses_(std::move(responses)) {
-    listener_ = UniqueFd(::socket(AF_INET, SOCK_STREAM, 0));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-    REQUIRE(::listen(listener_.get(), 8) == 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    listener_ = testing::ListenOnLoopback(8, &port_);
+    REQUIRE(listener_.valid());
     thread_ = std::thread([this] { Serve(); });
   }
   ~ScriptedServer() {

@@ -21,6 +21,7 @@
 
 #include "common/unique_fd.h"
 #include "s3/client/endpoint_set.h"
+#include "tests/fakes/loopback_listener.h"
 
 namespace reelfs::s3 {
 namespace {
@@ -39,15 +40,8 @@ class KeepAliveServer {
   using Handler = std::function<Answer(const std::string& request)>;
 
   explicit KeepAliveServer(Handler handler) : handler_(std::move(handler)) {
-    listener_.Reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-    REQUIRE(::listen(listener_.get(), 16) == 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    listener_ = testing::ListenOnLoopback(16, &port_);
+    REQUIRE(listener_.valid());
     acceptor_ = std::thread([this] {
       for (;;) {
         const int c = ::accept(listener_.get(), nullptr, nullptr);
@@ -109,7 +103,7 @@ class KeepAliveServer {
 
   const Handler handler_;
   UniqueFd listener_;
-  int port_ = 0;
+  uint16_t port_ = 0;
   std::thread acceptor_;
   std::mutex mu_;
   int connections_ = 0;

@@ -14,6 +14,7 @@
 
 #include "common/unique_fd.h"
 #include "s3/client/endpoint_set.h"
+#include "tests/fakes/loopback_listener.h"
 
 namespace reelfs::s3 {
 namespace {
@@ -39,15 +40,8 @@ TEST_CASE("ParseResponseHead: status, headers lowercased and trimmed, malformed 
 class ScriptedServer {
  public:
   explicit ScriptedServer(std::string answer, bool hang = false) {
-    listener_.Reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-    REQUIRE(::listen(listener_.get(), 4) == 0);
-    socklen_t len = sizeof(addr);
-    ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+    listener_ = testing::ListenOnLoopback(4, &port_);
+    REQUIRE(listener_.valid());
     thread_ = std::thread([this, answer = std::move(answer), hang] {
       UniqueFd conn(::accept(listener_.get(), nullptr, nullptr));
       if (!conn.valid()) return;
@@ -74,7 +68,7 @@ class ScriptedServer {
 
  private:
   UniqueFd listener_;
-  int port_ = 0;
+  uint16_t port_ = 0;
   std::string request_;
   std::thread thread_;
 };
