@@ -40,7 +40,9 @@ class DirectGet {
  public:
   using Fallback = std::function<void(const GetObjectRequest&, Callback<GetObjectResult>)>;
 
-  // nullptr when some endpoint is not plain http (TLS stays with libcurl) or min_bytes is 0.
+  // nullptr when some endpoint is not plain http (TLS stays with libcurl), min_bytes is 0, a
+  // proxy is configured for libcurl (http_proxy, all_proxy, ALL_PROXY), or the options set a
+  // total_timeout (only libcurl's path enforces one).
   // At most `max_threads` requests run at once (and as many idle connections are kept per
   // endpoint); more wait in the queue.
   static std::unique_ptr<DirectGet> Create(const TransportOptions& options, uint64_t min_bytes,

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -336,7 +337,7 @@ TEST_CASE("destroying the receiver cancels queued and running requests") {
   CHECK(fallbacks.count() == 0);
 }
 
-TEST_CASE("what it takes: large ranges into buffers over plain http") {
+TEST_CASE("what it takes: large ranges into buffers over plain http, without a proxy") {
   KeepAliveServer server([](const std::string&) { return Answer{}; });
   Fallbacks fallbacks;
   auto direct = Receiver(server.url(), fallbacks, /*min_bytes=*/1000);
@@ -367,6 +368,17 @@ TEST_CASE("what it takes: large ranges into buffers over plain http") {
   TransportOptions off;
   off.endpoints = EndpointSet::Create({server.url()}, {}).value();
   CHECK(DirectGet::Create(off, 0, kThreads, nullptr) == nullptr);
+  // A proxy for libcurl, or a total time limit only libcurl enforces: nothing is taken here.
+  for (const char* name : {"http_proxy", "all_proxy", "ALL_PROXY"}) {
+    CAPTURE(name);
+    REQUIRE(::setenv(name, "http://127.0.0.1:3128", 1) == 0);
+    CHECK(DirectGet::Create(off, 1, kThreads, nullptr) == nullptr);
+    ::unsetenv(name);
+  }
+  CHECK(DirectGet::Create(off, 1, kThreads, nullptr) != nullptr);
+  TransportOptions timed = off;
+  timed.total_timeout = std::chrono::milliseconds(60'000);
+  CHECK(DirectGet::Create(timed, 1, kThreads, nullptr) == nullptr);
 }
 
 }  // namespace
