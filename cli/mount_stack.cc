@@ -69,8 +69,9 @@ std::shared_ptr<s3::BodySource> SpliceSource(const s3::S3Client& client, unsigne
   std::shared_ptr<s3::BodySource> source = client.CreateBodySource();
   if (source == nullptr) {
     REELFS_LOG_WARN(kSubject,
-                    "--splice-reads: an https endpoint (a TLS body cannot be spliced "
-                    "from its socket); reads are copied as usual");
+                    "--splice-reads: an https endpoint (a TLS body cannot be spliced from its "
+                    "socket) or a proxy for libcurl (http_proxy, all_proxy); reads are copied as "
+                    "usual");
     return nullptr;
   }
   const auto largest = static_cast<unsigned>(LargestPipeCapacity(64u << 10, 2u << 20));

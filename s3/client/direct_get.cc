@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <deque>
 #include <string>
 #include <system_error>
@@ -305,14 +304,9 @@ void DirectGet::Impl::Stop() {
 std::unique_ptr<DirectGet> DirectGet::Create(const TransportOptions& options, uint64_t min_bytes,
                                              int max_threads, Fallback fallback) {
   if (min_bytes == 0) return nullptr;
-  // libcurl goes through a proxy these name (http_proxy: plain http; all_proxy: any scheme);
-  // this receiver connects directly, so it must not go around one.
-  for (const char* name : {"http_proxy", "all_proxy", "ALL_PROXY"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && *value != '\0') {
-      REELFS_LOG_INFO("s3", "{} is set: every GET goes through libcurl (and the proxy)", name);
-      return nullptr;
-    }
+  if (const char* proxy = ConfiguredProxyVariable(); proxy != nullptr) {
+    REELFS_LOG_INFO("s3", "{} is set: every GET goes through libcurl (and the proxy)", proxy);
+    return nullptr;
   }
   // An attempt's total time limit is libcurl's to enforce; this receiver has only the idle one.
   if (options.total_timeout.count() > 0) return nullptr;

@@ -147,6 +147,14 @@ Result<std::string> ReadHead(int fd) {
   }
 }
 
+const char* ConfiguredProxyVariable() {
+  for (const char* name : {"http_proxy", "all_proxy", "ALL_PROXY"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return name;
+  }
+  return nullptr;
+}
+
 std::string SignedRangedGet(const TransportOptions& options, const Endpoint& ep,
                             const std::string& bucket, const std::string& key, ByteRange range,
                             const std::string& if_match) {

@@ -25,6 +25,11 @@
 
 namespace reelfs::s3 {
 
+// The name of the proxy variable libcurl would use for a plain-http request (http_proxy,
+// all_proxy, ALL_PROXY), or nullptr when none is set: a receiver that connects directly must not
+// go around it, so it stands aside.
+const char* ConfiguredProxyVariable();
+
 // The request bytes of a GET of `range` of bucket/key on `ep`, signed with the options'
 // credentials (unsigned when they are empty), If-Match set when `if_match` is not empty.
 std::string SignedRangedGet(const TransportOptions& options, const Endpoint& ep,

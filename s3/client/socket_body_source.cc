@@ -76,6 +76,7 @@ class SocketBodySource final : public BodySource {
 }  // namespace
 
 std::unique_ptr<BodySource> CreateSocketBodySource(const TransportOptions& options) {
+  if (ConfiguredProxyVariable() != nullptr) return nullptr;  // libcurl's proxy is not gone around
   if (options.endpoints != nullptr) {
     for (size_t i = 0; i < options.endpoints->size(); ++i) {
       if (options.endpoints->endpoint(i).scheme != "http") return nullptr;

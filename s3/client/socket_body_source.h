@@ -16,7 +16,8 @@
 
 namespace reelfs::s3 {
 
-// nullptr when some endpoint is not plain http (a TLS body cannot be spliced from its socket).
+// nullptr when some endpoint is not plain http (a TLS body cannot be spliced from its socket) or
+// a proxy is configured for libcurl (raw_http.h ConfiguredProxyVariable).
 std::unique_ptr<BodySource> CreateSocketBodySource(const TransportOptions& options);
 
 }  // namespace reelfs::s3

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -167,10 +168,16 @@ TEST_CASE("a cancel cuts a head read that waits on a silent server") {
   CHECK(took < std::chrono::milliseconds(4000));  // well before the 5 s idle timeout
 }
 
-TEST_CASE("https endpoints get no receiver") {
+TEST_CASE("https endpoints, or a proxy for libcurl, get no receiver") {
   TransportOptions o;
   o.endpoints = EndpointSet::Create({"https://127.0.0.1:9"}, {}).value();
   CHECK(CreateSocketBodySource(o) == nullptr);
+  TransportOptions plain;
+  plain.endpoints = EndpointSet::Create({"http://127.0.0.1:9"}, {}).value();
+  CHECK(CreateSocketBodySource(plain) != nullptr);
+  REQUIRE(::setenv("http_proxy", "http://127.0.0.1:3128", 1) == 0);
+  CHECK(CreateSocketBodySource(plain) == nullptr);
+  ::unsetenv("http_proxy");
 }
 
 }  // namespace
