@@ -51,6 +51,8 @@ constexpr FsFamily kFsFamilies[] = {
      "GET body streams opened for spliced reads"},
     {"reelfs_fs_splice_fallbacks_total", false, &fuse::FsCounters::splice_fallbacks,
      "handles that stopped splicing and read through the ordinary path"},
+    {"reelfs_fs_splice_gaps_skipped_total", false, &fuse::FsCounters::splice_gaps_skipped,
+     "gaps a spliced stream dropped because their reads went through the ordinary path"},
 };
 
 void FileSystemFamilies(const fuse::FsCounters& c, PromText& out) {

@@ -88,11 +88,12 @@ struct FsCounters {
   // Opens answered with the local cache's file for the kernel to read (FUSE passthrough).
   uint64_t backing_opens = 0;
   // Spliced reads (splicing_prefetcher.h): READs answered from a pipe, their bytes, the GET body
-  // streams opened, and handles that went back to the ordinary path.
+  // streams opened, handles that went back to the ordinary path, and gaps a stream dropped.
   uint64_t spliced_reads = 0;
   uint64_t spliced_bytes = 0;
   uint64_t splice_streams = 0;
   uint64_t splice_fallbacks = 0;
+  uint64_t splice_gaps_skipped = 0;
 };
 
 // How file bytes travel besides the ObjectStore. Empty: every read is a GET through the store.

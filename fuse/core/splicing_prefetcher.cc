@@ -43,6 +43,10 @@ struct Filled {
 // Pipes filled ahead of the reader, each of the last READ's size.
 constexpr size_t kPipesAhead = 4;
 
+// The most bytes the stream drops to get past a gap whose READ went the ordinary way; a larger
+// gap ends splicing (reading it would cost more than the ordinary path's fetch of it).
+constexpr uint64_t kMaxSkip = 8ull << 20;
+
 class SplicingPrefetcher final : public Prefetcher {
  public:
   struct State {
@@ -178,6 +182,59 @@ class SplicingPrefetcher final : public Prefetcher {
 
   static void HandOver(State& s, std::vector<std::pair<uint64_t, Pending>> moved) {
     for (auto& [offset, p] : moved) s.inner->Read(offset, p.size, std::move(p.done));
+  }
+
+  // READs waiting before pos (placed before the stream moved past them), for HandOver.
+  static std::vector<std::pair<uint64_t, Pending>> TakeBehindLocked(State& s) REQUIRES(s.mu) {
+    std::vector<std::pair<uint64_t, Pending>> behind;
+    while (!s.pending.empty() && s.pending.begin()->first < s.pos) {
+      behind.emplace_back(s.pending.begin()->first, std::move(s.pending.begin()->second));
+      s.pending.erase(s.pending.begin());
+    }
+    return behind;
+  }
+
+  // Reads exactly n bytes of fd (blocking, or holding them already) and drops them.
+  static Status Drop(int fd, uint64_t n, std::string_view what) {
+    std::vector<std::byte> scratch(static_cast<size_t>(std::min<uint64_t>(n, 64 << 10)));
+    while (n > 0) {
+      const ssize_t r =
+          ::read(fd, scratch.data(), static_cast<size_t>(std::min<uint64_t>(n, scratch.size())));
+      if (r > 0) {
+        n -= static_cast<uint64_t>(r);
+        continue;
+      }
+      if (r == 0) return Status::Unavailable(std::string(what) + " ended early");
+      if (errno == EINTR) continue;
+      // EAGAIN: the socket's receive timeout (the idle timeout) passed, or a pipe filled ahead
+      // lacks its bytes; either way the stream is no longer trusted.
+      return ErrnoToStatus(errno == EAGAIN ? ETIMEDOUT : errno, "read " + std::string(what));
+    }
+    return Status::Ok();
+  }
+
+  // Drops the stream's bytes [at, to): first from the pipes filled ahead, then from the socket.
+  static Status Skip(s3::BodyStream* stream, uint64_t at, uint64_t to, std::deque<Filled>& queue,
+                     std::vector<std::shared_ptr<Pipe>>& spare) {
+    while (at < to && !queue.empty()) {
+      Filled& f = queue.front();
+      if (f.offset != at) return Status::DataLoss("the pipe filled ahead is not at the gap");
+      const uint64_t take = std::min<uint64_t>(f.n, to - at);
+      REELFS_RETURN_IF_ERROR(Drop(f.pipe->read_end.get(), take, "a pipe filled ahead"));
+      at += take;
+      f.offset += take;
+      f.n -= static_cast<size_t>(take);
+      if (f.n == 0) {
+        spare.push_back(std::move(f.pipe));
+        queue.pop_front();
+      }
+    }
+    // No stream yet: it opens where the next READ is.
+    if (at == to || stream == nullptr) return Status::Ok();
+    if (stream->offset() != at) return Status::DataLoss("the stream is not at the gap");
+    REELFS_RETURN_IF_ERROR(Drop(stream->fd(), to - at, "the GET's body"));
+    stream->Consumed(to - at);
+    return Status::Ok();
   }
 
   // Moves exactly n bytes from the stream's socket into the pipe. A pipe counts slots, not
@@ -364,12 +421,7 @@ class SplicingPrefetcher final : public Prefetcher {
         if (!s.splicing) return;
         s.ready = std::move(queue);
         // READs that overlap what was just served (placed before it was) cannot be spliced.
-        std::vector<std::pair<uint64_t, Pending>> behind;
-        while (!s.pending.empty() && s.pending.begin()->first < s.pos) {
-          behind.emplace_back(s.pending.begin()->first, std::move(s.pending.begin()->second));
-          s.pending.erase(s.pending.begin());
-        }
-        if (!behind.empty()) {
+        if (auto behind = TakeBehindLocked(s); !behind.empty()) {
           lock.unlock();
           HandOver(s, std::move(behind));
           lock.lock();
@@ -382,11 +434,42 @@ class SplicingPrefetcher final : public Prefetcher {
           return !s.splicing || s.pending.contains(s.pos);
         });
         if (!s.splicing) return;
-        if (!filled) {
+        if (filled) continue;
+        // Every READ waiting is after pos (earlier ones went the ordinary way).
+        const uint64_t at = s.pos;
+        const uint64_t to = s.pending.begin()->first;
+        if (to - at > kMaxSkip) {
           auto moved = StopLocked(s, "a gap before the reads waiting");
           lock.unlock();
           HandOver(s, std::move(moved));
           return;
+        }
+        // The READ for the gap went the ordinary way before the stream was placed (the kernel's
+        // READs arrive out of order at the start) or will come late and go there as a re-read:
+        // the stream drops those bytes and serves the READs after them.
+        s.pos = to;
+        std::deque<Filled> queue = std::move(s.ready);
+        s.ready.clear();
+        std::shared_ptr<s3::BodyStream> stream = s.stream;
+        lock.unlock();
+        const Status skipped = Skip(stream.get(), at, to, queue, spare);
+        lock.lock();
+        if (!skipped.ok()) {
+          auto moved = StopLocked(s, skipped.message());
+          lock.unlock();
+          HandOver(s, std::move(moved));
+          return;
+        }
+        if (!s.splicing) return;
+        s.ready = std::move(queue);
+        s.stats->gaps_skipped.fetch_add(1, std::memory_order_relaxed);
+        REELFS_LOG_DEBUG(kSubject,
+                         "{}/{}: skipped {} bytes at {} (their READ went the ordinary way)",
+                         s.ref.bucket, s.ref.key, to - at, at);
+        if (auto behind = TakeBehindLocked(s); !behind.empty()) {
+          lock.unlock();
+          HandOver(s, std::move(behind));
+          lock.lock();
         }
         continue;
       }

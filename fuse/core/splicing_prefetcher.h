@@ -7,12 +7,14 @@
 // reads sequentially, one ranged GET for the rest of the object stays open (s3/body_stream.h) and
 // each READ at its position is answered with a pipe holding exactly its bytes (ReadData::fd),
 // spliced from the socket; the FUSE reply splices the pipe on (libfuse's fuse_reply_data). READs
-// the kernel sends out of order wait a moment for the one before them. Everything else goes to the
-// inner Prefetcher, which keeps its retries, resumption, errno mapping and offline handling:
+// the kernel sends out of order wait a moment for the one before them; a gap that does not fill
+// within the reorder wait (its READ went the ordinary way, one that came before the stream was
+// placed) is dropped from the stream when it is at most 8 MiB. Everything else goes to the inner
+// Prefetcher, which keeps its retries, resumption, errno mapping and offline handling:
 //   - a read behind the stream's position (served there, the stream goes on);
-//   - for good, after a jump forward beyond the reorder window, a gap that does not fill within
-//     the reorder wait, a READ larger than the pipe, or any failure of the stream (open, a short
-//     or failed splice, an answer that is not the 206 asked for): that read and every later one.
+//   - for good, after a jump forward beyond the reorder window, a larger gap that does not fill,
+//     a READ larger than the pipe, or any failure of the stream (open, a short or failed splice
+//     or read, an answer that is not the 206 asked for): that read and every later one.
 // So a failure costs speed, never a wrong byte or an error the ordinary path would not give.
 //
 // One worker thread per spliced handle blocks in splice (bounded by the client's idle timeout);
@@ -32,10 +34,11 @@ namespace reelfs::fuse {
 
 // Mount-wide counters, shared by every SplicingPrefetcher (relaxed atomics).
 struct SpliceStats {
-  std::atomic<uint64_t> reads{0};      // READs answered with a spliced pipe
-  std::atomic<uint64_t> bytes{0};      // bytes those replies carried
-  std::atomic<uint64_t> streams{0};    // body streams opened
-  std::atomic<uint64_t> fallbacks{0};  // handles that stopped splicing (see above), for good
+  std::atomic<uint64_t> reads{0};         // READs answered with a spliced pipe
+  std::atomic<uint64_t> bytes{0};         // bytes those replies carried
+  std::atomic<uint64_t> streams{0};       // body streams opened
+  std::atomic<uint64_t> fallbacks{0};     // handles that stopped splicing (see above), for good
+  std::atomic<uint64_t> gaps_skipped{0};  // gaps whose READ went the ordinary way, dropped
 };
 
 // `inner` serves whatever is not spliced. With a null source, or an object below

@@ -318,17 +318,47 @@ TEST_CASE("a jump forward ends splicing: that read and later ones through the in
   CHECK(s.stats->fallbacks.load() == 1);
 }
 
-TEST_CASE("a gap that does not fill hands the waiting read to the inner path") {
+TEST_CASE("a small gap that does not fill is dropped from the stream; the stream goes on") {
   auto source = std::make_shared<FakeBodySource>();
   Setup s(source);
   REQUIRE(Verified(s.ref.key, 0, kRead, Take(*s.p, 0, kRead)));
   bool spliced = false;
   REQUIRE(Verified(s.ref.key, kRead, kRead, Take(*s.p, kRead, kRead), &spliced));
   REQUIRE(spliced);
-  // The READ at 2 kRead never comes; the one at 3 kRead waits reorder_wait, then goes the
-  // ordinary way.
+  // The worker fills 4 pipes ahead meanwhile (2 kRead .. 6 kRead): the gap is dropped from them,
+  // then from the socket.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  // The READs for 2 kRead .. 9 kRead never come (they went the ordinary way before the stream
+  // was placed); the one at 9 kRead waits reorder_wait, then the stream drops 7 READs' bytes.
+  REQUIRE(Verified(s.ref.key, 9 * kRead, kRead, Take(*s.p, 9 * kRead, kRead), &spliced));
+  CHECK(spliced);
+  REQUIRE(Verified(s.ref.key, 10 * kRead, kRead, Take(*s.p, 10 * kRead, kRead), &spliced));
+  CHECK(spliced);
+  // A READ for the gap that comes late is a re-read: the ordinary path serves it.
   REQUIRE(Verified(s.ref.key, 3 * kRead, kRead, Take(*s.p, 3 * kRead, kRead), &spliced));
   CHECK_FALSE(spliced);
+  REQUIRE(Verified(s.ref.key, 11 * kRead, kRead, Take(*s.p, 11 * kRead, kRead), &spliced));
+  CHECK(spliced);
+  CHECK(s.stats->gaps_skipped.load() == 1);
+  CHECK(s.stats->fallbacks.load() == 0);
+  CHECK(source->opens.load() == 1);
+}
+
+TEST_CASE("a gap of more than 8 MiB that does not fill hands the waiting read to the inner path") {
+  auto source = std::make_shared<FakeBodySource>();
+  Setup s(source);
+  REQUIRE(Verified(s.ref.key, 0, kRead, Take(*s.p, 0, kRead)));
+  bool spliced = false;
+  REQUIRE(Verified(s.ref.key, kRead, kRead, Take(*s.p, kRead, kRead), &spliced));
+  REQUIRE(spliced);
+  // The READs from 2 kRead on never come; the one 9 MiB further waits reorder_wait, then goes
+  // the ordinary way, and so does everything after it.
+  const uint64_t far = 2 * kRead + 9 * kMiB;
+  REQUIRE(Verified(s.ref.key, far, kRead, Take(*s.p, far, kRead), &spliced));
+  CHECK_FALSE(spliced);
+  REQUIRE(Verified(s.ref.key, far + kRead, kRead, Take(*s.p, far + kRead, kRead), &spliced));
+  CHECK_FALSE(spliced);
+  CHECK(s.stats->gaps_skipped.load() == 0);
   CHECK(s.stats->fallbacks.load() == 1);
 }
 
