@@ -17,7 +17,6 @@
 
 #include "common/strings.h"
 #include "s3/client/object_headers.h"
-#include "s3/client/refreshing_credentials.h"
 #include "s3/protocol/range.h"
 #include "s3/protocol/sigv4.h"
 
@@ -168,8 +167,7 @@ std::string SignedRangedGet(const TransportOptions& options, const Endpoint& ep,
   if (!if_match.empty())
     signable.headers.emplace_back("if-match", "\"" + StripEtag(if_match) + "\"");
   signable.payload_hash = std::string(kEmptyPayloadSha256);
-  const Credentials creds =
-      options.credential_source ? options.credential_source->Current() : options.credentials;
+  const Credentials creds = CurrentCredentials(options);
   if (!creds.empty()) {
     SigV4Params params;
     params.region = options.region;

@@ -494,6 +494,10 @@ Result<std::unique_ptr<Transport>> Transport::Create(TransportOptions options) {
   return std::unique_ptr<Transport>(new Transport(std::move(impl)));
 }
 
+Credentials CurrentCredentials(const TransportOptions& options) {
+  return options.credential_source ? options.credential_source->Current() : options.credentials;
+}
+
 Transport::Transport(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Transport::~Transport() {
@@ -749,8 +753,7 @@ Status Transport::Impl::BuildHeaders(Exchange& ex, const RequestTarget& target) 
     signable.headers.emplace_back("range", FormatRangeHeader(*ex.attempt_range));
   }
   signable.payload_hash = ex.payload_hash;
-  const Credentials creds =
-      options.credential_source ? options.credential_source->Current() : options.credentials;
+  const Credentials creds = CurrentCredentials(options);
   if (!creds.empty()) {
     // Sign this attempt (fresh x-amz-date, and the credentials of the moment).
     SigV4Params params;

@@ -66,6 +66,10 @@ struct TransportOptions {
   uint64_t unsigned_payload_min_bytes = 0;  // 0: always sign the body's SHA-256
 };
 
+// The credentials a request is signed with now: credential_source's current ones when it is set
+// (they may have been refreshed since the last request), else `credentials`. Empty: unsigned.
+[[nodiscard]] Credentials CurrentCredentials(const TransportOptions& options);
+
 struct HttpResponse;
 
 struct HttpRequest {
