@@ -26,7 +26,9 @@ bench_require_single() {
 # bench_start_gateway GATEWAY ROOT WORK LOG: starts GATEWAY serving ROOT on 127.0.0.1 (a free
 # port, written to WORK/port) and waits until it listens (it indexes ROOT first: up to 10 min).
 # Sets gw_pid (the gateway itself: the subshell execs it) and endpoint. Returns 1, with the
-# log on stderr, when it exits or never listens.
+# log on stderr, when it exits or never listens. Then flushes ROOT's file system: a dataset just
+# written is otherwise written back during the first rounds (the kernel's dirty_expire is 30 s),
+# which then measure the disk's writeback, not the read path.
 bench_start_gateway() {
   local gw=$1 root=$2 work=$3 log=$4 role=--create
   # BENCH_FRONT_END=1: a --front-end over a root another gateway owns (docs/gateway.md).
@@ -48,6 +50,7 @@ bench_start_gateway() {
   fi
   # shellcheck disable=SC2034  # read by the caller
   endpoint="http://127.0.0.1:$(cat "$work/port")"
+  sync -f "$root"
 }
 
 # bench_peer_configs WORK ENDPOINT: the peers' credentials for that gateway: WORK/s3fs.passwd
