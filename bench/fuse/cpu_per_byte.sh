@@ -33,12 +33,8 @@ bench_start_gateway "$gw" "$work/root" "$work" "$work/gateway.log" || exit 1
 url=$(python3 "$here/bench.py" urls "$endpoint" bench large.bin)
 gw_real=$gw_pid
 hz=$(getconf CLK_TCK)
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime of a live process
-minflt() { awk '{print $10}' "/proc/$1/stat"; }
 # response body bytes the gateway has sent: per byte read, above 1.00 means data fetched twice
 sent_bytes() { curl -sS "$endpoint/metrics" | awk '/^reelfs_gateway_http_sent_bytes_total/ { n += $2 } END { printf "%.0f", n }'; }
-# context switches of the live threads (voluntary and not), summed
-threads_ctxsw() { local t n=0 v; for t in "/proc/$1/task"/*; do v=$(awk '/ctxt_switches/ { n += $2 } END { print n + 0 }' "$t/status" 2>/dev/null); n=$((n + ${v:-0})); done; echo $n; }
 # run LABEL CMD...: prints "LABEL MiB/s wall_s gateway_cpu_s client_cpu_s reader_cpu_s
 # client_minflt client_ctxsw" (per GiB) and the gateway's body bytes sent per byte read
 # $client_pid (a daemon) is sampled around the command; the command's own CPU is the reader's.
@@ -46,14 +42,14 @@ measure() {
   local label=$1; shift
   local g0 c0=0 g1 c1=0 t0 t1 out f0=0 f1=0 x0=0 x1=0 s0 s1
   s0=$(sent_bytes)
-  g0=$(ticks "$gw_real")
-  if [ -n "${client_pid:-}" ]; then c0=$(ticks "$client_pid"); f0=$(minflt "$client_pid"); x0=$(threads_ctxsw "$client_pid"); fi
+  g0=$(bench_ticks "$gw_real")
+  if [ -n "${client_pid:-}" ]; then c0=$(bench_ticks "$client_pid"); f0=$(bench_minflt "$client_pid"); x0=$(bench_ctxsw "$client_pid"); fi
   t0=$(date +%s.%N)
   out=$( { TIMEFORMAT='%U %S'; time "$@" >/dev/null 2>&1; } 2>&1 | tail -1)
   t1=$(date +%s.%N)
-  g1=$(ticks "$gw_real")
+  g1=$(bench_ticks "$gw_real")
   s1=$(sent_bytes)
-  if [ -n "${client_pid:-}" ]; then c1=$(ticks "$client_pid"); f1=$(minflt "$client_pid"); x1=$(threads_ctxsw "$client_pid"); fi
+  if [ -n "${client_pid:-}" ]; then c1=$(bench_ticks "$client_pid"); f1=$(bench_minflt "$client_pid"); x1=$(bench_ctxsw "$client_pid"); fi
   awk -v l="$label" -v t0="$t0" -v t1="$t1" -v g=$((g1 - g0)) -v c=$((c1 - c0)) -v hz="$hz" \
     -v r="$out" -v mib="$SIZE_MIB" -v f=$((f1 - f0)) -v x=$((x1 - x0)) -v sent=$((s1 - s0)) 'BEGIN { split(r, a, " ");
       gib = mib / 1024; printf "%-16s %7.0f %6.2f %6.3f %6.3f %6.3f %8.0f %8.0f %5.2f\n", l, mib / (t1 - t0),

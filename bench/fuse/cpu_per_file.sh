@@ -35,7 +35,6 @@ python3 "$here/bench.py" curlcfg-small "$endpoint" bench "$manifest" --seed 1 >"
 echo "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" >"$work/s3fs.passwd"; chmod 600 "$work/s3fs.passwd"
 s3fs_opts="url=$endpoint,use_path_request_style,passwd_file=$work/s3fs.passwd,sigv4,endpoint=us-east-1,listobjectsv2,ro,complement_stat,tmpdir=$work/s3fs-tmp,dbglevel=warn"
 hz=$(getconf CLK_TCK)
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }             # utime + stime of a live process
 busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }  # user nice system irq softirq
 
 # measure TOOL CLIENT_PID CMD...: runs CMD (the reader; for curl, the client itself) and prints
@@ -43,11 +42,11 @@ busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }  # user nice
 measure() {
   local tool=$1 client=$2; shift 2
   local g0 c0=0 b0 g1 c1=0 b1 t0 t1 out fps
-  g0=$(ticks "$gw_pid"); [ -n "$client" ] && c0=$(ticks "$client"); b0=$(busy)
+  g0=$(bench_ticks "$gw_pid"); [ -n "$client" ] && c0=$(bench_ticks "$client"); b0=$(busy)
   t0=$(date +%s.%N)
   out=$( { TIMEFORMAT='%U %S'; time "$@" >"$work/out.json" 2>"$work/err"; } 2>&1 | tail -1)
   t1=$(date +%s.%N)
-  g1=$(ticks "$gw_pid"); [ -n "$client" ] && c1=$(ticks "$client"); b1=$(busy)
+  g1=$(bench_ticks "$gw_pid"); [ -n "$client" ] && c1=$(bench_ticks "$client"); b1=$(busy)
   if [ "$tool" = curl ]; then
     local ok; ok=$(grep -c "^200 $((KIB * 1024))$" "$work/out.json" || true)
     [ "$ok" = "$FILES" ] || { echo "$tool failed: $ok of $FILES files"; return; }

@@ -53,6 +53,20 @@ bench_start_gateway() {
   sync -f "$root"
 }
 
+# Counters of a live process from /proc, for the CPU-cost scripts: user + system CPU in clock
+# ticks (getconf CLK_TCK a second), minor page faults, and the context switches (voluntary and
+# not) of its threads now alive, summed.
+bench_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+bench_minflt() { awk '{print $10}' "/proc/$1/stat"; }
+bench_ctxsw() {
+  local t n=0 v
+  for t in "/proc/$1/task"/*; do
+    v=$(awk '/ctxt_switches/ { n += $2 } END { print n + 0 }' "$t/status" 2>/dev/null)
+    n=$((n + ${v:-0}))
+  done
+  echo $n
+}
+
 # bench_peer_configs WORK ENDPOINT: the peers' credentials for that gateway: WORK/s3fs.passwd
 # (mode 0600) and WORK/rclone.conf (remote "gw"; ListObjectsV2, path style).
 bench_peer_configs() {

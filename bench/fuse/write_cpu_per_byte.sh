@@ -28,7 +28,6 @@ head -c $((SIZE_MIB * 1048576)) /dev/urandom >"$work/src.bin"
 bench_start_gateway "$gw" "$work/root" "$work" "$work/gateway.log" || exit 1
 gw_real=$gw_pid
 hz=$(getconf CLK_TCK)
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime of a live process
 presign() {
   python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from s3sign import presign
 print(presign(sys.argv[2], sys.argv[3], sys.argv[4], "us-east-1", "PUT", "/bench/" + sys.argv[5]))' \
@@ -39,11 +38,11 @@ print(presign(sys.argv[2], sys.argv[3], sys.argv[4], "us-east-1", "PUT", "/bench
 measure() {
   local label=$1 key=$2; shift 2
   local g0 c0=0 g1 c1=0 t0 t1 out
-  g0=$(ticks "$gw_real"); [ -n "${client_pid:-}" ] && c0=$(ticks "$client_pid")
+  g0=$(bench_ticks "$gw_real"); [ -n "${client_pid:-}" ] && c0=$(bench_ticks "$client_pid")
   t0=$(date +%s.%N)
   out=$( { TIMEFORMAT='%U %S'; time "$@" >/dev/null 2>&1; } 2>&1 | tail -1)
   t1=$(date +%s.%N)
-  g1=$(ticks "$gw_real"); [ -n "${client_pid:-}" ] && c1=$(ticks "$client_pid")
+  g1=$(bench_ticks "$gw_real"); [ -n "${client_pid:-}" ] && c1=$(bench_ticks "$client_pid")
   cmp -s "$work/src.bin" "$work/root/bench/$key" || { echo "MISMATCH: $key" >&2; exit 1; }
   rm -f "$work/root/bench/$key"
   awk -v l="$label" -v t0="$t0" -v t1="$t1" -v g=$((g1 - g0)) -v c=$((c1 - c0)) -v hz="$hz" \
