@@ -23,13 +23,7 @@ ROUNDS=${ROUNDS:-3}
 HOG=${HOG:-0}
 REELFS_OPTS=${REELFS_OPTS:-}
 bench_require_single "$BUILD_DIR" curl dd fusermount3 python3
-work=$(mktemp -d /dev/shm/cpu-per-byte.XXXXXX)
-gw_pid=""
-trap bench_cleanup_single EXIT
-bench_credentials
-mkdir -p "$work/root/bench" "$work/mnt"
-head -c $((SIZE_MIB * 1048576)) /dev/urandom >"$work/root/bench/large.bin"
-bench_start_gateway "$gw" "$work/root" "$work" "$work/gateway.log" || exit 1
+bench_single_file cpu-per-byte "$SIZE_MIB" || exit 1
 url=$(python3 "$here/bench.py" urls "$endpoint" bench large.bin)
 gw_real=$gw_pid
 hz=$(getconf CLK_TCK)

@@ -53,6 +53,20 @@ bench_start_gateway() {
   sync -f "$root"
 }
 
+# bench_single_file NAME SIZE_MIB: the setup of the one-file, one-mount scripts (cpu_per_byte.sh,
+# rounds.sh): a work directory /dev/shm/NAME.* (removed at exit: bench_cleanup_single), the
+# benchmark credentials, SIZE_MIB random bytes as bucket "bench", key "large.bin", and a gateway
+# over them (bench_start_gateway). Sets work (with work/mnt made), gw_pid and endpoint; needs gw.
+bench_single_file() {
+  work=$(mktemp -d "/dev/shm/$1.XXXXXX")
+  gw_pid=""
+  trap bench_cleanup_single EXIT
+  bench_credentials
+  mkdir -p "$work/root/bench" "$work/mnt"
+  head -c $(($2 * 1048576)) /dev/urandom >"$work/root/bench/large.bin"
+  bench_start_gateway "$gw" "$work/root" "$work" "$work/gateway.log"
+}
+
 # Counters of a live process from /proc, for the CPU-cost scripts: user + system CPU in clock
 # ticks (getconf CLK_TCK a second), minor page faults, and the context switches (voluntary and
 # not) of its threads now alive, summed.

@@ -24,17 +24,13 @@ REELFS_OPTS=${REELFS_OPTS:-}
 needs=(dd fusermount3)
 [ "$PERF" = 1 ] && needs+=(perf)
 bench_require_single "$BUILD_DIR" "${needs[@]}"
-work=$(mktemp -d /dev/shm/rounds.XXXXXX)
-gw_pid=""
-trap bench_cleanup_single EXIT
-bench_credentials
-mkdir -p "$work/root/bench" "$work/mnt"
-head -c $((SIZE_MIB * 1048576)) /dev/urandom >"$work/root/bench/large.bin"
-bench_start_gateway "$gw" "$work/root" "$work" "$work/gateway.log" || exit 1
+bench_single_file rounds "$SIZE_MIB" || exit 1
 hz=$(getconf CLK_TCK)
 steal() { awk '/^cpu / {print $9}' /proc/stat; }  # the guest's steal time, all CPUs, in ticks
 
-echo "# mount round MiB/s daemon_cpu_ms daemon_minflt daemon_ctxsw steal_ms${PERF/#1/ clear_page% top_symbol}"
+perf_cols=""
+[ "$PERF" = 1 ] && perf_cols=" clear_page% top_symbol"
+echo "# mount round MiB/s daemon_cpu_ms daemon_minflt daemon_ctxsw steal_ms$perf_cols"
 for m in $(seq "$MOUNTS"); do
   # shellcheck disable=SC2086
   "$reelfs" mount bench "$work/mnt" --endpoint "$endpoint" --log-file "$work/reelfs.log" \
