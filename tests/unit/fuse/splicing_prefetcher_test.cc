@@ -156,6 +156,14 @@ bool Verified(const std::string& key, uint64_t offset, size_t want, const Result
   return std::memcmp(expected.data(), r->bytes.data(), want) == 0;
 }
 
+// The first two READs of kRead: the first goes the ordinary way, the second places the stream.
+void PlaceStream(Setup& s) {
+  REQUIRE(Verified(s.ref.key, 0, kRead, Take(*s.p, 0, kRead)));
+  bool spliced = false;
+  REQUIRE(Verified(s.ref.key, kRead, kRead, Take(*s.p, kRead, kRead), &spliced));
+  REQUIRE(spliced);
+}
+
 TEST_CASE("a READ larger than half the largest pipe goes the ordinary way") {
   auto source = std::make_shared<FakeBodySource>();
   Setup s(source);
@@ -307,10 +315,8 @@ TEST_CASE("a re-read behind the stream goes through the inner path; the stream g
 TEST_CASE("a jump forward ends splicing: that read and later ones through the inner path") {
   auto source = std::make_shared<FakeBodySource>();
   Setup s(source, 200 * kMiB);
-  REQUIRE(Verified(s.ref.key, 0, kRead, Take(*s.p, 0, kRead)));
+  PlaceStream(s);
   bool spliced = false;
-  REQUIRE(Verified(s.ref.key, kRead, kRead, Take(*s.p, kRead, kRead), &spliced));
-  REQUIRE(spliced);
   REQUIRE(Verified(s.ref.key, 150 * kMiB, kRead, Take(*s.p, 150 * kMiB, kRead), &spliced));
   CHECK_FALSE(spliced);
   REQUIRE(Verified(s.ref.key, 151 * kMiB, kRead, Take(*s.p, 151 * kMiB, kRead), &spliced));
@@ -321,10 +327,8 @@ TEST_CASE("a jump forward ends splicing: that read and later ones through the in
 TEST_CASE("a small gap that does not fill is dropped from the stream; the stream goes on") {
   auto source = std::make_shared<FakeBodySource>();
   Setup s(source);
-  REQUIRE(Verified(s.ref.key, 0, kRead, Take(*s.p, 0, kRead)));
+  PlaceStream(s);
   bool spliced = false;
-  REQUIRE(Verified(s.ref.key, kRead, kRead, Take(*s.p, kRead, kRead), &spliced));
-  REQUIRE(spliced);
   // The worker fills 4 pipes ahead meanwhile (2 kRead .. 6 kRead): the gap is dropped from them,
   // then from the socket.
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
@@ -347,10 +351,8 @@ TEST_CASE("a small gap that does not fill is dropped from the stream; the stream
 TEST_CASE("a gap of more than 8 MiB that does not fill hands the waiting read to the inner path") {
   auto source = std::make_shared<FakeBodySource>();
   Setup s(source);
-  REQUIRE(Verified(s.ref.key, 0, kRead, Take(*s.p, 0, kRead)));
+  PlaceStream(s);
   bool spliced = false;
-  REQUIRE(Verified(s.ref.key, kRead, kRead, Take(*s.p, kRead, kRead), &spliced));
-  REQUIRE(spliced);
   // The READs from 2 kRead on never come; the one 9 MiB further waits reorder_wait, then goes
   // the ordinary way, and so does everything after it.
   const uint64_t far = 2 * kRead + 9 * kMiB;
