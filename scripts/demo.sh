@@ -471,7 +471,7 @@ PY
   getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" | python3 -c '
 import json, sys
 f = json.load(sys.stdin)["fs"]
-print("spliced: %d reads, %d bytes, %d stream(s), %d handle(s) back on the ordinary path" % (f["spliced_reads"], f["spliced_bytes"], f["splice_streams"], f["splice_fallbacks"]))'
+print("spliced: %d reads, %d bytes, %d stream(s), %d handle(s) back on the ordinary path, %d gap(s) dropped" % (f["spliced_reads"], f["spliced_bytes"], f["splice_streams"], f["splice_fallbacks"], f["splice_gaps_skipped"]))'
 fi
 
 if command -v curl >/dev/null; then

@@ -9,7 +9,8 @@
 #   BUILD_DIR=build SIZE_MIB=1024 MOUNTS=3 ROUNDS=3 PERF=0 REELFS_OPTS= bench/fuse/rounds.sh
 #
 # PERF=1 also records the daemon (perf record -F 999) during each round and prints the share of
-# its samples in the kernel's page zeroing (clear_page_*) and its top symbol.
+# its samples in the kernel's page zeroing (clear_page_*) and its top symbol; PERF_KEEP=PREFIX
+# keeps each round's perf.data as PREFIX.MOUNT.ROUND for `perf report -i`.
 # Needs: reelfs-gateway and reelfs in BUILD_DIR, dd, fusermount3 (and perf with PERF=1).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,6 +53,7 @@ for m in $(seq "$MOUNTS"); do
     extra=""
     if [ -n "$perf_pid" ]; then
       kill -INT "$perf_pid"; wait "$perf_pid" || true
+      [ -n "${PERF_KEEP:-}" ] && cp "$work/perf.data" "$PERF_KEEP.$m.$r"
       extra=$(perf report -q -i "$work/perf.data" --no-children --sort sym 2>/dev/null |
         awk '/clear_page/ { z += $1 } NR == 1 { top = $NF } END { printf " %.1f %s", z, top }')
     fi
