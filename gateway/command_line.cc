@@ -12,15 +12,25 @@ namespace reelfs::gateway {
 namespace {
 
 // The server's flags that override the config file when given.
-constexpr const char* kOverridingFlags[] = {"--root",         "--create",
-                                            "--listen",       "--access-key",
-                                            "--secret-key",   "--region",
-                                            "--port-file",    "--timeline-file",
-                                            "--threads",      "--allow-non-loopback",
-                                            "--log-level",    "--virtual-host-domain",
-                                            "--idle-timeout", "--multipart-expiry",
-                                            "--log-format",   "--tls-cert",
-                                            "--tls-key",      "--front-end"};
+constexpr const char* kOverridingFlags[] = {"--root",
+                                            "--create",
+                                            "--listen",
+                                            "--access-key",
+                                            "--secret-key",
+                                            "--region",
+                                            "--port-file",
+                                            "--timeline-file",
+                                            "--threads",
+                                            "--allow-non-loopback",
+                                            "--log-level",
+                                            "--virtual-host-domain",
+                                            "--idle-timeout",
+                                            "--multipart-expiry",
+                                            "--max-connection-rate",
+                                            "--log-format",
+                                            "--tls-cert",
+                                            "--tls-key",
+                                            "--front-end"};
 
 void AddArchiveCommand(CLI::App& app, CommandLine& out, CLI::App*& archive_cmd) {
   archive_cmd = app.add_subcommand(
@@ -78,6 +88,10 @@ void AddServerFlags(CLI::App& app, CommandLine& out) {
   app.add_option("--multipart-expiry", out.multipart_expiry,
                  "abort multipart uploads initiated longer ago than this (0: never)")
       ->default_str("7d");
+  app.add_option("--max-connection-rate", out.max_connection_rate,
+                 "bytes per second each connection may send, e.g. 100MiB (0: unlimited); models "
+                 "a remote object store's per-connection cap")
+      ->default_str("0");
 }
 
 CLI::Option* AddRdmaFlags(CLI::App& app, RdmaFlags& rdma) {
@@ -156,6 +170,9 @@ Result<Options> ServeOptions(const CommandLine& line) {
     REELFS_ASSIGN_OR_RETURN(auto d, ParseDuration(line.multipart_expiry));
     if (d.count() < 0) return Status::InvalidArgument("--multipart-expiry must be >= 0");
     options.multipart_expiry = d;
+  }
+  if (given("--max-connection-rate")) {
+    REELFS_ASSIGN_OR_RETURN(options.max_connection_rate, ParseByteSize(line.max_connection_rate));
   }
   if (options.root.empty()) return Status::InvalidArgument("--root is required");
   if (options.tls_cert.empty() != options.tls_key.empty()) {

@@ -27,15 +27,16 @@ struct RdmaFlags {
 };
 
 struct CommandLine {
-  bool archive = false;          // `reelfs-gateway archive`
-  bool check = false;            // `reelfs-gateway check`
-  Options flags;                 // the values the flags set (only those in `given` count)
-  std::set<std::string> given;   // the server's flags given explicitly, e.g. "--root"
-  std::string config_file;       // --config
-  std::string idle_timeout;      // --idle-timeout, a duration
-  std::string multipart_expiry;  // --multipart-expiry, a duration (0: never)
-  ArchiveRunOptions run;         // `archive`'s flags
-  std::string order = "key";     // `archive --order`: key or striped
+  bool archive = false;             // `reelfs-gateway archive`
+  bool check = false;               // `reelfs-gateway check`
+  Options flags;                    // the values the flags set (only those in `given` count)
+  std::set<std::string> given;      // the server's flags given explicitly, e.g. "--root"
+  std::string config_file;          // --config
+  std::string idle_timeout;         // --idle-timeout, a duration
+  std::string multipart_expiry;     // --multipart-expiry, a duration (0: never)
+  std::string max_connection_rate;  // --max-connection-rate, bytes per second (0: unlimited)
+  ArchiveRunOptions run;            // `archive`'s flags
+  std::string order = "key";        // `archive --order`: key or striped
   RdmaFlags rdma;
 };
 

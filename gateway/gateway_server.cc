@@ -179,6 +179,7 @@ Status GatewayServer::Bind() {
   server_options.port = listen_.port;
   server_options.threads = options_.threads;
   server_options.idle_timeout = options_.idle_timeout;
+  server_options.max_connection_rate = options_.max_connection_rate;
   server_options.tls_cert = options_.tls_cert;
   server_options.tls_key = options_.tls_key;
   REELFS_ASSIGN_OR_RETURN(server_, http::Server::Bind(server_options, *service_));

@@ -131,6 +131,9 @@ struct Options {
   std::string log_format = "text";
   // Connections idle (or stalled mid-request) this long are closed.
   std::chrono::seconds idle_timeout{60};
+  // Bytes per second each connection may send (SO_MAX_PACING_RATE); 0: unlimited. A model of
+  // the per-connection cap of remote object stores, for benchmarks and tests on loopback.
+  uint64_t max_connection_rate = 0;
   // Virtual-host addressing: Host "<bucket>.<domain>". Empty: path style only.
   std::string virtual_host_domain;
   // Largest single PUT or part.

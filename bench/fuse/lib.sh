@@ -25,6 +25,7 @@ bench_require_single() {
 
 # bench_start_gateway GATEWAY ROOT WORK LOG: starts GATEWAY serving ROOT on 127.0.0.1 (a free
 # port, written to WORK/port) and waits until it listens (it indexes ROOT first: up to 10 min).
+# GATEWAY_OPTS are appended to its flags (e.g. --max-connection-rate 100MiB, bench/fuse/capped.sh).
 # Sets gw_pid (the gateway itself: the subshell execs it) and endpoint. Returns 1, with the
 # log on stderr, when it exits or never listens. Then flushes ROOT's file system: a dataset just
 # written is otherwise written back during the first rounds (the kernel's dirty_expire is 30 s),
@@ -33,9 +34,10 @@ bench_start_gateway() {
   local gw=$1 root=$2 work=$3 log=$4 role=--create
   # BENCH_FRONT_END=1: a --front-end over a root another gateway owns (docs/gateway.md).
   [ "${BENCH_FRONT_END:-0}" = 1 ] && role=--front-end
+  # shellcheck disable=SC2086  # GATEWAY_OPTS: several words
   ( exec "$gw" --root "$root" "$role" --listen 127.0.0.1:0 --port-file "$work/port" \
     --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" --log-level warn \
-    >"$log" 2>&1 ) &
+    ${GATEWAY_OPTS:-} >"$log" 2>&1 ) &
   gw_pid=$!
   local _
   for _ in $(seq 6000); do

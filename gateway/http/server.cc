@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 
 #include "common/log.h"
 #include "common/strings.h"
@@ -520,6 +522,14 @@ struct Server::Impl {
     if (stopping) return;
     acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
       if (!ec && !stopping) {
+        if (options.max_connection_rate > 0) {
+          // TCP paces itself below this rate (no qdisc needed): a remote store's cap, modelled.
+          const uint64_t rate = options.max_connection_rate;
+          if (::setsockopt(s.native_handle(), SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) !=
+              0) {
+            REELFS_LOG_WARN("gateway.http", "SO_MAX_PACING_RATE: {}", std::strerror(errno));
+          }
+        }
         if (tls) {
           std::make_shared<Session<TlsStream>>(handler, options.idle_timeout, std::move(s), *tls)
               ->Start();

@@ -26,6 +26,8 @@ struct ServerOptions {
   uint16_t port = 7070;  // 0: ephemeral
   int threads = 4;
   std::chrono::seconds idle_timeout{60};
+  // Bytes per second each accepted connection may send (SO_MAX_PACING_RATE); 0: unlimited.
+  uint64_t max_connection_rate = 0;
   bool handle_signals = true;  // SIGINT/SIGTERM stop Run
   // PEM files: with a certificate, every connection is TLS (1.2 or 1.3; OpenSSL through
   // Boost.Asio) and bodies go through it instead of sendfile(2). Empty: plain HTTP.
