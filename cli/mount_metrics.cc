@@ -53,6 +53,8 @@ constexpr FsFamily kFsFamilies[] = {
      "handles that stopped splicing and read through the ordinary path"},
     {"reelfs_fs_splice_gaps_skipped_total", false, &fuse::FsCounters::splice_gaps_skipped,
      "gaps a spliced stream dropped because their reads went through the ordinary path"},
+    {"reelfs_fs_splice_slow_streams_total", false, &fuse::FsCounters::splice_slow_streams,
+     "spliced streams slower than their reader, whose handles went to the parallel GETs"},
 };
 
 void FileSystemFamilies(const fuse::FsCounters& c, PromText& out) {

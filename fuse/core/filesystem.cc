@@ -106,7 +106,8 @@ std::string Core::MetricsJson() const {
                    {"spliced_bytes", c.spliced_bytes},
                    {"splice_streams", c.splice_streams},
                    {"splice_fallbacks", c.splice_fallbacks},
-                   {"splice_gaps_skipped", c.splice_gaps_skipped}};
+                   {"splice_gaps_skipped", c.splice_gaps_skipped},
+                   {"splice_slow_streams", c.splice_slow_streams}};
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
   const Json side_channel = data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
   const Json cache = data_path_.cache != nullptr ? data_path_.cache->StatsJson() : Json();
@@ -141,6 +142,7 @@ FsCounters Core::counters() const {
   c.splice_streams = splice_stats_->streams.load(std::memory_order_relaxed);
   c.splice_fallbacks = splice_stats_->fallbacks.load(std::memory_order_relaxed);
   c.splice_gaps_skipped = splice_stats_->gaps_skipped.load(std::memory_order_relaxed);
+  c.splice_slow_streams = splice_stats_->slow_streams.load(std::memory_order_relaxed);
   c.direct_reads = stats_.direct_reads.load(std::memory_order_relaxed);
   c.offline_reads = stats_.offline_reads.load(std::memory_order_relaxed);
   c.restore_waits = stats_.restore_waits.load(std::memory_order_relaxed);

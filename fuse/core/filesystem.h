@@ -88,12 +88,14 @@ struct FsCounters {
   // Opens answered with the local cache's file for the kernel to read (FUSE passthrough).
   uint64_t backing_opens = 0;
   // Spliced reads (splicing_prefetcher.h): READs answered from a pipe, their bytes, the GET body
-  // streams opened, handles that went back to the ordinary path, and gaps a stream dropped.
+  // streams opened, handles that went back to the ordinary path, gaps a stream dropped, and
+  // handles that went back because their stream was slower than their reader.
   uint64_t spliced_reads = 0;
   uint64_t spliced_bytes = 0;
   uint64_t splice_streams = 0;
   uint64_t splice_fallbacks = 0;
   uint64_t splice_gaps_skipped = 0;
+  uint64_t splice_slow_streams = 0;
 };
 
 // How file bytes travel besides the ObjectStore. Empty: every read is a GET through the store.

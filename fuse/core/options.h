@@ -40,6 +40,17 @@ struct SpliceOptions {
   std::chrono::milliseconds reorder_wait{50};
   // A stream that moves no byte for this long fails (the S3 client's idle timeout); 0: never.
   std::chrono::milliseconds idle_timeout{30'000};
+  // A stream whose worker spent more than slow_share of a window (at least slow_window bytes
+  // served and slow_time passed) waiting for its socket's next bytes is slower than its reader:
+  // the handle goes to the ordinary path, whose parallel part GETs one connection's cap (a remote
+  // store's, or a window over a long round trip) does not bound. slow_window 0: never. The time
+  // floor keeps a moment's stall (a scheduler tick or two on a busy host; 32 MiB take 15 ms on
+  // loopback) from deciding; the share's height keeps a reader that only outruns a busy
+  // gateway's CPU (40-55 % waiting on loopback) on its stream, where parallel GETs would only add
+  // work (bench/RESULTS.md "Spliced reads by default").
+  uint64_t slow_window = 8ull << 20;
+  std::chrono::milliseconds slow_time{100};
+  double slow_share = 0.75;
 };
 
 // What a read of an object that is not online does (docs/semantics.md "Offline objects"). open()

@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -38,6 +39,14 @@ struct Filled {
   uint64_t offset = 0;
   size_t n = 0;
   std::shared_ptr<Pipe> pipe;
+};
+
+// How the stream keeps up with its reader, over a window of SpliceOptions::slow_window bytes
+// served and slow_time passed. The worker's own; no lock.
+struct Pace {
+  std::chrono::steady_clock::time_point start{};  // the window's first Fill
+  std::chrono::steady_clock::duration waited{};   // for bytes not yet in the socket
+  uint64_t bytes = 0;                             // served in the window
 };
 
 // Pipes filled ahead of the reader, each of the last READ's size.
@@ -240,15 +249,23 @@ class SplicingPrefetcher final : public Prefetcher {
   // Moves exactly n bytes from the stream's socket into the pipe. A pipe counts slots, not
   // bytes, and a socket's bytes fill slots partly: a pipe that cannot take the rest is a failure
   // (EAGAIN with bytes waiting in the socket), never a wait, since nobody drains it meanwhile.
-  static Status Fill(s3::BodyStream& stream, Pipe& pipe, size_t n, std::chrono::milliseconds idle) {
+  // The time spent waiting for the socket's bytes goes to `pace`: a splice from an empty socket
+  // blocks in the kernel until bytes come (the socket is blocking; SPLICE_F_NONBLOCK is the
+  // pipe's), one that finds bytes takes them and returns.
+  static Status Fill(s3::BodyStream& stream, Pipe& pipe, size_t n, std::chrono::milliseconds idle,
+                     Pace& pace) {
+    using Clock = std::chrono::steady_clock;
+    if (pace.start == Clock::time_point{}) pace.start = Clock::now();
     size_t moved = 0;
     while (moved < n) {
       // Bytes already waiting before the call: an EAGAIN then means the pipe is full (bytes
       // that arrive during the call prove nothing).
       int waiting = 0;
       if (::ioctl(stream.fd(), FIONREAD, &waiting) != 0) waiting = 0;
+      const Clock::time_point before = waiting == 0 ? Clock::now() : Clock::time_point{};
       const ssize_t r = ::splice(stream.fd(), nullptr, pipe.write_end.get(), nullptr, n - moved,
                                  SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      if (waiting == 0) pace.waited += Clock::now() - before;
       if (r > 0) {
         moved += static_cast<size_t>(r);
         continue;
@@ -262,7 +279,9 @@ class SplicingPrefetcher final : public Prefetcher {
                                          " bytes in it)");
       }
       pollfd p{stream.fd(), POLLIN | POLLRDHUP, 0};
+      const Clock::time_point polled = Clock::now();
       const int ready = ::poll(&p, 1, idle.count() > 0 ? static_cast<int>(idle.count()) : -1);
+      pace.waited += Clock::now() - polled;
       if (ready == 0) return ErrnoToStatus(ETIMEDOUT, "splice from the GET");
       if (ready < 0 && errno != EINTR) return ErrnoToStatus(errno, "poll the GET");
     }
@@ -330,7 +349,7 @@ class SplicingPrefetcher final : public Prefetcher {
   // larger (kernel readahead grows its READs), or a pipe filled now. What is left stays in
   // `queue`, in order. `*answered`: p got its reply (a failure after that is about the pipe).
   static Status Serve(State& s, uint64_t at, size_t n, Pending& p, std::deque<Filled>& queue,
-                      std::vector<std::shared_ptr<Pipe>>& spare, bool* answered) {
+                      std::vector<std::shared_ptr<Pipe>>& spare, Pace& pace, bool* answered) {
     REELFS_ASSIGN_OR_RETURN(std::shared_ptr<s3::BodyStream> stream, StreamAt(s, at));
     std::shared_ptr<Pipe> pipe;
     size_t in_pipe = 0;
@@ -363,7 +382,7 @@ class SplicingPrefetcher final : public Prefetcher {
       // Every pipe filled ahead is in this one now: the socket continues where it ends.
       if (stream->offset() != at + in_pipe)
         return Status::DataLoss("the stream is not at the READ");
-      REELFS_RETURN_IF_ERROR(Fill(*stream, *pipe, n - in_pipe, s.options.idle_timeout));
+      REELFS_RETURN_IF_ERROR(Fill(*stream, *pipe, n - in_pipe, s.options.idle_timeout, pace));
       in_pipe = n;
     }
     s.stats->reads.fetch_add(1, std::memory_order_relaxed);
@@ -389,9 +408,33 @@ class SplicingPrefetcher final : public Prefetcher {
     return Status::Ok();
   }
 
+  // After a window of bytes served: whether the worker waited on the socket so long that the
+  // stream, not its reader, set the pace. Starts the next window.
+  static bool SlowerThanReader(State& s, Pace& pace, std::string* why) REQUIRES(s.mu) {
+    using namespace std::chrono;
+    if (s.options.slow_window == 0 || pace.bytes < s.options.slow_window) return false;
+    const steady_clock::duration took = steady_clock::now() - pace.start;
+    if (took < s.options.slow_time) return false;
+    const double share =
+        took.count() > 0 ? static_cast<double>(pace.waited.count()) / took.count() : 0;
+    const auto ms = [](steady_clock::duration d) { return duration_cast<milliseconds>(d).count(); };
+    REELFS_LOG_DEBUG(kSubject, "{}/{}: {} MiB to {} in {} ms, {} ms of them waiting on the socket",
+                     s.ref.bucket, s.ref.key, pace.bytes >> 20, s.pos, ms(took), ms(pace.waited));
+    const bool slow = share > s.options.slow_share;
+    if (slow) {
+      *why = fmt::format(
+          "the connection is slower than its reader: {} MiB took {} ms, {} of them waiting for its "
+          "bytes",
+          pace.bytes >> 20, ms(took), ms(pace.waited));
+    }
+    pace = Pace{};
+    return slow;
+  }
+
   static void Work(std::shared_ptr<State> state) {
     State& s = *state;
     std::vector<std::shared_ptr<Pipe>> spare;
+    Pace pace;
     MutexLock lock(s.mu);
     for (;;) {
       if (!s.splicing) return;
@@ -409,7 +452,7 @@ class SplicingPrefetcher final : public Prefetcher {
         s.ready.clear();
         lock.unlock();
         bool answered = false;
-        const Status served = Serve(s, at, n, p, queue, spare, &answered);
+        const Status served = Serve(s, at, n, p, queue, spare, pace, &answered);
         lock.lock();
         if (!served.ok()) {
           auto moved = StopLocked(s, served.message());
@@ -420,6 +463,15 @@ class SplicingPrefetcher final : public Prefetcher {
         }
         if (!s.splicing) return;
         s.ready = std::move(queue);
+        pace.bytes += n;
+        if (std::string why; SlowerThanReader(s, pace, &why)) {
+          // The ordinary path's parallel GETs are not bound by this connection's pace.
+          s.stats->slow_streams.fetch_add(1, std::memory_order_relaxed);
+          auto moved = StopLocked(s, why);
+          lock.unlock();
+          HandOver(s, std::move(moved));
+          return;
+        }
         // READs that overlap what was just served (placed before it was) cannot be spliced.
         if (auto behind = TakeBehindLocked(s); !behind.empty()) {
           lock.unlock();
@@ -489,7 +541,7 @@ class SplicingPrefetcher final : public Prefetcher {
         } else if (stream->offset() != ahead_at) {
           failed = Status::DataLoss("the stream is not where the pipes filled ahead end");
         } else {
-          failed = Fill(*stream, **pipe, n, s.options.idle_timeout);
+          failed = Fill(*stream, **pipe, n, s.options.idle_timeout, pace);
         }
         lock.lock();
         if (!failed.ok()) {

@@ -13,8 +13,10 @@
 // Prefetcher, which keeps its retries, resumption, errno mapping and offline handling:
 //   - a read behind the stream's position (served there, the stream goes on);
 //   - for good, after a jump forward beyond the reorder window, a larger gap that does not fill,
-//     a READ larger than the pipe, or any failure of the stream (open, a short or failed splice
-//     or read, an answer that is not the 206 asked for): that read and every later one.
+//     a READ larger than the pipe, any failure of the stream (open, a short or failed splice
+//     or read, an answer that is not the 206 asked for), or a stream slower than its reader
+//     (its worker waited on the socket most of the time; SpliceOptions::slow_window): that read
+//     and every later one.
 // So a failure costs speed, never a wrong byte or an error the ordinary path would not give.
 //
 // One worker thread per spliced handle blocks in splice (bounded by the client's idle timeout);
@@ -39,6 +41,7 @@ struct SpliceStats {
   std::atomic<uint64_t> streams{0};       // body streams opened
   std::atomic<uint64_t> fallbacks{0};     // handles that stopped splicing (see above), for good
   std::atomic<uint64_t> gaps_skipped{0};  // gaps whose READ went the ordinary way, dropped
+  std::atomic<uint64_t> slow_streams{0};  // fallbacks of a stream slower than its reader
 };
 
 // `inner` serves whatever is not spliced. With a null source, or an object below

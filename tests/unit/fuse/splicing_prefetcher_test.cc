@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <future>
 #include <mutex>
@@ -34,11 +35,12 @@ constexpr uint64_t kMiB = 1ull << 20;
 // /proc/sys/fs/pipe-max-size): a pipe must hold one twice over.
 constexpr uint64_t kRead = 512 * kKiB;
 
-// Streams the generated content of `key`; `cut_after` bytes of body at most, then closes.
+// Streams the generated content of `key`; `cut_after` bytes of body at most, then closes;
+// `rate` bytes per second at most (0: as fast as it goes).
 class FakeBodySource final : public s3::BodySource {
  public:
-  explicit FakeBodySource(uint64_t cut_after = UINT64_MAX, bool refuse = false)
-      : cut_after_(cut_after), refuse_(refuse) {}
+  explicit FakeBodySource(uint64_t cut_after = UINT64_MAX, bool refuse = false, uint64_t rate = 0)
+      : cut_after_(cut_after), refuse_(refuse), rate_(rate) {}
 
   ~FakeBodySource() override {
     stop_.store(true);
@@ -58,8 +60,13 @@ class FakeBodySource final : public s3::BodySource {
     writers_.emplace_back([this, fd = UniqueFd(sv[1]), key = req.key, at = req.range.offset,
                            n = std::min(req.range.length, cut_after_)] {
       std::vector<std::byte> chunk(256 * kKiB);
+      const auto began = std::chrono::steady_clock::now();
       uint64_t sent = 0;
       while (sent < n) {
+        if (rate_ > 0) {
+          std::this_thread::sleep_until(began +
+                                        std::chrono::microseconds(sent * 1'000'000 / rate_));
+        }
         const size_t len = static_cast<size_t>(std::min<uint64_t>(chunk.size(), n - sent));
         FakeObjectStore::GeneratedContent(key, at + sent, std::span(chunk.data(), len));
         size_t off = 0;
@@ -81,19 +88,29 @@ class FakeBodySource final : public s3::BodySource {
  private:
   const uint64_t cut_after_;
   const bool refuse_;
+  const uint64_t rate_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::vector<std::thread> writers_;  // joined at destruction
 };
 
+// The fake's writer thread, not the reader, usually sets the pace here, which the mount would
+// take for a slow connection: the tests of that rule turn it on themselves.
+SpliceOptions PatientOptions() {
+  SpliceOptions options;
+  options.slow_window = 0;
+  return options;
+}
+
 struct Setup {
-  explicit Setup(std::shared_ptr<s3::BodySource> source, uint64_t size = 40 * kMiB) {
+  explicit Setup(std::shared_ptr<s3::BodySource> source, uint64_t size = 40 * kMiB,
+                 SpliceOptions options = PatientOptions()) {
     ref = ObjectRef{"b", "splice-object", size,
                     store->PutGeneratedObjectForTest("b", "splice-object", size)};
     auto inner =
         CreatePrefetcher(store, ref, PrefetchOptions{}, std::make_shared<MemoryBudget>(1ull << 30),
                          CreateHeapBufferPool());
-    p = CreateSplicingPrefetcher(std::move(inner), std::move(source), ref, SpliceOptions{}, stats);
+    p = CreateSplicingPrefetcher(std::move(inner), std::move(source), ref, options, stats);
   }
   std::shared_ptr<FakeObjectStore> store = std::make_shared<FakeObjectStore>();
   std::shared_ptr<SpliceStats> stats = std::make_shared<SpliceStats>();
@@ -362,6 +379,45 @@ TEST_CASE("a gap of more than 8 MiB that does not fill hands the waiting read to
   CHECK_FALSE(spliced);
   CHECK(s.stats->gaps_skipped.load() == 0);
   CHECK(s.stats->fallbacks.load() == 1);
+}
+
+TEST_CASE("a stream slower than its reader hands the handle to the inner path, byte-exact") {
+  // 16 MiB/s, read as fast as the READs are answered: the worker waits on the socket.
+  auto source = std::make_shared<FakeBodySource>(UINT64_MAX, false, 16 * kMiB);
+  SpliceOptions options;
+  options.slow_window = 2 * kMiB;
+  options.slow_time = std::chrono::milliseconds(50);
+  Setup s(source, 40 * kMiB, options);
+  int spliced_reads = 0;
+  bool last_spliced = true;
+  for (uint64_t at = 0; at < 8 * kMiB; at += kRead) {
+    REQUIRE(Verified(s.ref.key, at, kRead, Take(*s.p, at, kRead), &last_spliced));
+    spliced_reads += last_spliced ? 1 : 0;
+  }
+  // The window's READs were spliced; after it, the ordinary path serves every READ.
+  CHECK(spliced_reads >= 4);
+  CHECK(spliced_reads <= 8);
+  CHECK_FALSE(last_spliced);
+  CHECK(s.stats->slow_streams.load() == 1);
+  CHECK(s.stats->fallbacks.load() == 1);
+  CHECK(source->opens.load() == 1);
+}
+
+TEST_CASE("a stream faster than its reader keeps splicing") {
+  // A reader that takes 10 ms a READ (50 MiB/s): the pipes filled ahead hold its next bytes.
+  auto source = std::make_shared<FakeBodySource>();
+  SpliceOptions options;
+  options.slow_window = 2 * kMiB;
+  options.slow_time = std::chrono::milliseconds(50);
+  Setup s(source, 40 * kMiB, options);
+  for (uint64_t at = 0; at < 12 * kMiB; at += kRead) {
+    bool spliced = false;
+    REQUIRE(Verified(s.ref.key, at, kRead, Take(*s.p, at, kRead), &spliced));
+    CHECK(spliced == (at != 0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(s.stats->slow_streams.load() == 0);
+  CHECK(s.stats->fallbacks.load() == 0);
 }
 
 TEST_CASE("a body cut short: the read is served by the inner path, never a wrong byte") {
