@@ -228,7 +228,13 @@ int main(int argc, char** argv) {
       ->group("Cache");
   mount_cmd->add_flag("--splice-reads", mount.splice_reads,
                       "move sequential reads of large objects from the GET's socket to the kernel "
-                      "with splice(2), no copy through the daemon (plain http endpoints)");
+                      "with splice(2), no copy through the daemon, wherever the endpoint allows "
+                      "(plain http; default: where nothing is lost by it)");
+  mount_cmd->add_flag("--no-splice-reads", mount.no_splice_reads,
+                      "never splice: every read is copied through the daemon's part buffers");
+  mount_cmd->add_option("--splice-slow-window", mount.splice_slow_window,
+                        "a spliced stream slower than its reader over this many bytes goes to the "
+                        "parallel ranged GETs (default 8MiB, and 100 ms; 0: never)");
   mount_cmd->add_option("--offline", mount.offline,
                         "read of an offline object: wait (default), eagain or eacces");
   mount_cmd->add_option("--offline-timeout", mount.offline_timeout,

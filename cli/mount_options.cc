@@ -167,6 +167,11 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
     return Status::InvalidArgument("--copy-threshold: at most 5GiB (S3's CopyObject limit)");
   }
   REELFS_ASSIGN_OR_RETURN(m.write.copy_part_size, ParseSize("--copy-part-size", f.copy_part_size));
+  {
+    auto window = ParseByteSize(f.splice_slow_window);  // 0 allowed: never hand over
+    if (!window.ok()) return window.status().WithContext("--splice-slow-window");
+    m.splice.slow_window = *window;
+  }
   if (m.write.copy_part_size < fuse::kMinPartSize || m.write.copy_part_size > kMaxPartSize) {
     return Status::InvalidArgument("--copy-part-size: 5MiB..5GiB (S3's part size limits)");
   }
@@ -251,7 +256,12 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
   c.foreground = f.foreground;
   c.verbose = f.verbose;
   c.cuda_pin = f.cuda_pin;
-  c.splice_reads = f.splice_reads;
+  if (f.splice_reads && f.no_splice_reads) {
+    return Status::InvalidArgument("--splice-reads and --no-splice-reads: choose one");
+  }
+  c.splice = f.splice_reads      ? SpliceMode::kOn
+             : f.no_splice_reads ? SpliceMode::kOff
+                                 : SpliceMode::kAuto;
   if (!f.metrics_listen.empty()) {
     auto listen = ParseListenAddress(f.metrics_listen);
     if (!listen.ok()) return listen.status().WithContext("--metrics-listen");

@@ -78,8 +78,13 @@ struct MountFlags {
   std::string cache_min_free;
   bool no_passthrough = false;  // serve cached files through the daemon even where the kernel could
   // Splice sequential reads of large objects from the GET's socket into /dev/fuse
-  // (fuse/core/splicing_prefetcher.h, docs/semantics.md "Spliced reads").
+  // (fuse/core/splicing_prefetcher.h, docs/semantics.md "Spliced reads"): --splice-reads
+  // always (where the endpoint allows), --no-splice-reads never; neither: SpliceMode::kAuto.
   bool splice_reads = false;
+  bool no_splice_reads = false;
+  // A spliced stream slower than its reader over this many bytes goes to the parallel GETs
+  // (SpliceOptions::slow_window); 0: never.
+  std::string splice_slow_window = "8MiB";
 };
 
 // --cache: where and how big. dir empty: no cache. A limit or floor left unset is decided when the
@@ -89,6 +94,12 @@ struct CacheConfig {
   std::optional<uint64_t> max_bytes;
   std::optional<uint64_t> min_free_bytes;
 };
+
+// Spliced reads (docs/semantics.md "Spliced reads"). kAuto: on over one plain-http endpoint
+// without a proxy, unless --cache or --rdma must see the bytes, where the pipes hold READs of the
+// mount's max_read; off elsewhere. kOn: wherever the endpoint allows (a warning elsewhere), READs
+// capped at what the pipes hold.
+enum class SpliceMode { kAuto, kOn, kOff };
 
 struct MountConfig {
   fuse::MountOptions mount;
@@ -102,7 +113,7 @@ struct MountConfig {
   bool cuda_pin = false;
   std::optional<ListenAddress> metrics_listen;  // cli/metrics_listener.h
   CacheConfig cache;
-  bool splice_reads = false;
+  SpliceMode splice = SpliceMode::kAuto;
 };
 
 // Splits "bucket/a/b" into bucket "bucket" and prefix "a/b/" ("" for the whole bucket).

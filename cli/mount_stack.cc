@@ -57,30 +57,45 @@ void CapOfflineWait(fuse::TapeOptions& tape) {
   }
 }
 
-// Registered buffers when there is an RDMA channel to register them with, else plain heap.
-// With --cuda-pin and a usable GPU every prefetch buffer is also pinned for CUDA
-// (cuda/pinning_registrar.h), in front of the RDMA registration when there is one.
-// --splice-reads: the client's receiver of GET bodies left in their sockets. A spliced READ
-// needs pipes that hold its bytes twice over (a socket's bytes fill pipe slots partly): here, and
-// in libfuse, which otherwise copies (still correct, no faster). Above
-// /proc/sys/fs/pipe-max-size that takes CAP_SYS_RESOURCE, so READs are capped at half of what a
-// pipe can be made to hold.
-std::shared_ptr<s3::BodySource> SpliceSource(const s3::S3Client& client, unsigned* max_read) {
+// Spliced reads: the client's receiver of GET bodies left in their sockets, or nullptr where they
+// are off. A spliced READ needs pipes that hold its bytes twice over (a socket's bytes fill pipe
+// slots partly): here, and in libfuse, which otherwise copies (still correct, no faster). Above
+// /proc/sys/fs/pipe-max-size that takes CAP_SYS_RESOURCE: --splice-reads caps READs at half of
+// what a pipe can be made to hold; the default (kAuto) splices only where that is the mount's
+// max_read (1 MiB), so that it never shrinks the READs of readers it does not splice.
+std::shared_ptr<s3::BodySource> SpliceSource(const s3::S3Client& client, SpliceMode mode,
+                                             bool cache_or_rdma, unsigned* max_read) {
+  if (mode == SpliceMode::kOff) return nullptr;
+  if (mode == SpliceMode::kAuto && cache_or_rdma) return nullptr;  // they must see the bytes
+  // Several front ends: a handle's part GETs spread over them, where one stream would hold a
+  // reader to one of them.
+  if (mode == SpliceMode::kAuto && client.endpoint_stats().size() > 1) return nullptr;
   std::shared_ptr<s3::BodySource> source = client.CreateBodySource();
   if (source == nullptr) {
-    REELFS_LOG_WARN(kSubject,
-                    "--splice-reads: an https endpoint (a TLS body cannot be spliced from its "
-                    "socket) or a proxy for libcurl (http_proxy, all_proxy); reads are copied as "
-                    "usual");
+    if (mode == SpliceMode::kOn) {
+      REELFS_LOG_WARN(kSubject,
+                      "--splice-reads: an https endpoint (a TLS body cannot be spliced from its "
+                      "socket) or a proxy for libcurl (http_proxy, all_proxy); reads are copied "
+                      "as usual");
+    }
     return nullptr;
   }
   const auto largest = static_cast<unsigned>(LargestPipeCapacity(64u << 10, 2u << 20));
-  *max_read = std::clamp(largest / 2, 64u << 10, *max_read);
   const std::string hint =
       largest < (2u << 20)
           ? " (pipes over /proc/sys/fs/pipe-max-size need CAP_SYS_RESOURCE; a pipe-max-size of "
             "2097152 gives 1 MiB READs)"
           : "";
+  if (mode == SpliceMode::kAuto && largest / 2 < *max_read) {
+    // Halving every READ of the mount costs the readers that go one READ at a time (O_DIRECT)
+    // more than splicing gives the others (bench/RESULTS.md "Spliced reads by default").
+    REELFS_LOG_INFO(kSubject,
+                    "spliced reads off: pipes of {} KiB would hold READs of {} KiB, not {} "
+                    "(--splice-reads turns them on with the smaller READs){}",
+                    largest >> 10, largest >> 11, *max_read >> 10, hint);
+    return nullptr;
+  }
+  *max_read = std::clamp(largest / 2, 64u << 10, *max_read);
   REELFS_LOG_INFO(kSubject,
                   "spliced reads on: large sequential reads go socket -> pipe -> kernel "
                   "(READs of up to {} KiB: pipes of {} KiB){}",
@@ -88,6 +103,9 @@ std::shared_ptr<s3::BodySource> SpliceSource(const s3::S3Client& client, unsigne
   return source;
 }
 
+// Registered buffers when there is an RDMA channel to register them with, else plain heap.
+// With --cuda-pin and a usable GPU every prefetch buffer is also pinned for CUDA
+// (cuda/pinning_registrar.h), in front of the RDMA registration when there is one.
 std::shared_ptr<fuse::BufferPool> CreatePool(const RdmaDataPath& rdma, uint64_t max_memory,
                                              bool cuda_pin, const MountGpu& gpu) {
   std::shared_ptr<rdmaio::MemoryRegistrar> registrar = ChannelRegistrar(rdma);
@@ -181,9 +199,11 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
     }
     return out;
   };
-  if (cfg.splice_reads) {
+  {
     unsigned max_read = cfg.daemon.max_read;
-    data_path.body_source = SpliceSource(*stack->s3_.client, &max_read);
+    data_path.body_source =
+        SpliceSource(*stack->s3_.client, cfg.splice,
+                     !cfg.cache.dir.empty() || data_path.channel != nullptr, &max_read);
     if (data_path.body_source != nullptr) stack->splice_max_read_ = max_read;
     // A stalled spliced stream fails after the same silence as any of the client's transfers.
     mount.splice.idle_timeout = stack->s3_.client->options().idle_timeout;

@@ -455,6 +455,8 @@ print(f"side channel with --cache: the first read_into stored {filled['stored_by
       f"the second took {served['hit_bytes'] - filled['hit_bytes']} from the cache; identical to the source: {open(src, 'rb').read() == bytes(out)}")
 PY
 
+  # On by default where pipes hold 1 MiB READs (CAP_SYS_RESOURCE or fs.pipe-max-size >= 2 MiB);
+  # --splice-reads turns them on anywhere over plain http.
   say "Spliced reads (--splice-reads): the GET's bytes go socket -> pipe -> kernel, no copy in the daemon"
   fusermount3 -u "$mnt"; wait "$mount_pid" || true
   "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f --splice-reads \
@@ -471,7 +473,7 @@ PY
   getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" | python3 -c '
 import json, sys
 f = json.load(sys.stdin)["fs"]
-print("spliced: %d reads, %d bytes, %d stream(s), %d handle(s) back on the ordinary path, %d gap(s) dropped" % (f["spliced_reads"], f["spliced_bytes"], f["splice_streams"], f["splice_fallbacks"], f["splice_gaps_skipped"]))'
+print("spliced: %d reads, %d bytes, %d stream(s), %d handle(s) back on the ordinary path (%d slower than their reader), %d gap(s) dropped" % (f["spliced_reads"], f["spliced_bytes"], f["splice_streams"], f["splice_fallbacks"], f["splice_slow_streams"], f["splice_gaps_skipped"]))'
 fi
 
 if command -v curl >/dev/null; then

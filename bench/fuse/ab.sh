@@ -6,7 +6,7 @@
 #
 #   bench/fuse/ab.sh /tmp/base/reelfs build-c/cli/reelfs [more binaries...]
 #
-# Environment (all optional): ROUNDS=3, CASES="small rand" (also: seq), SMALL_FILES=5000,
+# Environment (all optional): ROUNDS=3, CASES="small rand" (also: seq, seqd: O_DIRECT), SMALL_FILES=5000,
 # SMALL_KIB=64, LARGE_MIB=1024, RAND_SECONDS=10, GATEWAY=build/gateway/reelfs-gateway,
 # REELFS_OPTS (appended to every mount), PROFILE=1 (per mount: FUSE ops by type from the
 # daemon's debug log and the S3 requests it sent, in logs/; slower, so not for the numbers),
@@ -101,6 +101,12 @@ print(j["files_per_s"] if not j["errors"] and not j["skipped"] else "failed: %s"
       # One buffered sequential pass over the whole large object (the prefetcher's case).
       fio --name=seq --filename="$mnt/large.bin" --readonly --rw=read --bs=1m --ioengine=psync \
         --numjobs=1 --size="${LARGE_MIB}M" --invalidate=1 --output-format=json \
+        --output="$work/logs/fio.$seq_no.json" >/dev/null 2>&1
+      v=$("$PYTHON" $here/bench.py fio "$work/logs/fio.$seq_no.json") ;;
+    seqd)
+      # The same pass with O_DIRECT: one READ at a time, so the READ size shows.
+      fio --name=seqd --filename="$mnt/large.bin" --readonly --rw=read --bs=1m --ioengine=psync \
+        --direct=1 --numjobs=1 --size="${LARGE_MIB}M" --output-format=json \
         --output="$work/logs/fio.$seq_no.json" >/dev/null 2>&1
       v=$("$PYTHON" $here/bench.py fio "$work/logs/fio.$seq_no.json") ;;
   esac

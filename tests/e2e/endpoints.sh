@@ -32,6 +32,9 @@ echo "   endpoints: $ENDPOINTS"
 
 mount_bucket data
 MAIN_PID=$MOUNT_PID
+# Several front ends: the part GETs spread a reader over them; spliced reads (one stream per
+# handle) stay off unless asked for.
+! grep -q "spliced reads on" "$WORK/mount.log" || fail "spliced reads on over several endpoints"
 metrics() { getfattr --only-values -n user.reelfs.metrics "$MNT" 2>/dev/null; }
 endpoint_field() {  # endpoint_field I FIELD: from user.reelfs.metrics
   metrics | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["endpoints"][int(sys.argv[1])][sys.argv[2]])' "$1" "$2"

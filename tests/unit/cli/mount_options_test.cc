@@ -99,6 +99,28 @@ TEST_SUITE("cli") {
     CHECK(ParseMountFlags(f).status().code() == StatusCode::kInvalidArgument);
   }
 
+  TEST_CASE("mount: spliced reads: on by default where they work, --splice-slow-window") {
+    auto c = ParseMountFlags(Flags());
+    REQUIRE(c.ok());
+    CHECK(c->splice == SpliceMode::kAuto);
+    CHECK(c->mount.splice.slow_window == (8ull << 20));
+    MountFlags f = Flags();
+    f.splice_reads = true;
+    f.splice_slow_window = "0";  // never hand a slow stream over
+    c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->splice == SpliceMode::kOn);
+    CHECK(c->mount.splice.slow_window == 0);
+    MountFlags off = Flags();
+    off.no_splice_reads = true;
+    CHECK(ParseMountFlags(off)->splice == SpliceMode::kOff);
+    off.splice_reads = true;
+    CHECK_FALSE(ParseMountFlags(off).ok());  // both: a contradiction, refused
+    MountFlags bad = Flags();
+    bad.splice_slow_window = "lots";
+    CHECK_FALSE(ParseMountFlags(bad).ok());
+  }
+
   TEST_CASE("mount: --rdma, --rdma=DEV, --rdma-sessions") {
     MountFlags f = Flags();
     f.rdma = true;
