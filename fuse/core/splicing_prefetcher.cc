@@ -361,7 +361,12 @@ class SplicingPrefetcher final : public Prefetcher {
       in_pipe = queue.front().n;
       queue.pop_front();
       if (in_pipe < n && pipe->capacity < 2 * n) {
-        return Status::ResourceExhausted("a READ larger than the pipe filled ahead can take");
+        // Kernel readahead grew its READs past the size the pipes ahead were made for: their
+        // buffers move into a pipe that holds the READ (no copy); none that large: a failure.
+        REELFS_ASSIGN_OR_RETURN(std::shared_ptr<Pipe> larger, PipeFor(spare, n));
+        REELFS_RETURN_IF_ERROR(Move(*pipe, *larger, in_pipe));
+        spare.push_back(std::move(pipe));
+        pipe = std::move(larger);
       }
       while (in_pipe < n && !queue.empty()) {
         Filled& next = queue.front();

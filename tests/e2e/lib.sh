@@ -47,6 +47,7 @@ GW_PID=""
 MOUNT_PID=""
 WATCHDOG_PID=""
 EXTRA_PIDS=()  # more children a script started (several gateways), killed in teardown
+EXIT_HOOKS=()  # commands teardown runs last (a host setting a script changed, put back)
 MOUNTED_DIRS=()
 
 _mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; }
@@ -92,7 +93,7 @@ _kill_wait() {  # _kill_wait PID: TERM, up to 5 s, then KILL
 }
 
 e2e_teardown() {
-  local rc=$? d p
+  local rc=$? d p h
   trap - EXIT
   trap "" INT TERM  # a second signal must not cut the teardown short
   [[ -n "$WATCHDOG_PID" ]] && { kill -TERM "$WATCHDOG_PID" 2>/dev/null || true; wait "$WATCHDOG_PID" 2>/dev/null || true; }
@@ -109,6 +110,7 @@ e2e_teardown() {
   if [[ -n "${WORK:-}" && -d "$WORK" ]]; then
     if [[ "${KEEP_WORK:-0}" == 1 ]]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
   fi
+  for h in "${EXIT_HOOKS[@]}"; do eval "$h" || echo "teardown: '$h' failed" >&2; done
   exit "$rc"
 }
 

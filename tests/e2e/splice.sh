@@ -32,7 +32,7 @@ if ! big_pipes; then
   # CAP_SYS_RESOURCE).
   echo 2097152 >/proc/sys/fs/pipe-max-size 2>/dev/null ||
     skip "no 2 MiB pipes and /proc/sys/fs/pipe-max-size is not writable"
-  trap 'rc=$?; echo "$pipe_max" >/proc/sys/fs/pipe-max-size; (exit $rc); e2e_teardown' EXIT
+  EXIT_HOOKS+=("echo $pipe_max >/proc/sys/fs/pipe-max-size")
 fi
 mount_bucket data
 MAIN_PID=$MOUNT_PID

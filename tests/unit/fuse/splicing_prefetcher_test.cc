@@ -297,6 +297,25 @@ TEST_CASE("READs that grow past the pipes filled ahead get the right bytes, spli
   CHECK(s.stats->fallbacks.load() == 0);
 }
 
+TEST_CASE("a READ that outgrows the pipes filled ahead takes their bytes into a larger pipe") {
+  // 512 KiB READs fill 1 MiB pipes ahead; then readahead sends 1 MiB READs, which need 2 MiB
+  // pipes (above pipe-max-size: CAP_SYS_RESOURCE, or the sysctl raised). Without them the READ
+  // goes the ordinary way, as a READ larger than any pipe does.
+  const bool big_pipes = CanMakePipe(2 << 20);
+  CAPTURE(big_pipes);
+  auto source = std::make_shared<FakeBodySource>();
+  Setup s(source);
+  PlaceStream(s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // 4 pipes of 512 KiB filled ahead
+  for (uint64_t at = 2 * kRead; at < 2 * kRead + 3 * kMiB; at += kMiB) {
+    CAPTURE(at);
+    bool spliced = !big_pipes;
+    REQUIRE(Verified(s.ref.key, at, kMiB, Take(*s.p, at, kMiB), &spliced));
+    CHECK(spliced == big_pipes);
+  }
+  CHECK(s.stats->fallbacks.load() == (big_pipes ? 0 : 1));
+}
+
 TEST_CASE("reads that arrive out of order within the window are served in order") {
   auto source = std::make_shared<FakeBodySource>();
   Setup s(source);
