@@ -102,6 +102,14 @@ SpliceOptions PatientOptions() {
   return options;
 }
 
+// The slow-stream rule on, over windows short enough for a test: 2 MiB and 50 ms.
+SpliceOptions QuickSlowRule() {
+  SpliceOptions options;
+  options.slow_window = 2 * kMiB;
+  options.slow_time = std::chrono::milliseconds(50);
+  return options;
+}
+
 struct Setup {
   explicit Setup(std::shared_ptr<s3::BodySource> source, uint64_t size = 40 * kMiB,
                  SpliceOptions options = PatientOptions()) {
@@ -403,10 +411,7 @@ TEST_CASE("a gap of more than 8 MiB that does not fill hands the waiting read to
 TEST_CASE("a stream slower than its reader hands the handle to the inner path, byte-exact") {
   // 16 MiB/s, read as fast as the READs are answered: the worker waits on the socket.
   auto source = std::make_shared<FakeBodySource>(UINT64_MAX, false, 16 * kMiB);
-  SpliceOptions options;
-  options.slow_window = 2 * kMiB;
-  options.slow_time = std::chrono::milliseconds(50);
-  Setup s(source, 40 * kMiB, options);
+  Setup s(source, 40 * kMiB, QuickSlowRule());
   int spliced_reads = 0;
   bool last_spliced = true;
   for (uint64_t at = 0; at < 8 * kMiB; at += kRead) {
@@ -423,17 +428,15 @@ TEST_CASE("a stream slower than its reader hands the handle to the inner path, b
 }
 
 TEST_CASE("a stream faster than its reader keeps splicing") {
-  // A reader that takes 10 ms a READ (50 MiB/s): the pipes filled ahead hold its next bytes.
+  // A reader that takes 20 ms a READ (25 MiB/s, slower than the fake's writer even under a
+  // sanitizer): the pipes filled ahead hold its next bytes.
   auto source = std::make_shared<FakeBodySource>();
-  SpliceOptions options;
-  options.slow_window = 2 * kMiB;
-  options.slow_time = std::chrono::milliseconds(50);
-  Setup s(source, 40 * kMiB, options);
+  Setup s(source, 40 * kMiB, QuickSlowRule());
   for (uint64_t at = 0; at < 12 * kMiB; at += kRead) {
     bool spliced = false;
     REQUIRE(Verified(s.ref.key, at, kRead, Take(*s.p, at, kRead), &spliced));
     CHECK(spliced == (at != 0));
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   CHECK(s.stats->slow_streams.load() == 0);
   CHECK(s.stats->fallbacks.load() == 0);
