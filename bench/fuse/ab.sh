@@ -124,8 +124,6 @@ print(j["files_per_s"] if not j["errors"] and not j["skipped"] else "failed: %s"
   fi
   echo "$v"
 }
-median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g |
-  awk '{ a[NR] = $1 } END { if (NR) { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.1f", m } }'; }
 
 for c in $CASES; do
   for r in $(seq "$ROUNDS"); do
@@ -145,7 +143,7 @@ for c in $CASES; do
   printf '| %s (%s, median of %s) |' "$c" "$unit" "$ROUNDS"
   for i in "${!bins[@]}"; do
     # shellcheck disable=SC2086
-    printf ' %s (%s) |' "$(median ${vals[$c/$i]})" "$(echo ${vals[$c/$i]})"
+    printf ' %s (%s) |' "$(bench_median ${vals[$c/$i]})" "$(echo ${vals[$c/$i]})"
   done
   echo
 done

@@ -18,7 +18,6 @@
       keep-alive connection; prints JSON {entries, seconds}
   fio FILE.json : prints "MiB/s" from a fio --output-format=json file (read bandwidth, all jobs),
       or "failed: ..." when fio reported an error
-  median V... : median of the numeric arguments (non-numeric ones ignored; none -> empty)
 """
 import argparse
 import concurrent.futures
@@ -215,18 +214,6 @@ def cmd_fio(a):
     print(f"{bw / 1048576:.1f}")
 
 
-def cmd_median(a):
-    v = []
-    for x in a.values:
-        try:
-            v.append(float(x))
-        except ValueError:
-            pass
-    if v:
-        m = statistics.median(v)
-        print(f"{m:.3f}" if m < 10 else f"{m:.1f}")
-
-
 def main():
     p = argparse.ArgumentParser()
     sp = p.add_subparsers(dest="cmd", required=True)
@@ -265,8 +252,6 @@ def main():
     l.add_argument("prefix")
     f = sp.add_parser("fio")
     f.add_argument("file")
-    m = sp.add_parser("median")
-    m.add_argument("values", nargs="*")
     a = p.parse_args()
     globals()["cmd_" + a.cmd.replace("-", "_")](a)
 

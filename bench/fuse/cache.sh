@@ -111,8 +111,6 @@ small_read() {  # DIR -> files/s, every file verified (crc32 from the manifest)
   "$PYTHON" -c 'import json,sys; j=json.loads(sys.argv[1])
 print("failed: %d bad" % j["errors"] if j["errors"] or j["skipped"] else j["files_per_s"])' "$j"
 }
-median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g |
-  awk '{ a[NR] = $1 } END { if (NR) { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.0f\n", m } }'; }
 
 seq=0
 # mount_tool TOOL CACHE_DIR -> sets mnt; 1 on failure (reason on stderr)
@@ -149,7 +147,7 @@ for tool in $TOOLS; do
     local)
       l=(); s=()
       for r in $(seq "$ROUNDS"); do l+=("$(large_read "$data/large.bin")"); s+=("$(small_read "$data")"); done
-      cell[$tool/e2l]=$(median "${l[@]}"); cell[$tool/e2s]=$(median "${s[@]}")
+      cell[$tool/e2l]=$(bench_median "${l[@]}"); cell[$tool/e2s]=$(bench_median "${s[@]}")
       log "local: large ${cell[$tool/e2l]} MiB/s, small ${cell[$tool/e2s]} files/s" ;;
     hp)
       bench_hp_pipe_raise
@@ -160,7 +158,7 @@ for tool in $TOOLS; do
         fi
         l=(); s=()
         for r in $(seq "$ROUNDS"); do l+=("$(large_read "$m/large.bin")"); s+=("$(small_read "$m")"); done
-        cell[hp-$mode/e2l]=$(median "${l[@]}"); cell[hp-$mode/e2s]=$(median "${s[@]}")
+        cell[hp-$mode/e2l]=$(bench_median "${l[@]}"); cell[hp-$mode/e2s]=$(bench_median "${s[@]}")
         log "passthrough_hp ($mode): large ${cell[hp-$mode/e2l]} MiB/s, small ${cell[hp-$mode/e2s]} files/s"
         unmount "$m"
       done
@@ -189,7 +187,7 @@ for tool in $TOOLS; do
         unmount "$mnt"
       done
       if [ $ok = 1 ]; then
-        cell[$tool/e2l]=$(median "${l[@]}"); cell[$tool/e2s]=$(median "${s[@]}")
+        cell[$tool/e2l]=$(bench_median "${l[@]}"); cell[$tool/e2s]=$(bench_median "${s[@]}")
       else
         cell[$tool/e2l]="failed"
       fi

@@ -34,7 +34,6 @@ opts_of() {
   esac
 }
 mib_s() { awk -v t0="$1" -v t1="$2" -v mib="$SIZE_MIB" 'BEGIN { printf "%.0f", mib / (t1 - t0) }'; }
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 url=$(python3 "$here/bench.py" urls "$endpoint" bench large.bin)
 
 declare -A rates counters
@@ -65,8 +64,8 @@ echo "# bench/fuse/capped.sh ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, $SIZE_
 echo
 echo "| reader | MiB/s (median) | rounds | ÷ curl | last round |"
 echo "|---|---|---|---|---|"
-curl_median=$(echo "${rates[curl]}" | median)
+curl_median=$(bench_median ${rates[curl]})
 for v in $VARIANTS curl; do
-  m=$(echo "${rates[$v]}" | median)
+  m=$(bench_median ${rates[$v]})
   echo "| $v | $m |${rates[$v]} | $(awk -v a="$m" -v b="$curl_median" 'BEGIN { printf "%.2f", a / b }') | ${counters[$v]:--} |"
 done

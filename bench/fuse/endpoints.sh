@@ -79,7 +79,7 @@ for n in 1 2 3; do
     spread=$(bytes_per_endpoint)
     umount_n
   done
-  med=$(printf '%s\n' "${rates[@]}" | sort -n | sed -n "$(( (ROUNDS + 1) / 2 ))p")
+  med=$(bench_median "${rates[@]}")
   share=$(python3 -c "v=[int(x) for x in '$spread'.split()]; print(round(max(v) / (sum(v) / len(v)), 2))")
   log "$n front end(s): $med MiB/s (${rates[*]}), MiB per endpoint: $spread"
   echo "| $n | $med (${rates[*]}) | $spread | $share |" >>"$RESULT_FILE"

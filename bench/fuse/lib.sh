@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Sourced by the bench/fuse scripts (run.sh, ab.sh, cache.sh, cpu_per_byte.sh, cpu_per_file.sh):
-# the credentials they all sign with, one way to start reelfs-gateway on a loopback port, the
+# Sourced by the bench scripts (bench/fuse/*.sh, bench/s3/get_throughput.sh,
+# bench/gateway/small_get.sh): the credentials they all sign with, the one median they report
+# (bench_median), one way to start reelfs-gateway on a loopback port, the
 # preconditions and EXIT trap of the one-mount scripts (cpu_per_byte.sh, cpu_per_file.sh), and
 # libfuse's passthrough_hp as the FUSE ceiling (run.sh, cache.sh). Owns no state besides the
 # variables named below (gw, reelfs, gw_pid, endpoint, hp_*; work is the caller's).
@@ -72,6 +73,14 @@ bench_single_file() {
 # Counters of a live process from /proc, for the CPU-cost scripts: user + system CPU in clock
 # ticks (getconf CLK_TCK a second), minor page faults, and the context switches (voluntary and
 # not) of its threads now alive, summed.
+# bench_median V...: the median of the numeric arguments (others ignored; none: prints nothing),
+# "%.3f" below 10 and "%.1f" above, the one median every bench script reports.
+bench_median() {
+  printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | awk '{ a[NR] = $1 } END {
+    if (NR) { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+              printf (m < 10 ? "%.3f\n" : "%.1f\n"), m } }'
+}
+
 bench_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 bench_minflt() { awk '{print $10}' "/proc/$1/stat"; }
 bench_ctxsw() {

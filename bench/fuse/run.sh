@@ -221,8 +221,6 @@ mount_fs() {
   fi
   mnt=$m
 }
-median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g |
-  awk '{ a[NR] = $1 } END { if (NR) { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf (m < 10 ? "%.3f\n" : "%.1f\n"), m } }'; }
 hwm_kib() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
 # ------------------------------------------------------------------------------------ cases
@@ -377,7 +375,7 @@ curl_ttfb() {
     t=$(curl -sS -o /dev/null --range 0-4095 -w '%{time_starttransfer}' "$k") || { echo "failed: curl"; return; }
     v+=("$(awk -v t="$t" 'BEGIN { printf "%.2f", t * 1000 }')")
   done
-  median "${v[@]}"
+  bench_median "${v[@]}"
 }
 run_curl_case() {
   local c=$1
@@ -461,7 +459,7 @@ cell() {  # CASE TOOL -> median of the numeric values, or the first failure, or 
   [ -z "$raw" ] && return
   nums=$(echo "$raw" | grep -E '^[0-9.]+$' | tr '\n' ' ')
   # shellcheck disable=SC2086
-  if [ -n "$nums" ]; then median $nums; else echo "$raw" | grep -v '^$' | head -1; fi
+  if [ -n "$nums" ]; then bench_median $nums; else echo "$raw" | grep -v '^$' | head -1; fi
 }
 num() { [[ $1 =~ ^[0-9.]+$ ]] && echo "$1"; }
 ratio() { [ -n "$(num "$1")" ] && [ -n "$(num "$2")" ] && awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b }'; }

@@ -45,7 +45,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-export AWS_ACCESS_KEY_ID=benchkey AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1
+# shellcheck source=bench/fuse/lib.sh
+. "$fuse_bench/lib.sh"  # bench_credentials, bench_ticks, bench_median
+bench_credentials
 bucket=bench
 "$PYTHON" "$fuse_bench/bench.py" gen "$work/root/$bucket" --large-mib 0 --small-files "$N" \
   --small-kib "$KIB" --dir-entries 0
@@ -82,7 +84,6 @@ EOF
 }
 
 hz=$(getconf CLK_TCK)
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # measure LABEL OP: one pass over every object; appends "LABEL OP req_per_s cpu_us_per_req".
 measure() {
@@ -94,10 +95,10 @@ measure() {
     perf_pid=$!
     sleep 1
   fi
-  c0=$(ticks "$gw_pid"); t0=$(date +%s.%N)
+  c0=$(bench_ticks "$gw_pid"); t0=$(date +%s.%N)
   curl -sS --parallel --parallel-max "$PARALLEL" "${extra[@]}" -K "$cfg" \
     -w '%{http_code} %{size_download}\n' >"$work/curl.out" 2>"$work/curl.err" || true
-  t1=$(date +%s.%N); c1=$(ticks "$gw_pid")
+  t1=$(date +%s.%N); c1=$(bench_ticks "$gw_pid")
   if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   ok=$(grep -c "^$want\$" "$work/curl.out" || true)
   if [ "$ok" != "$N" ]; then
@@ -128,12 +129,9 @@ echo "# medians over $ROUNDS rounds"
 i=0
 for g in $GATEWAYS; do
   for op in GET HEAD; do
-    awk -v l="gw$i" -v o="$op" -v g="$g" '$1 == l && $2 == o { r[n + 0] = $3; c[n + 0] = $4; n++ }
-      function med(a, n,   i, j, t) { for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
-        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-        return n % 2 ? a[int(n / 2)] : (a[n / 2 - 1] + a[n / 2]) / 2 }
-      END { printf "gw%s=%s %s %.0f req/s, %.0f us CPU/req\n", substr(l, 3), g, o, med(r, n), med(c, n) }' \
-      "$work/rows"
+    col() { awk -v l="gw$i" -v o="$op" -v c="$1" '$1 == l && $2 == o { print $c }' "$work/rows"; }
+    printf 'gw%s=%s %s %.0f req/s, %.0f us CPU/req\n' "$i" "$g" "$op" \
+      "$(bench_median $(col 3))" "$(bench_median $(col 4))"
   done
   i=$((i + 1))
 done

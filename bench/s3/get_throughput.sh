@@ -26,8 +26,9 @@ gw_pid=""
 cleanup() { [ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT INT TERM
 
-export AWS_ACCESS_KEY_ID=benchkey AWS_SECRET_ACCESS_KEY=benchsecret AWS_REGION=us-east-1
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+# shellcheck source=bench/fuse/lib.sh
+. bench/fuse/lib.sh  # bench_credentials, bench_median
+bench_credentials
 mkdir -p "$work/root"
 "$gw" --root "$work/root" --listen 127.0.0.1:0 --port-file "$work/port" \
   --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" \
@@ -75,12 +76,11 @@ for r in $(seq "$rounds"); do
   results[curlpath1]+="$(run_reelfs 1 --no-direct-get) "
   results[curlpath8]+="$(run_reelfs 8 --no-direct-get) "
 done
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-base=$(echo "${results[curl1]}" | median)
+base=$(bench_median ${results[curl1]})
 printf '| client | streams | MiB/s (median of %d) | vs curl 1 stream | all rounds |\n' "$rounds"
 printf '|---|---|---|---|---|\n'
 for k in curl1 curl8 reelfs1 reelfs8 curlpath1 curlpath8; do
-  m=$(echo "${results[$k]}" | median)
+  m=$(bench_median ${results[$k]})
   case $k in
     curl1) name="curl (whole object)"; n=1 ;; curl8) name="curl (8 ranged processes)"; n=8 ;;
     reelfs1) name="reelfs client (8 MiB ranges)"; n=1 ;; reelfs8) name="reelfs client (8 MiB ranges)"; n=8 ;;
