@@ -69,9 +69,16 @@ Result<std::optional<std::string>> Flag(const ConfigSetting& s, const CLI::App& 
   return std::optional<std::string>(flag + "=" + s.value);
 }
 
+// The setting's flag, or one that excludes it (`--splice-reads` against a profile's
+// `no_splice_reads`), was given: the command line decides.
 bool GivenOnCommandLine(const ConfigSetting& s, const CLI::App& cmd) {
   const CLI::Option* opt = cmd.get_option_no_throw(FlagName(s.key));
-  return opt != nullptr && opt->count() > 0;
+  if (opt == nullptr) return false;
+  if (opt->count() > 0) return true;
+  for (const CLI::Option* other : opt->get_excludes()) {
+    if (other->count() > 0) return true;
+  }
+  return false;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -157,6 +158,28 @@ TEST_SUITE("cli") {
           "c.yaml:13: allow_other must be true or false, not 'maybe'");
     CHECK(bad({"max_memory", "1GiB", "c.yaml:14"}, false).rfind("c.yaml:14: unknown key", 0) == 0);
     CHECK(bad({"profile", "x", "c.yaml:15"}, false).find("aws_profile") != std::string::npos);
+  }
+
+  TEST_CASE("config: a flag that excludes the profile's setting wins over it") {
+    auto profile_flags = [](std::vector<std::string> argv) {
+      CLI::App app;
+      bool splice = false, no_splice = false;
+      CLI::App* mount = app.add_subcommand("mount");
+      mount->add_flag("--splice-reads", splice);
+      mount->add_flag("--no-splice-reads", no_splice)->excludes("--splice-reads");
+      std::reverse(argv.begin(), argv.end());  // CLI11 takes the vector reversed
+      app.parse(argv);
+      ClientProfile p{.name = "p",
+                      .files = {"c.yaml"},
+                      .global = {},
+                      .mount = {{"no_splice_reads", "true", "c.yaml:2"}}};
+      auto flags = ProfileFlags(p, app, *mount, true);
+      REQUIRE(flags.ok());
+      return *flags;
+    };
+    CHECK(profile_flags({"mount"}) == std::vector<std::string>{"--no-splice-reads"});
+    CHECK(profile_flags({"mount", "--splice-reads"}).empty());
+    CHECK(profile_flags({"mount", "--no-splice-reads"}).empty());
   }
 }
 
