@@ -103,7 +103,13 @@ Status ComponentError(int dir_fd, const std::string& comp, int err, bool creatin
   return ErrnoToStatus(err, "open directory " + comp);
 }
 
-// Opens comps[0..count) below dir_fd, one openat per component, creating when asked.
+// How often a PUT makes its parents again after a concurrent delete removed one (each retry
+// needs a delete to land inside a window of a few syscalls).
+constexpr int kPlaceAttempts = 8;
+
+// Opens comps[0..count) below dir_fd, one openat per component, creating when asked. Creating, a
+// directory removed between our mkdirat and openat is made again; one removed after we opened it
+// (mkdirat below it fails with ENOENT) is the caller's to retry from the top (NotFound).
 // `levels` receives the fd of every directory opened (for upward cleanup).
 Status WalkDirs(int start_fd, const std::vector<std::string>& comps, size_t count, bool create,
                 std::vector<UniqueFd>* levels) {
@@ -115,7 +121,9 @@ Status WalkDirs(int start_fd, const std::vector<std::string>& comps, size_t coun
         IsSymlinkAt(cur, comp.c_str())) {
       fd = ReplaceSymlinkWithDir(cur, comp);
     }
-    if (fd < 0 && errno == ENOENT && create) {
+    // A delete elsewhere removes a directory it left empty (RemoveObject), which can fall between
+    // our mkdir and open: make it again.
+    for (int made = 0; fd < 0 && errno == ENOENT && create && made < kPlaceAttempts; ++made) {
       if (::mkdirat(cur, comp.c_str(), 0755) != 0 && errno != EEXIST) {
         int err = errno;
         return ComponentError(cur, comp, err, create);
@@ -483,7 +491,9 @@ Result<FileStat> FsRoot::Publish(TmpFile& tmp, const std::string& bucket, std::s
   // A concurrent delete may remove an empty parent between mkdir and rename: retry a few times.
   for (int attempt = 0;; ++attempt) {
     std::vector<UniqueFd> levels;
-    REELFS_RETURN_IF_ERROR(WalkDirs(bucket_fd.get(), comps, comps.size() - 1, true, &levels));
+    Status walked = WalkDirs(bucket_fd.get(), comps, comps.size() - 1, true, &levels);
+    if (walked.code() == StatusCode::kNotFound && attempt + 1 < kPlaceAttempts) continue;
+    REELFS_RETURN_IF_ERROR(walked);
     int parent = levels.empty() ? bucket_fd.get() : levels.back().get();
     const char* leaf = comps.back().c_str();
     struct stat sb {};
@@ -493,7 +503,7 @@ Result<FileStat> FsRoot::Publish(TmpFile& tmp, const std::string& bucket, std::s
     }
     if (::renameat(tmp.dir_fd(), tmp.name().c_str(), parent, leaf) != 0) {
       int err = errno;
-      if (err == ENOENT && attempt < 3) continue;
+      if (err == ENOENT && attempt + 1 < kPlaceAttempts) continue;
       if (err == EISDIR || err == ENOTEMPTY) {
         return S3CodeError(StatusCode::kFailedPrecondition, "ExistingObjectIsDirectory", 409,
                            "a directory exists at this key");
@@ -510,15 +520,22 @@ Result<FileStat> FsRoot::MakeMarker(const std::string& bucket, std::string_view 
   REELFS_ASSIGN_OR_RETURN(UniqueFd bucket_fd, OpenBucket(bucket));
   std::vector<std::string> comps = SplitKey(key);
   std::vector<UniqueFd> levels;
-  REELFS_RETURN_IF_ERROR(WalkDirs(bucket_fd.get(), comps, comps.size() - 1, true, &levels));
-  int parent = levels.empty() ? bucket_fd.get() : levels.back().get();
+  int parent = -1;
   const char* leaf = comps.back().c_str();
-  if (IsSymlinkAt(parent, leaf)) {
-    const int fd = ReplaceSymlinkWithDir(parent, comps.back());
-    if (fd >= 0) ::close(fd);
-  }
-  if (::mkdirat(parent, leaf, 0755) != 0 && errno != EEXIST) {
-    return ErrnoToStatus(errno, "mkdir marker");
+  for (int attempt = 0;; ++attempt) {  // the parents' concurrent removal: as in Publish
+    levels.clear();
+    Status walked = WalkDirs(bucket_fd.get(), comps, comps.size() - 1, true, &levels);
+    if (walked.code() == StatusCode::kNotFound && attempt + 1 < kPlaceAttempts) continue;
+    REELFS_RETURN_IF_ERROR(walked);
+    parent = levels.empty() ? bucket_fd.get() : levels.back().get();
+    if (IsSymlinkAt(parent, leaf)) {
+      const int fd = ReplaceSymlinkWithDir(parent, comps.back());
+      if (fd >= 0) ::close(fd);
+    }
+    if (::mkdirat(parent, leaf, 0755) == 0 || errno == EEXIST) break;
+    if (errno != ENOENT || attempt + 1 >= kPlaceAttempts) {
+      return ErrnoToStatus(errno, "mkdir marker");
+    }
   }
   struct stat sb {};
   if (::fstatat(parent, leaf, &sb, AT_SYMLINK_NOFOLLOW) != 0) return ErrnoToStatus(errno, "stat");

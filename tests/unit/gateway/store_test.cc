@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -142,6 +143,38 @@ TEST_CASE("FsRoot: temporary files vanish unless published") {
     CHECK(fs::exists((*root)->tmp_path() + "/" + name));
   }
   CHECK_FALSE(fs::exists((*root)->tmp_path() + "/" + name));
+}
+
+TEST_CASE("FsRoot: a PUT is not lost to a delete that removes the parent it just made") {
+  // Two writers of sibling keys: each delete removes the shared parent it leaves empty
+  // (RemoveObject), which races the other's mkdir, open and rename of that parent.
+  TempDir dir;
+  auto root = FsRoot::Open(dir.path);
+  REQUIRE(root.ok());
+  REQUIRE((*root)->MakeBucketDir("b").ok());
+  constexpr int kRounds = 3000;
+  std::atomic<int> failures{0};
+  std::string first_failure;
+  std::mutex mu;
+  auto writer = [&](const std::string& key) {
+    for (int i = 0; i < kRounds; ++i) {
+      auto tmp = (*root)->CreateTmp("t");
+      if (!tmp.ok()) continue;
+      auto put = (*root)->Publish(*tmp, "b", key);
+      Status del = (*root)->RemoveObject("b", key, nullptr);
+      if (!put.ok() || !del.ok()) {
+        if (failures++ == 0) {
+          std::lock_guard lock(mu);
+          first_failure = (put.ok() ? del : put.status()).ToString();
+        }
+      }
+    }
+  };
+  std::thread a(writer, "shared/deeper/k0");
+  std::thread b(writer, "shared/deeper/k1");
+  a.join();
+  b.join();
+  CHECK_MESSAGE(failures.load() == 0, first_failure);
 }
 
 TEST_CASE("Catalog: upsert, get, ordered range listing, schema version") {
