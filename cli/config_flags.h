@@ -2,8 +2,9 @@
 // so that a profile can set exactly what a flag can, checked by the same parser. Each key names
 // a flag without its dashes (`max_memory` is `--max-memory`; `aws_profile` is `--profile`, the
 // AWS profile credentials come from). A key whose flag, or a flag that excludes it, was given on
-// the command line is skipped: flags override the profile. Mistakes name the file and line: a key that is no flag,
-// a flag's value that is not true/false, an integer option's value that is not an integer.
+// the command line is skipped: flags override the profile. Mistakes name the file and line: a
+// key that is no flag, a flag's value that is not true/false, an integer option's value that is
+// not an integer.
 //
 // Thread-safety: reads the parsed `app`; call from main only.
 #pragma once

@@ -230,11 +230,11 @@ int main(int argc, char** argv) {
                       "move sequential reads of large objects from the GET's socket to the kernel "
                       "with splice(2), no copy through the daemon, wherever the endpoint allows "
                       "(plain http; default: where nothing is lost by it)");
+  // Excluding each other, a profile's one gives way to the other typed (cli/config_flags.h).
   mount_cmd
       ->add_flag("--no-splice-reads", mount.no_splice_reads,
                  "never splice: every read is copied through the daemon's part buffers")
-      ->excludes(
-          "--splice-reads");  // and a profile's one gives way to the other on the command line
+      ->excludes("--splice-reads");
   mount_cmd->add_option("--splice-slow-window", mount.splice_slow_window,
                         "a spliced stream slower than its reader over this many bytes goes to the "
                         "parallel ranged GETs (default 8MiB, and 100 ms; 0: never)");
