@@ -235,6 +235,10 @@ int main(int argc, char** argv) {
       ->add_flag("--no-splice-reads", mount.no_splice_reads,
                  "never splice: every read is copied through the daemon's part buffers")
       ->excludes("--splice-reads");
+  mount_cmd->add_flag("--direct-io", mount.direct_io,
+                      "reads skip the kernel page cache: each read() goes to the daemon at its "
+                      "own size, no page-cache copy (for data read once in large blocks; small "
+                      "reads each cost a round trip; docs/semantics.md \"Direct I/O reads\")");
   mount_cmd->add_option("--splice-slow-window", mount.splice_slow_window,
                         "a spliced stream slower than its reader over this many bytes goes to the "
                         "parallel ranged GETs (default 8MiB, and 100 ms; 0: never)");

@@ -272,6 +272,8 @@ Result<MountConfig> ParseMountFlags(const MountFlags& f) {
         "--cache-size, --cache-min-free and --no-passthrough need --cache DIR");
   }
   d.passthrough = !f.cache.empty() && !f.no_passthrough;
+  m.direct_io_reads = f.direct_io;
+  d.direct_io = f.direct_io;
   if (!f.cache.empty()) {
     // Absolute now: the daemon changes its working directory.
     std::error_code ec;

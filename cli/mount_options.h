@@ -85,6 +85,9 @@ struct MountFlags {
   // A spliced stream slower than its reader over this many bytes goes to the parallel GETs
   // (SpliceOptions::slow_window); 0: never.
   std::string splice_slow_window = "8MiB";
+  // Files opened for reading skip the kernel's page cache (FOPEN_DIRECT_IO): each read() reaches
+  // the daemon at its own size (docs/semantics.md "Direct I/O reads").
+  bool direct_io = false;
 };
 
 // --cache: where and how big. dir empty: no cache. A limit or floor left unset is decided when the

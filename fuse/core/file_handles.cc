@@ -101,7 +101,9 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
     return;
   }
   OpenedFile opened;
-  opened.keep_cache = pinned->keep_cache;
+  // --direct-io: every read() comes to us, so no page cache is kept (nor a READ ever skipped).
+  opened.direct_io = core_.options().direct_io_reads;
+  opened.keep_cache = pinned->keep_cache && !opened.direct_io;
   const bool readable = pinned->readable;
   std::string key = std::move(pinned->key);
   const MountOptions& options = core_.options();
@@ -141,6 +143,7 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
           if (fd.ok()) {
             opened.backing_file = std::make_shared<const UniqueFd>(std::move(*fd));
             opened.keep_cache = false;
+            opened.direct_io = false;  // the kernel reads the backing file, page cache and all
             Count(self->stats().backing_opens);
             done(opened);
             return;

@@ -146,6 +146,11 @@ struct MountOptions {
   // One line on the GPUs the daemon found (cuda::Summary), announced in user.reelfs.mount; empty
   // leaves the member out.
   std::string gpu;
+  // `--direct-io`: files opened for reading are answered FOPEN_DIRECT_IO, so the kernel sends
+  // every read() to the daemon at its own size and keeps no page cache for them (whole cached
+  // files served by the kernel from a backing file excepted). docs/semantics.md "Direct I/O
+  // reads".
+  bool direct_io_reads = false;
 };
 
 }  // namespace reelfs::fuse

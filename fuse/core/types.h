@@ -62,7 +62,8 @@ struct OpenedFile {
   bool keep_cache = false;  // FOPEN_KEEP_CACHE: the object's ETag is unchanged since cached
   bool noflush = true;      // FOPEN_NOFLUSH: read-only opens have nothing to flush
   // FOPEN_DIRECT_IO, for files being written: each write() goes from the writer's pages to the
-  // daemon, without a page-cache copy the upload never reads (docs/semantics.md "Writes").
+  // daemon, without a page-cache copy the upload never reads (docs/semantics.md "Writes"); and
+  // for reads under --direct-io (MountOptions::direct_io_reads).
   bool direct_io = false;
   // Set only after FileSystem::SetBackingFiles(true): the local cache's file holding the whole
   // object, verified, for the kernel to read itself (FUSE passthrough). Reads through this handle

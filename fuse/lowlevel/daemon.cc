@@ -91,6 +91,7 @@ struct Daemon::Impl {
     t.max_readahead = std::max<unsigned>(t.max_readahead, o.read_ahead_kb * 1024u);
     t.async_dio = o.async_dio;
     t.passthrough = o.passthrough;
+    t.direct_io = o.direct_io;
     t.max_read = o.max_read;
     return t;
   }

@@ -51,6 +51,10 @@ struct DaemonOptions {
   // Largest READ the kernel sends (bytes, "-o max_read" and INIT). Spliced reads lower it to
   // what a pipe can hold twice over (docs/semantics.md "Spliced reads").
   unsigned max_read = 1u << 20;
+  // `--direct-io` (files opened FOPEN_DIRECT_IO): ask for FUSE_CAP_DIRECT_IO_ALLOW_MMAP where
+  // built in (libfuse >= 3.16) and offered (Linux >= 6.6), so MAP_SHARED mmap of such files
+  // works; without it the kernel refuses that mmap with ENODEV (logged once at init).
+  bool direct_io = false;
 };
 
 class Daemon {

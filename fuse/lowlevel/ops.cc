@@ -146,6 +146,26 @@ void Init(void* userdata, fuse_conn_info* conn) noexcept {
   // upload in order, as the application made them (docs/semantics.md "Writes").
   conn->want &= ~(FUSE_CAP_EXPORT_SUPPORT | FUSE_CAP_WRITEBACK_CACHE);
   ctx.backing.Negotiate(conn, t.passthrough, ctx.fs);
+  if (t.direct_io) {
+    // Files opened FOPEN_DIRECT_IO can be mapped MAP_SHARED only with this (the kernel then
+    // fills the mapping through the page cache); without it such an mmap fails with ENODEV.
+#ifdef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
+    want(FUSE_CAP_DIRECT_IO_ALLOW_MMAP);
+    const bool shared_mmap = (conn->want & FUSE_CAP_DIRECT_IO_ALLOW_MMAP) != 0;
+    const char* why = "the kernel does not offer FUSE_DIRECT_IO_ALLOW_MMAP: Linux < 6.6";
+#else
+    const bool shared_mmap = false;
+    const char* why = "this build's libfuse has no FUSE_CAP_DIRECT_IO_ALLOW_MMAP: < 3.16";
+#endif
+    if (shared_mmap) {
+      REELFS_LOG_INFO(kSubject, "--direct-io: reads skip the page cache; MAP_SHARED mmap works");
+    } else {
+      REELFS_LOG_WARN(kSubject,
+                      "--direct-io: reads skip the page cache; MAP_SHARED mmap of a file fails "
+                      "with ENODEV ({}; MAP_PRIVATE works)",
+                      why);
+    }
+  }
   REELFS_LOG_INFO(kSubject,
                   "init: protocol {}.{}, max_read={} max_write={} max_readahead={} "
                   "max_background={} congestion_threshold={} want={:#x} capable={:#x}",
@@ -323,7 +343,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) noexcept {
           out.fh = r->fh;
           out.keep_cache = r->keep_cache;  // the ETag is unchanged: keep the page cache
           out.noflush = r->noflush;        // read-only: no FLUSH round trip on close
-          out.direct_io = r->direct_io;    // reads keep the page cache (tools, mmap)
+          out.direct_io = r->direct_io;    // writes; reads only under --direct-io
           if (r->backing_file != nullptr && answer.req() != nullptr) {
             // The kernel reads the cache's file itself. Registering it took the kernel's
             // own reference, so our descriptor closes when this completion ends.

@@ -46,6 +46,9 @@ struct ConnTuning {
   // FUSE_CAP_PASSTHROUGH where built in and offered: whole cached files read by the kernel
   // (backing_files.h). Asked for by mounts with a local cache.
   bool passthrough = false;
+  // Files are opened FOPEN_DIRECT_IO (--direct-io): FUSE_CAP_DIRECT_IO_ALLOW_MMAP where built in
+  // and offered, so a MAP_SHARED mmap of them works instead of failing with ENODEV.
+  bool direct_io = false;
 };
 
 struct OpsContext {

@@ -43,6 +43,19 @@ TEST_SUITE("cli") {
     CHECK_FALSE(c->rdma.enabled);
   }
 
+  TEST_CASE("mount: --direct-io reaches the file system and the daemon") {
+    auto c = ParseMountFlags(Flags());
+    REQUIRE(c.ok());
+    CHECK_FALSE(c->mount.direct_io_reads);  // the page cache by default
+    CHECK_FALSE(c->daemon.direct_io);
+    MountFlags f = Flags();
+    f.direct_io = true;
+    c = ParseMountFlags(f);
+    REQUIRE(c.ok());
+    CHECK(c->mount.direct_io_reads);
+    CHECK(c->daemon.direct_io);
+  }
+
   TEST_CASE("mount: --read-only, --allow-delete, --write-part-size") {
     MountFlags f = Flags();
     f.read_only = true;

@@ -705,6 +705,33 @@ TEST_CASE("open starts a small file's GET; the read joins it; a keep_cache re-op
   f.fs->Release(again->fh);
 }
 
+TEST_CASE("--direct-io: read opens are FOPEN_DIRECT_IO, never keep_cache, and start the GET") {
+  auto fake = std::make_shared<FakeObjectStore>();
+  fake->CreateBucketForTest(kBucket);
+  fake->PutObjectForTest(kBucket, "small", std::string(64 * 1024, 'd'));
+  MountOptions options;
+  options.bucket = kBucket;
+  options.direct_io_reads = true;
+  testing::FakeClock clock;
+  auto fs = CreateFileSystem(fake, options, CreateHeapBufferPool(),
+                             std::make_shared<MemoryBudget>(64ull << 20), clock);
+  auto e = Await<Entry>([&](auto cb) { fs->Lookup(kRootInode, "small", cb); });
+  REQUIRE(e.ok());
+  const auto gets = [&] { return fake->CallCount(Operation::kGetObject); };
+  const uint64_t gets_before = gets();
+  for (int i = 0; i < 2; ++i) {
+    // The second open has the same ETag: without --direct-io it keeps the page cache and sends
+    // no GET; here every read() will come, so the cache is not kept and the GET starts again.
+    auto h = Await<OpenedFile>([&](auto cb) { fs->Open(e->attr.ino, O_RDONLY, 0, cb); });
+    REQUIRE(h.ok());
+    CHECK(h->direct_io);
+    CHECK_FALSE(h->keep_cache);
+    fake->WaitIdle();
+    CHECK(gets() == gets_before + 1 + static_cast<uint64_t>(i));
+    fs->Release(h->fh);
+  }
+}
+
 TEST_CASE("concurrent lookups, listings and forgets from many threads") {
   Fixture f;
   for (int i = 0; i < 50; ++i) f.Put(fmt::format("d{}/f{}", i % 5, i), "abc");
