@@ -3,7 +3,8 @@
 # docs/testing.md): libfuse 3.17 built from Debian trixie's source into a private prefix
 # (scripts/libfuse317.sh), reelfs built against it in build-passthrough/, and the cache tests run
 # with passthrough required: a whole cached file must be read by the kernel (no READ reaches the
-# daemon). The default build (build/) stays on the system's libfuse 3.14.
+# daemon); and the --direct-io test, where MAP_SHARED mmap must work (FUSE_DIRECT_IO_ALLOW_MMAP,
+# libfuse >= 3.16). The default build (build/) stays on the system's libfuse 3.14.
 #
 #   scripts/passthrough.sh      # after scripts/setup.sh (packages installed)
 set -euo pipefail
@@ -28,5 +29,5 @@ grep -q 'REELFS_FUSE_PASSTHROUGH' build-passthrough/build.ninja ||
 cmake --build build-passthrough -j "$(nproc)" --target reelfs reelfs-gateway \
   cache_object_cache_test cache_caching_store_test fuse_filesystem_test fuse_tape_test
 (cd build-passthrough && AWS_EC2_METADATA_DISABLED=true REELFS_REQUIRE_PASSTHROUGH=1 \
-   ctest --output-on-failure -R '^(e2e_cache|cache_|fuse_filesystem_test|fuse_tape_test)' \
+   ctest --output-on-failure -R '^(e2e_cache|e2e_direct_io|cache_|fuse_filesystem_test|fuse_tape_test)' \
    --timeout 900)

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# e2e: `reelfs mount --direct-io` (docs/semantics.md "Direct I/O reads"). Proves: a buffered
+# reader (no O_DIRECT of its own) gets every byte right (sha256 against the source); each of its
+# read() calls reaches the daemon at its own size (64 KiB reads arrive as 64 KiB READs, not the
+# kernel's 1 MiB readahead); a second read of the unchanged file reaches the daemon again (no page
+# cache kept), where a mount without the flag serves it from the page cache; MAP_PRIVATE mmap reads
+# the right bytes; MAP_SHARED mmap works where the init log says so and fails with ENODEV where it
+# says it cannot (libfuse < 3.16 or Linux < 6.6), never with wrong bytes; O_DIRECT opens and a
+# small file read whole are right too. REELFS_REQUIRE_PASSTHROUGH=1 (the libfuse 3.17
+# configuration, scripts/passthrough.sh) requires the shared mapping to work.
+source "$(dirname "$0")/lib.sh"
+e2e_init direct_io 150
+command -v curl >/dev/null || skip "curl not installed"
+SIZE=$((24 * 1024 * 1024 + 4321))
+
+step "generating a $SIZE-byte file and a small one"
+mkdir -p "$ROOT/dio"
+want=$(gen_file "$ROOT/dio/big.bin" "$SIZE" 11)
+want_small=$(gen_file "$ROOT/dio/small.bin" 70000 12)
+start_gateway
+
+metric() {  # metric PYTHON_EXPR(m): a value of user.reelfs.metrics
+  getfattr --absolute-names --only-values -n user.reelfs.metrics "$MNT" |
+    "$PY" -c 'import json,sys; m=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
+read_requests() {  # the daemon's FUSE READs answered so far (its Prometheus exposition)
+  curl -s "$METRICS_URL" | awk 'index($0, "reelfs_fuse_requests_total{op=\"read\"}") == 1 { s += $NF }
+    END { printf "%d\n", s + 0 }'
+}
+read_in_64k() {  # sha256 of FILE read with 64 KiB read() calls, buffered (no O_DIRECT)
+  "$PY" - "$1" <<'PY'
+import hashlib, os, sys
+h, fd = hashlib.sha256(), os.open(sys.argv[1], os.O_RDONLY)
+while (b := os.read(fd, 65536)):
+    h.update(b)
+print(h.hexdigest())
+PY
+}
+
+step "--direct-io: a buffered reader's 64 KiB reads reach the daemon as 64 KiB READs, byte-exact"
+mount_bucket dio --direct-io --metrics-listen 127.0.0.1:0
+METRICS_URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*/metrics' "$WORK/mount.log" | head -1)
+[[ -n $METRICS_URL ]] || fail "no metrics address in the log"
+grep -q -- "--direct-io: reads skip the page cache" "$WORK/mount.log" ||
+  fail "the init log does not say reads skip the page cache"
+r0=$(read_requests)
+b0=$(metric 'm["fs"]["bytes_read"]')
+[[ "$(read_in_64k "$MNT/big.bin")" == "$want" ]] || fail "64 KiB reads through --direct-io differ"
+r1=$(read_requests)
+b1=$(metric 'm["fs"]["bytes_read"]')
+echo "  $((r1 - r0)) READs for $((SIZE / 65536 + 1)) reads of 64 KiB; $((b1 - b0)) bytes served"
+# Page-cache reads would come as the kernel's readahead: ~SIZE / 1 MiB READs, not one per read().
+((r1 - r0 >= SIZE / 65536)) || fail "$((r1 - r0)) READs: the reads did not reach the daemon one by one"
+((b1 - b0 >= SIZE)) || fail "the daemon served $((b1 - b0)) of $SIZE bytes"
+
+step "the unchanged file read again: every byte comes from the daemon again (no page cache)"
+got=$(sha256sum <"$MNT/big.bin" | cut -d' ' -f1)
+[[ "$got" == "$want" ]] || fail "second read differs"
+b2=$(metric 'm["fs"]["bytes_read"]')
+((b2 - b1 >= SIZE)) || fail "the second read reached the daemon for only $((b2 - b1)) of $SIZE bytes"
+
+step "mmap: MAP_PRIVATE byte-exact; MAP_SHARED as the init log says"
+shared_ok=0
+grep -q "MAP_SHARED mmap works" "$WORK/mount.log" && shared_ok=1
+if [[ ${REELFS_REQUIRE_PASSTHROUGH:-0} == 1 ]] && ((shared_ok == 0)); then
+  fail "libfuse 3.17 on this kernel: MAP_SHARED mmap of --direct-io files should be allowed"
+fi
+"$PY" - "$MNT/big.bin" "$ROOT/dio/big.bin" "$shared_ok" <<'PY' || fail "mmap check failed"
+import errno, mmap, os, sys
+path, src, shared_ok = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+want = open(src, "rb").read()
+with open(path, "rb") as f:
+    m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+    if m[:] != want: sys.exit("MAP_PRIVATE bytes differ")
+    m.close()
+    try:
+        m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+    except OSError as e:
+        if shared_ok or e.errno != errno.ENODEV: sys.exit(f"MAP_SHARED: {e}")
+        print("  MAP_SHARED refused with ENODEV, as the log said")
+    else:
+        if not shared_ok: sys.exit("MAP_SHARED worked where the log said it would fail")
+        if m[:] != want: sys.exit("MAP_SHARED bytes differ")
+        print("  MAP_SHARED byte-exact")
+PY
+
+step "O_DIRECT and a small file read whole"
+got=$(dd if="$MNT/big.bin" iflag=direct bs=1M status=none | sha256sum | cut -d' ' -f1)
+[[ "$got" == "$want" ]] || fail "O_DIRECT read differs"
+[[ "$(sha256sum <"$MNT/small.bin" | cut -d' ' -f1)" == "$want_small" ]] || fail "small file differs"
+unmount_and_wait "$MNT" "$MOUNT_PID"
+
+step "without --direct-io the same second read is the page cache's (the control)"
+mount_bucket dio
+sha256sum <"$MNT/big.bin" >/dev/null
+c1=$(metric 'm["fs"]["bytes_read"]')
+[[ "$(sha256sum <"$MNT/big.bin" | cut -d' ' -f1)" == "$want" ]] || fail "control read differs"
+c2=$(metric 'm["fs"]["bytes_read"]')
+echo "  second read without the flag: $((c2 - c1)) bytes from the daemon"
+((c2 - c1 < SIZE / 2)) || fail "without --direct-io the second read still reached the daemon"
+unmount_and_wait "$MNT" "$MOUNT_PID"
+echo "PASS"
