@@ -474,6 +474,22 @@ PY
 import json, sys
 f = json.load(sys.stdin)["fs"]
 print("spliced: %d reads, %d bytes, %d stream(s), %d handle(s) back on the ordinary path (%d slower than their reader), %d gap(s) dropped" % (f["spliced_reads"], f["spliced_bytes"], f["splice_streams"], f["splice_fallbacks"], f["splice_slow_streams"], f["splice_gaps_skipped"]))'
+
+  # Off by default: small reads each cost a round trip (docs/semantics.md "Direct I/O reads").
+  say "Direct I/O reads (--direct-io): no page cache, each read() goes to the daemon at its own size"
+  fusermount3 -u "$mnt"; wait "$mount_pid" || true
+  "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f --direct-io \
+    --log-file "$work/mount-dio.log" </dev/null >>"$work/mount2.out" 2>&1 &
+  mount_pid=$!
+  for _ in $(seq 300); do is_mounted && break; kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
+  is_mounted || { echo "remount failed:"; tail "$work/mount2.out" "$work/mount-dio.log"; exit 1; }
+  start=$(date +%s.%N)
+  if dd if="$big" bs=1M status=none | cmp -s - "$work/root/dataset/models/checkpoint-a.pt"; then
+    echo "OK: models/checkpoint-a.pt read with 1 MiB reads, identical to the source, $(rate "$size" "$(elapsed "$start")") with the compare"
+  else
+    echo "MISMATCH through --direct-io"; exit 1
+  fi
+  grep -o -- '--direct-io: .*' "$work/mount-dio.log" | head -1
 fi
 
 if command -v curl >/dev/null; then
