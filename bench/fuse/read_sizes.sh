@@ -2,8 +2,10 @@
 # One buffered reader (`dd` without iflag=direct) of one large object at several read sizes,
 # through a default mount (the page cache) and a `--direct-io` mount (no page cache: each read()
 # is a READ of its own size), next to curl: what `--direct-io` gains for a reader of large blocks
-# and what it costs one of small ones (docs/semantics.md "Direct I/O reads"). Both mounts stay up
-# on one gateway; every round drops the page cache first and alternates them (A B A B ...).
+# and what it costs one of small ones (docs/semantics.md "Direct I/O reads"). dd's buffer is
+# page-aligned; a last row reads with Python's `f.read(1 MiB)`, whose buffers are not (malloc's
+# header before them), as most applications' are. Both mounts stay up on one gateway; every round
+# drops the page cache first and alternates them (A B A B ...).
 #
 #   ROUNDS=3 SIZE_MIB=1024 BS="1M 256k 64k 16k" bench/fuse/read_sizes.sh
 #
@@ -48,6 +50,13 @@ rate() {  # rate CMD...: MiB/s of CMD reading SIZE_MIB
   t1=$(date +%s.%N)
   awk -v m="$SIZE_MIB" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f\n", m / (b - a) }'
 }
+# Python's read(n) returns a new bytes object per call: a buffer malloc places 16 bytes past a
+# page boundary, so a 1 MiB read() spans 257 pages.
+pyread() {
+  python3 -c 'import sys
+with open(sys.argv[1], "rb", buffering=0) as f:
+    while f.read(1 << 20): pass' "$1"
+}
 declare -A v
 for r in $(seq "$ROUNDS"); do
   drop_caches
@@ -58,21 +67,26 @@ for r in $(seq "$ROUNDS"); do
       v[$m/$bs]+=" $(rate dd if="$work/$m/large.bin" of=/dev/null bs="$bs")"
     done
   done
-  echo "round $r: curl${v[curl]##* }; $(for bs in $BS; do printf '%s %s/%s ' "$bs" "${v[mnt/$bs]##* }" "${v[dio/$bs]##* }"; done)" >&2
+  for m in mnt dio; do
+    drop_caches
+    v[$m/py]+=" $(rate pyread "$work/$m/large.bin")"
+  done
+  echo "round $r: curl${v[curl]##* }; $(for bs in $BS py; do printf '%s %s/%s ' "$bs" "${v[mnt/$bs]##* }" "${v[dio/$bs]##* }"; done)" >&2
 done
 [ "$drop" = 1 ] || echo "note: drop_caches not writable: rounds after the first may read the page cache" >&2
 splice=$(grep -ho 'spliced reads o[nf]*' "$work/default.log" | head -1)
 # shellcheck disable=SC2086  # the rounds' values, one word each
 curl_m=$(bench_median ${v[curl]})
-echo "One buffered dd of a $SIZE_MIB MiB object, medians of $ROUNDS rounds (MiB/s); curl: $curl_m; ${splice:-spliced reads: see the log}."
+echo "One buffered reader of a $SIZE_MIB MiB object, medians of $ROUNDS rounds (MiB/s); curl: $curl_m; ${splice:-spliced reads: see the log}."
 echo
-echo "| dd bs | default mount (page cache) | --direct-io | --direct-io ÷ default | default ÷ curl | --direct-io ÷ curl |"
+echo "| reader | default mount (page cache) | --direct-io | --direct-io ÷ default | default ÷ curl | --direct-io ÷ curl |"
 echo "|---|---|---|---|---|---|"
-for bs in $BS; do
+for bs in $BS py; do
   # shellcheck disable=SC2086
   a=$(bench_median ${v[mnt/$bs]})
   # shellcheck disable=SC2086
   d=$(bench_median ${v[dio/$bs]})
   awk -v bs="$bs" -v a="$a" -v d="$d" -v c="$curl_m" \
-    'BEGIN { printf "| %s | %s | %s | %.2f | %.2f | %.2f |\n", bs, a, d, d / a, a / c, d / c }'
+    'BEGIN { r = (bs == "py") ? "python read(1 MiB), unaligned" : "dd bs=" bs
+             printf "| %s | %s | %s | %.2f | %.2f | %.2f |\n", r, a, d, d / a, a / c, d / c }'
 done
