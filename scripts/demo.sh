@@ -45,6 +45,18 @@ elapsed() { awk -v a="$1" -v e="$(date +%s.%N)" 'BEGIN { print e - a }'; }
 rate() {  # rate BYTES SECONDS
   awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f MiB in %.2f s = %.1f MiB/s", b/1048576, s, b/1048576/s }'
 }
+# remount LOG [OPTIONS...]: unmounts $mnt (waiting for its daemon) and mounts the dataset there
+# again in the foreground with OPTIONS, logging to $work/LOG; sets mount_pid; a failure ends the demo.
+remount() {
+  local log=$1
+  shift
+  fusermount3 -u "$mnt"; wait "$mount_pid" || true
+  "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f "$@" --log-file "$work/$log" \
+    </dev/null >>"$work/mount2.out" 2>&1 &
+  mount_pid=$!
+  for _ in $(seq 300); do is_mounted && break; kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
+  is_mounted || { echo "remount failed:"; tail "$work/mount2.out" "$work/$log"; exit 1; }
+}
 # FUSE usable? (the e2e tests skip on the same conditions)
 fuse_reason=""
 if ! command -v fusermount3 >/dev/null; then fuse_reason="fusermount3 is not installed"
@@ -363,13 +375,7 @@ admin POST "archive?bucket=dataset&prefix=val%2F&cartridges=2&order=key&release=
 export REELFS_LEDGER="$work/ledger.sqlite"  # this demo's restore requests, not your own ledger
 if [ -z "$fuse_reason" ]; then
   # A new mount: the first one cached val/ as online for its metadata TTL.
-  fusermount3 -u "$mnt"; wait "$mount_pid" || true
-  "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f --offline=wait \
-    --restore-poll 100ms --restore-poll-max 1s --log-file "$work/mount2.log" </dev/null \
-    >"$work/mount2.out" 2>&1 &
-  mount_pid=$!
-  for _ in $(seq 300); do is_mounted && break; kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
-  is_mounted || { echo "remount failed:"; tail "$work/mount2.out" "$work/mount2.log"; exit 1; }
+  remount mount2.log --offline=wait --restore-poll 100ms --restore-poll-max 1s
   val="$mnt/val"
   say "ls -ls $val/shard-00 | head: offline files keep their size and mode, and occupy 1 block"
   ls -ls "$val/shard-00" | sed -n 1,5p
@@ -416,14 +422,7 @@ if [ -z "$fuse_reason" ]; then
   fi
 
   say "Epoch 2 over tape: a mount with --cache keeps what it read (docs/cache.md)"
-  remount_cached() {
-    fusermount3 -u "$mnt"; wait "$mount_pid" || true
-    "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f --offline=wait \
-      --cache "$work/cache" --log-file "$work/mount-cache.log" </dev/null >>"$work/mount2.out" 2>&1 &
-    mount_pid=$!
-    for _ in $(seq 300); do is_mounted && break; kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
-    is_mounted || { echo "remount failed:"; tail "$work/mount2.out" "$work/mount-cache.log"; exit 1; }
-  }
+  remount_cached() { remount mount-cache.log --offline=wait --cache "$work/cache"; }
   recalls() { admin GET metrics | python3 -c 'import json,sys; print(json.load(sys.stdin)["archive"]["recalls_submitted"])'; }
   remount_cached
   (cd "$val" && find . -type f -print0 | sort -z | xargs -0 cat) >/dev/null  # epoch 1 fills it
@@ -458,12 +457,7 @@ PY
   # On by default where pipes hold 1 MiB READs (CAP_SYS_RESOURCE or fs.pipe-max-size >= 2 MiB);
   # --splice-reads turns them on anywhere over plain http.
   say "Spliced reads (--splice-reads): the GET's bytes go socket -> pipe -> kernel, no copy in the daemon"
-  fusermount3 -u "$mnt"; wait "$mount_pid" || true
-  "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f --splice-reads \
-    --log-file "$work/mount-splice.log" </dev/null >>"$work/mount2.out" 2>&1 &
-  mount_pid=$!
-  for _ in $(seq 300); do is_mounted && break; kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
-  is_mounted || { echo "remount failed:"; tail "$work/mount2.out" "$work/mount-splice.log"; exit 1; }
+  remount mount-splice.log --splice-reads
   start=$(date +%s.%N)
   if cmp -s "$big" "$work/root/dataset/models/checkpoint-a.pt"; then
     echo "OK: models/checkpoint-a.pt identical to the source, $(rate "$size" "$(elapsed "$start")") with the compare"
@@ -477,12 +471,7 @@ print("spliced: %d reads, %d bytes, %d stream(s), %d handle(s) back on the ordin
 
   # Off by default: small reads each cost a round trip (docs/semantics.md "Direct I/O reads").
   say "Direct I/O reads (--direct-io): no page cache, each read() goes to the daemon at its own size"
-  fusermount3 -u "$mnt"; wait "$mount_pid" || true
-  "$reelfs" mount dataset "$mnt" --endpoint "$AWS_ENDPOINT_URL" -f --direct-io \
-    --log-file "$work/mount-dio.log" </dev/null >>"$work/mount2.out" 2>&1 &
-  mount_pid=$!
-  for _ in $(seq 300); do is_mounted && break; kill -0 "$mount_pid" 2>/dev/null || break; sleep 0.1; done
-  is_mounted || { echo "remount failed:"; tail "$work/mount2.out" "$work/mount-dio.log"; exit 1; }
+  remount mount-dio.log --direct-io
   start=$(date +%s.%N)
   if dd if="$big" bs=1M status=none | cmp -s - "$work/root/dataset/models/checkpoint-a.pt"; then
     echo "OK: models/checkpoint-a.pt read with 1 MiB reads, identical to the source, $(rate "$size" "$(elapsed "$start")") with the compare"
