@@ -93,6 +93,19 @@ struct Daemon::Impl {
     t.passthrough = o.passthrough;
     t.direct_io = o.direct_io;
     t.max_read = o.max_read;
+    if (o.direct_io) {
+      // A direct read of max_read bytes into a buffer that is not page-aligned (Python's
+      // f.read(n), most mallocs) spans one page more; the kernel caps a request's pages at
+      // max_write's (and at fs.fuse.max_pages_limit, 256 unless raised), so one more page of
+      // max_write keeps such a read one READ instead of two where both allow it. Only with
+      // libfuse 3.17, which sizes its /dev/fuse buffer by max_write: 3.14's stays at 1 MiB, and
+      // the kernel refuses to deliver requests into a buffer below max_write (EINVAL).
+#if FUSE_MAJOR_VERSION > 3 || FUSE_MINOR_VERSION >= 17
+      const unsigned page = static_cast<unsigned>(sysconf(_SC_PAGESIZE));
+      t.max_write = std::max(t.max_write, t.max_read + page);
+#endif
+      t.max_pages_limit = KernelMaxPagesLimit().value_or(0);
+    }
     return t;
   }
   ~Impl() {

@@ -112,7 +112,7 @@ Status SetMountReadAheadKb(const std::string& mountpoint, uint32_t kb) {
 
 namespace {
 
-std::optional<uint64_t> ReadSeconds(const std::string& path) {
+std::optional<uint64_t> ReadUnsigned(const std::string& path) {
   std::ifstream in(path);
   uint64_t v = 0;
   if (!(in >> v)) return std::nullopt;
@@ -125,11 +125,17 @@ std::optional<std::chrono::seconds> KernelRequestTimeout(std::string_view proc_r
   const std::string dir = std::string(proc_root) + "/sys/fs/fuse/";
   std::optional<uint64_t> best;
   for (const char* name : {"default_request_timeout", "max_request_timeout"}) {
-    std::optional<uint64_t> v = ReadSeconds(dir + name);
+    std::optional<uint64_t> v = ReadUnsigned(dir + name);
     if (v && *v > 0 && (!best || *v < *best)) best = v;
   }
   if (!best) return std::nullopt;
   return std::chrono::seconds(*best);
+}
+
+std::optional<uint32_t> KernelMaxPagesLimit(std::string_view proc_root) {
+  std::optional<uint64_t> v = ReadUnsigned(std::string(proc_root) + "/sys/fs/fuse/max_pages_limit");
+  if (!v || *v == 0 || *v > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(*v);
 }
 
 std::chrono::seconds CapBelowRequestTimeout(std::chrono::seconds wait,

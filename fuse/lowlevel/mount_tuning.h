@@ -50,6 +50,11 @@ Status SetMountReadAheadKb(const std::string& mountpoint, uint32_t kb);
 // fs/fuse/inode.c applies when the server asks for none); nullopt when both are 0 or absent.
 std::optional<std::chrono::seconds> KernelRequestTimeout(std::string_view proc_root = "/proc");
 
+// The most pages the kernel lets one FUSE request carry (fs/fuse/max_pages_limit under
+// `proc_root`/sys, Linux 6.13+; 256 before, fixed): a direct read into a buffer that is not
+// page-aligned needs one page more than its size. nullopt where the file is absent or unreadable.
+std::optional<uint32_t> KernelMaxPagesLimit(std::string_view proc_root = "/proc");
+
 // `wait` kept below `kernel_timeout` with a margin (a tenth, at least 1 s) for the reply itself;
 // unchanged when there is no kernel timeout or `wait` is already below the capped value.
 std::chrono::seconds CapBelowRequestTimeout(std::chrono::seconds wait,

@@ -49,6 +49,8 @@ struct ConnTuning {
   // Files are opened FOPEN_DIRECT_IO (--direct-io): FUSE_CAP_DIRECT_IO_ALLOW_MMAP where built in
   // and offered, so a MAP_SHARED mmap of them works instead of failing with ENODEV.
   bool direct_io = false;
+  // fs.fuse.max_pages_limit (mount_tuning.h), for what --direct-io's init line says; 0: unknown.
+  unsigned max_pages_limit = 0;
 };
 
 struct OpsContext {

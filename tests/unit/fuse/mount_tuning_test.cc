@@ -64,5 +64,17 @@ TEST_CASE("readahead path and the kernel's request timeout") {
   CHECK(CapBelowRequestTimeout(seconds(300), seconds(60)) < seconds(60));
 }
 
+TEST_CASE("the kernel's pages per request (fs.fuse.max_pages_limit)") {
+  const auto root = std::filesystem::temp_directory_path() / "reelfs-max-pages-test";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "sys/fs/fuse");
+  CHECK_FALSE(KernelMaxPagesLimit(root.string()).has_value());  // before Linux 6.13: no file
+  std::ofstream(root / "sys/fs/fuse/max_pages_limit") << "256\n";
+  CHECK(KernelMaxPagesLimit(root.string()) == 256u);
+  std::ofstream(root / "sys/fs/fuse/max_pages_limit") << "not a number\n";
+  CHECK_FALSE(KernelMaxPagesLimit(root.string()).has_value());
+  std::filesystem::remove_all(root);
+}
+
 }  // namespace
 }  // namespace reelfs::fuse
