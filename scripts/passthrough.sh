@@ -4,7 +4,8 @@
 # (scripts/libfuse317.sh), reelfs built against it in build-passthrough/, and the cache tests run
 # with passthrough required: a whole cached file must be read by the kernel (no READ reaches the
 # daemon); and the --direct-io test, where MAP_SHARED mmap must work (FUSE_DIRECT_IO_ALLOW_MMAP,
-# libfuse >= 3.16). The default build (build/) stays on the system's libfuse 3.14.
+# libfuse >= 3.16) and, with fs.fuse.max_pages_limit raised, an unaligned 1 MiB read be one READ.
+# The default build (build/) stays on the system's libfuse 3.14.
 #
 #   scripts/passthrough.sh      # after scripts/setup.sh (packages installed)
 set -euo pipefail
