@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <new>
@@ -167,30 +168,27 @@ void Init(void* userdata, fuse_conn_info* conn) noexcept {
                       why);
     }
     // A read of max_read bytes into a buffer that is not page-aligned spans one page more than
-    // max_read's; the kernel caps a request at max_write's pages (daemon.cc asks for one more)
-    // and at fs.fuse.max_pages_limit, and libfuse before 3.17 at 256.
+    // max_read's. The kernel caps a request at max_write's pages (daemon.cc asks for one more
+    // where libfuse's buffer allows it: 3.17) and at fs.fuse.max_pages_limit.
     const unsigned page = static_cast<unsigned>(sysconf(_SC_PAGESIZE));
     const unsigned needed = t.max_read / page + 1;
+    const unsigned asked = (t.max_write + page - 1) / page;
     const unsigned limit = t.max_pages_limit == 0 ? 256 : t.max_pages_limit;
-#if FUSE_MAJOR_VERSION > 3 || FUSE_MINOR_VERSION >= 17
-    const bool library_grows = true;
-#else
-    const bool library_grows = false;
-#endif
-    if (library_grows && limit >= needed) {
+    if (needed <= std::min(asked, limit)) {
       REELFS_LOG_INFO(kSubject,
                       "--direct-io: a {} KiB read into a buffer that is not page-aligned is one "
-                      "READ ({} pages per request allowed)",
-                      t.max_read / 1024, limit);
+                      "READ ({} pages per request)",
+                      t.max_read / 1024, std::min(asked, limit));
     } else {
       REELFS_LOG_INFO(
           kSubject,
           "--direct-io: a {} KiB read into a buffer that is not page-aligned is two READs ({})",
           t.max_read / 1024,
-          library_grows
-              ? fmt::format("fs.fuse.max_pages_limit is {}; {} or more makes it one", limit, needed)
-              : std::string("this build's libfuse asks for at most 256 pages a request; 3.17 "
-                            "asks for more"));
+          asked < needed
+              ? fmt::format("this build's libfuse asks for {} pages a request; 3.17 asks for {}",
+                            asked, needed)
+              : fmt::format("fs.fuse.max_pages_limit is {}; {} or more makes it one", limit,
+                            needed));
     }
   }
   REELFS_LOG_INFO(kSubject,
