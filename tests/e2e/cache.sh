@@ -82,11 +82,6 @@ release_bucket data >/dev/null
 r1=$(restore_requests)
 s1=$(metric archive.recalls_submitted)
 
-metrics_of() {  # metrics_of MOUNT PYTHON_EXPR(m): a value of user.reelfs.metrics
-  getfattr --absolute-names --only-values -n user.reelfs.metrics "$1" |
-    "$PY" -c 'import json,sys; m=json.load(sys.stdin); print(eval(sys.argv[1]))' "$2"
-}
-
 step "epoch 2 after a remount on the same cache: byte-exact, zero restores, zero recalls"
 MNT2=$WORK/m2
 mount_tape data "$MNT2" wait --cache "$CACHE"
@@ -97,12 +92,12 @@ expect "st_blocks of it" "$(stat -c %b "$MNT2/d/00007.bin")" $(((SIZE + 511) / 5
 check_sums "$MNT2" "$WORK/data.sums"
 expect "RestoreObject requests in epoch 2" "$(($(restore_requests) - r1))" 0
 expect "recalls in epoch 2" "$(($(metric archive.recalls_submitted) - s1))" 0
-expect "complete objects in the cache" "$(metrics_of "$MNT2" 'm["cache"]["complete_objects"]')" $((N + 1))
+expect "complete objects in the cache" "$(metrics_of 'm["cache"]["complete_objects"]' "$MNT2")" $((N + 1))
 if grep -q 'passthrough: on' "$WORK/mount-m2.log"; then
   # FUSE passthrough: the kernel read every file from the cache's copy; no READ reached us.
   expect "opens answered with a backing file" \
-    "$(metrics_of "$MNT2" 'm["fs"]["backing_opens"] >= '$((N + 1)))" True
-  expect "bytes the daemon served to READs" "$(metrics_of "$MNT2" 'm["fs"]["bytes_read"]')" 0
+    "$(metrics_of 'm["fs"]["backing_opens"] >= '$((N + 1)) "$MNT2")" True
+  expect "bytes the daemon served to READs" "$(metrics_of 'm["fs"]["bytes_read"]' "$MNT2")" 0
   echo "   (passthrough: on)"
 else
   line=$(grep -o 'passthrough: off.*' "$WORK/mount-m2.log" | head -n1)
@@ -132,10 +127,10 @@ P2B=$MOUNT_PID
 check_sums "$MNT2B" "$WORK/data.sums"
 expect "O_DIRECT read of the 20 MiB file" "$(probe_read "$MNT2B/big/model.bin" direct)" \
   "OK $(grep ' big/model.bin$' "$WORK/data.sums" | cut -d' ' -f1)"
-hit_bytes=$(metrics_of "$MNT2B" 'm["cache"]["hit_bytes"]')
+hit_bytes=$(metrics_of 'm["cache"]["hit_bytes"]' "$MNT2B")
 [[ $hit_bytes -ge $((N * SIZE + (20 << 20))) ]] || fail "cache hit_bytes $hit_bytes too low"
 echo "   ok: $hit_bytes bytes served from the cache by the daemon"
-expect "backing files with --no-passthrough" "$(metrics_of "$MNT2B" 'm["fs"]["backing_opens"]')" 0
+expect "backing files with --no-passthrough" "$(metrics_of 'm["fs"]["backing_opens"]' "$MNT2B")" 0
 expect "recalls in epoch 3" "$(($(metric archive.recalls_submitted) - s1))" 0
 unmount_and_wait "$MNT2B" "$P2B"
 
@@ -161,12 +156,12 @@ release_bucket data >/dev/null
 SCC=$WORK/cache-side-channel
 MNT3=$WORK/m3
 mount_tape data "$MNT3" wait --cache "$SCC"
-[[ $(metrics_of "$MNT3" 'm["side_channel"] is None') == False ]] ||
+[[ $(metrics_of 'm["side_channel"] is None' "$MNT3") == False ]] ||
   fail "the mount runs no side channel: $(grep -i 'side channel' "$WORK/mount-m3.log" | head -n 2)"
 P3=$MOUNT_PID
 side_channel_epoch "$MNT3" || fail "side channel, epoch 1"
 expect "complete objects after epoch 1 by the side channel" \
-  "$(metrics_of "$MNT3" 'm["cache"]["complete_objects"]')" $((N + 1))
+  "$(metrics_of 'm["cache"]["complete_objects"]' "$MNT3")" $((N + 1))
 unmount_and_wait "$MNT3" "$P3"
 release_bucket data >/dev/null
 r3=$(restore_requests)
@@ -192,7 +187,7 @@ printf '\xff\xfe' | dd of="$HOT/data/$id" bs=1 seek=300000 conv=notrunc status=n
 mount_tape hot "$MNT3" wait --cache "$HOT"
 P3=$MOUNT_PID
 check_sums "$MNT3" "$WORK/hot.sums"
-expect "dropped cache entries" "$(metrics_of "$MNT3" 'm["cache"]["dropped_objects"]')" 1
+expect "dropped cache entries" "$(metrics_of 'm["cache"]["dropped_objects"]' "$MNT3")" 1
 unmount_and_wait "$MNT3" "$P3"
 grep -q "dropping the cached copy of 'h/00003.bin'" "$WORK/mount-m3.log" ||
   fail "the mount log does not name the corrupt entry"

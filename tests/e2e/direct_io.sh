@@ -22,10 +22,6 @@ want=$(gen_file "$ROOT/dio/big.bin" "$SIZE" 11)
 want_small=$(gen_file "$ROOT/dio/small.bin" 70000 12)
 start_gateway
 
-metric() {  # metric PYTHON_EXPR(m): a value of user.reelfs.metrics
-  getfattr --absolute-names --only-values -n user.reelfs.metrics "$MNT" |
-    "$PY" -c 'import json,sys; m=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
-}
 read_requests() {  # the daemon's FUSE READs answered so far (its Prometheus exposition)
   curl -s "$METRICS_URL" | awk 'index($0, "reelfs_fuse_requests_total{op=\"read\"}") == 1 { s += $NF }
     END { printf "%d\n", s + 0 }'
@@ -58,10 +54,10 @@ METRICS_URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*/metrics' "$WORK/mount.log" | h
 grep -q -- "--direct-io: reads skip the page cache" "$WORK/mount.log" ||
   fail "the init log does not say reads skip the page cache"
 r0=$(read_requests)
-b0=$(metric 'm["fs"]["bytes_read"]')
+b0=$(metrics_of 'm["fs"]["bytes_read"]')
 [[ "$(read_in_64k "$MNT/big.bin")" == "$want" ]] || fail "64 KiB reads through --direct-io differ"
 r1=$(read_requests)
-b1=$(metric 'm["fs"]["bytes_read"]')
+b1=$(metrics_of 'm["fs"]["bytes_read"]')
 echo "  $((r1 - r0)) READs for $((SIZE / 65536 + 1)) reads of 64 KiB; $((b1 - b0)) bytes served"
 # Page-cache reads would come as the kernel's readahead: ~SIZE / 1 MiB READs, not one per read().
 ((r1 - r0 >= SIZE / 65536)) || fail "$((r1 - r0)) READs: the reads did not reach the daemon one by one"
@@ -70,7 +66,7 @@ echo "  $((r1 - r0)) READs for $((SIZE / 65536 + 1)) reads of 64 KiB; $((b1 - b0
 step "the unchanged file read again: every byte comes from the daemon again (no page cache)"
 got=$(sha256sum <"$MNT/big.bin" | cut -d' ' -f1)
 [[ "$got" == "$want" ]] || fail "second read differs"
-b2=$(metric 'm["fs"]["bytes_read"]')
+b2=$(metrics_of 'm["fs"]["bytes_read"]')
 ((b2 - b1 >= SIZE)) || fail "the second read reached the daemon for only $((b2 - b1)) of $SIZE bytes"
 
 step "1 MiB reads into a buffer 16 bytes past a page: one READ each or two, as the init log says"
@@ -133,9 +129,9 @@ unmount_and_wait "$MNT" "$MOUNT_PID"
 step "without --direct-io the same second read is the page cache's (the control)"
 mount_bucket dio
 sha256sum <"$MNT/big.bin" >/dev/null
-c1=$(metric 'm["fs"]["bytes_read"]')
+c1=$(metrics_of 'm["fs"]["bytes_read"]')
 [[ "$(sha256sum <"$MNT/big.bin" | cut -d' ' -f1)" == "$want" ]] || fail "control read differs"
-c2=$(metric 'm["fs"]["bytes_read"]')
+c2=$(metrics_of 'm["fs"]["bytes_read"]')
 echo "  second read without the flag: $((c2 - c1)) bytes from the daemon"
 ((c2 - c1 < SIZE / 2)) || fail "without --direct-io the second read still reached the daemon"
 unmount_and_wait "$MNT" "$MOUNT_PID"

@@ -225,6 +225,13 @@ mount_bucket() {
   wait_mounted "$dir" "$MOUNT_PID"
 }
 
+# metrics_of PYTHON_EXPR(m) [MOUNT]: a value of MOUNT's user.reelfs.metrics (default $MNT), the
+# parsed JSON bound to m (e.g. 'm["fs"]["bytes_read"]').
+metrics_of() {
+  getfattr --absolute-names --only-values -n user.reelfs.metrics "${2:-$MNT}" |
+    "$PY" -c 'import json,sys; m=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
+
 # unmount_and_wait DIR PID: fusermount3 -u, then the -f daemon must exit 0 within 10 s.
 unmount_and_wait() {
   local dir=$1 pid=$2 i rc=0

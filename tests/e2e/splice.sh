@@ -39,11 +39,6 @@ MAIN_PID=$MOUNT_PID
 grep -q "spliced reads on: .*READs of up to 1024 KiB" "$WORK/mount.log" ||
   fail "the mount did not turn spliced reads on with 1 MiB READs"
 
-metrics_of() {  # metrics_of PYTHON_EXPR(m): a value of user.reelfs.metrics
-  getfattr --absolute-names --only-values -n user.reelfs.metrics "$MNT" |
-    "$PY" -c 'import json,sys; m=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
-}
-
 step "sha256sum through the mount: byte-exact, the bytes spliced"
 got=$(sha256sum "$MNT/big.bin" | cut -d' ' -f1) || fail "sha256sum read failed"
 [[ "$got" == "$want" ]] || fail "sha256 differs: mount $got, source $want"
