@@ -54,8 +54,15 @@ WRONG_PID=$MOUNT_PID
 grep -q "info \[fuse\] mounted reelfs:err at $MNTW" "$WORK/mount-wrong.log" ||
   fail "the mount's log file lacks its start-up line while mounted: $(head -c 500 "$WORK/mount-wrong.log")"
 # SIGUSR2 turns debug logging on in the running daemon: an ENOENT (logged at DEBUG) shows.
+# The handler only counts the signal; the daemon's next log call writes the toggle line. The
+# signal may land after a lookup's log call, so look up new missing names (each one reaches the
+# daemon: no negative entry for it yet) until the line shows, for at most 5 s.
 kill -USR2 "$WRONG_PID"
-stat "$MNTW/no-such-name" >/dev/null 2>&1 && fail "stat of a missing name succeeded"
+for i in $(seq 50); do
+  stat "$MNTW/no-such-name-$i" >/dev/null 2>&1 && fail "stat of a missing name succeeded"
+  grep -q "debug logging on (SIGUSR2" "$WORK/mount-wrong.log" && break
+  sleep 0.1
+done
 grep -q "debug logging on (SIGUSR2" "$WORK/mount-wrong.log" || fail "no line for SIGUSR2's debug toggle"
 grep -q " debug \[" "$WORK/mount-wrong.log" || fail "no DEBUG line after SIGUSR2"
 kill -TERM "$GW_PID"; wait "$GW_PID" || true
