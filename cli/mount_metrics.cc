@@ -55,6 +55,14 @@ constexpr FsFamily kFsFamilies[] = {
      "gaps a spliced stream dropped because their reads went through the ordinary path"},
     {"reelfs_fs_splice_slow_streams_total", false, &fuse::FsCounters::splice_slow_streams,
      "spliced streams slower than their reader, whose handles went to the parallel GETs"},
+    {"reelfs_fs_cached_file_opens_total", false, &fuse::FsCounters::cached_file_opens,
+     "opens whose reads are answered with the local cache's file (spliced by libfuse)"},
+    {"reelfs_fs_cached_file_reads_total", false, &fuse::FsCounters::cached_file_reads,
+     "reads answered with the local cache's file"},
+    {"reelfs_fs_cached_file_bytes_total", false, &fuse::FsCounters::cached_file_bytes,
+     "bytes those reads carried"},
+    {"reelfs_fs_cached_file_fallbacks_total", false, &fuse::FsCounters::cached_file_fallbacks,
+     "handles whose cache file changed after the open, read through the checked path since"},
 };
 
 void FileSystemFamilies(const fuse::FsCounters& c, PromText& out) {

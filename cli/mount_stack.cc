@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -101,6 +102,30 @@ std::shared_ptr<s3::BodySource> SpliceSource(const s3::S3Client& client, SpliceM
                   "(READs of up to {} KiB: pipes of {} KiB){}",
                   *max_read >> 10, largest >> 10, hint);
   return source;
+}
+
+// --cache: whether READs of whole cached objects the kernel does not read itself (no passthrough)
+// are answered with the cache's file for libfuse to splice (fuse/core/cached_file_reads.h). Its
+// pipe must hold a whole reply (a READ, the header, a few pages of slack), else libfuse copies
+// through a buffer of its own per READ, slower than the daemon's own path. A file's pages fill
+// their slots, so a pipe of 2 MiB holds a 1 MiB READ.
+bool SpliceCachedFiles(SpliceMode mode, unsigned max_read) {
+  if (mode == SpliceMode::kOff) return false;
+  const size_t need = size_t{max_read} + (16u << 10);
+  const size_t largest = LargestPipeCapacity(64u << 10, 4u << 20);
+  if (largest < need) {
+    REELFS_LOG_INFO(kSubject,
+                    "cached files the kernel does not read itself (no passthrough) are copied by "
+                    "the daemon: pipes of {} KiB cannot hold a {} KiB READ (a pipe-max-size of {} "
+                    "lets them be spliced from the cache's file)",
+                    largest >> 10, max_read >> 10, std::bit_ceil(need));
+    return false;
+  }
+  REELFS_LOG_INFO(kSubject,
+                  "cached files are spliced from the cache's file where the kernel does not read "
+                  "it itself (pipes of {} KiB)",
+                  largest >> 10);
+  return true;
 }
 
 // Registered buffers when there is an RDMA channel to register them with, else plain heap.
@@ -216,6 +241,7 @@ Result<std::unique_ptr<MountStack>> MountStack::Build(const MountConfig& cfg,
     mount.cache_dir = cfg.cache.dir;
     fs_store = cache::CreateCachingStore(fs_store, stack->cache_);
     data_path.cache = stack->cache_;
+    mount.splice_cached_files = SpliceCachedFiles(cfg.splice, cfg.daemon.max_read);
     // --rdma reads and side-channel READs into registered buffers fill the cache too.
     if (data_path.channel != nullptr) {
       data_path.channel = fuse::CreateCachingChannel(data_path.channel, stack->cache_);

@@ -297,10 +297,15 @@ struct ReadOp : std::enable_shared_from_this<ReadOp> {
           std::memcpy(dst + n, piece.data(), take);
           n += take;
         }
-        // A spliced read's bytes wait in a pipe (fuse/core/splicing_prefetcher.h).
-        const uint64_t in_pipe = got->fd >= 0 ? std::min<uint64_t>(got->fd_bytes, size - n) : 0;
-        for (uint64_t taken = 0; taken < in_pipe && err == 0;) {
-          const ssize_t r = ::read(got->fd, dst + n, in_pipe - taken);
+        // A spliced read's bytes wait in a pipe (fuse/core/splicing_prefetcher.h), a cached
+        // file's at an offset of the cache's file (fuse/core/cached_file_reads.h).
+        const uint64_t in_fd = got->fd >= 0 ? std::min<uint64_t>(got->fd_bytes, size - n) : 0;
+        for (uint64_t taken = 0; taken < in_fd && err == 0;) {
+          const ssize_t r =
+              got->fd_offset >= 0
+                  ? ::pread(got->fd, dst + n, in_fd - taken,
+                            static_cast<off_t>(got->fd_offset + static_cast<int64_t>(taken)))
+                  : ::read(got->fd, dst + n, in_fd - taken);
           if (r < 0 && errno == EINTR) continue;
           if (r <= 0) {
             err = r < 0 ? errno : EIO;

@@ -46,6 +46,7 @@
 #include "common/mutex.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
+#include "fuse/core/cached_file_reads.h"
 #include "fuse/core/dir_handles.h"
 #include "fuse/core/dir_listing.h"
 #include "fuse/core/file_handles.h"
@@ -149,6 +150,7 @@ class Core : public std::enable_shared_from_this<Core> {
   Clock& clock() const { return clock_; }
   CoreCounters& stats() { return stats_; }
   const std::shared_ptr<SpliceStats>& splice_stats() const { return splice_stats_; }
+  const std::shared_ptr<CachedFileStats>& cached_file_stats() const { return cached_file_stats_; }
   // Handle numbers for files and directories, from one sequence (a handle never means both).
   uint64_t NextHandle() { return next_handle_.fetch_add(1, std::memory_order_relaxed); }
   std::string MountJson() const;
@@ -351,6 +353,7 @@ class Core : public std::enable_shared_from_this<Core> {
 
   CoreCounters stats_;
   const std::shared_ptr<SpliceStats> splice_stats_ = std::make_shared<SpliceStats>();
+  const std::shared_ptr<CachedFileStats> cached_file_stats_ = std::make_shared<CachedFileStats>();
   std::atomic<uint64_t> next_handle_{1};
 
   // Guards the inodes and their caches. Leaf lock (see the lock order above).

@@ -132,14 +132,26 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
     return;
   }
   // FUSE passthrough: the kernel reads the local cache's copy itself (the page cache is the
-  // backing file's, so this file's own is not kept). A file never verified is verified on the
-  // cache's thread, never here (this may be the S3 client's thread).
-  if (core_.backing_files() && core_.data_path().cache != nullptr && core_.CachedWhole(key, etag)) {
+  // backing file's, so this file's own is not kept). Without it, where pipes hold a READ, the
+  // daemon answers READs with that file for libfuse to splice (cached_file_reads.h). A file never
+  // verified is verified on the cache's thread, never here (this may be the S3 client's thread).
+  const bool backing = core_.backing_files();
+  if ((backing || options.splice_cached_files) && core_.data_path().cache != nullptr &&
+      core_.CachedWhole(key, etag)) {
     auto self = core_.shared_from_this();
     core_.data_path().cache->OpenWholeAsync(
         cache::CacheKey{options.bucket, key, std::string(BareEtag(etag))},
-        [self, opened, prefetcher, readable, key,
+        [self, opened, prefetcher, readable, key, backing,
+         ref = ObjectRef{options.bucket, key, size, etag},
          done = std::move(done)](Result<UniqueFd> fd) mutable {
+          if (fd.ok() && !backing) {
+            self->files().ServeFromFile(
+                opened.fh, CreateCachedFilePrefetcher(
+                               prefetcher, std::make_shared<const UniqueFd>(std::move(*fd)),
+                               std::move(ref), self->cached_file_stats()));
+            done(opened);
+            return;
+          }
           if (fd.ok()) {
             opened.backing_file = std::make_shared<const UniqueFd>(std::move(*fd));
             opened.keep_cache = false;
@@ -162,6 +174,13 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
   // object known to be offline (its GET would only fail; the read decides what to do).
   if (!opened.keep_cache && readable) prefetcher->Prefetch();
   done(opened);
+}
+
+void FileHandles::ServeFromFile(uint64_t fh, std::shared_ptr<Prefetcher> prefetcher) {
+  MutexLock lock(mutex_);
+  auto it = handles_.find(fh);
+  // Gone (Shutdown raced with the open): CloseAll closed the inner prefetcher already.
+  if (it != handles_.end()) it->second.prefetcher = std::move(prefetcher);
 }
 
 std::shared_ptr<rdmaio::DataChannel> FileHandles::ChannelFor(const std::string& key,

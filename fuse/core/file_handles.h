@@ -89,6 +89,8 @@ class FileHandles {
   void OnOffline(std::shared_ptr<ReadOp> op, bool from_get) EXCLUDES(mutex_);
   void WaitForRestore(std::shared_ptr<ReadOp> op, std::string key);
   void ReplacePrefetcher(uint64_t fh) EXCLUDES(mutex_);
+  // Puts `prefetcher` (a CachedFilePrefetcher over the handle's own) in place for `fh`'s READs.
+  void ServeFromFile(uint64_t fh, std::shared_ptr<Prefetcher> prefetcher) EXCLUDES(mutex_);
   // The data channel a new prefetcher of this version reads through: none for an object the local
   // cache holds whole.
   std::shared_ptr<rdmaio::DataChannel> ChannelFor(const std::string& key,

@@ -107,7 +107,11 @@ std::string Core::MetricsJson() const {
                    {"splice_streams", c.splice_streams},
                    {"splice_fallbacks", c.splice_fallbacks},
                    {"splice_gaps_skipped", c.splice_gaps_skipped},
-                   {"splice_slow_streams", c.splice_slow_streams}};
+                   {"splice_slow_streams", c.splice_slow_streams},
+                   {"cached_file_opens", c.cached_file_opens},
+                   {"cached_file_reads", c.cached_file_reads},
+                   {"cached_file_bytes", c.cached_file_bytes},
+                   {"cached_file_fallbacks", c.cached_file_fallbacks}};
   const Json data_path = data_path_.metrics_json ? data_path_.metrics_json() : Json();
   const Json side_channel = data_path_.side_channel_json ? data_path_.side_channel_json() : Json();
   const Json cache = data_path_.cache != nullptr ? data_path_.cache->StatsJson() : Json();
@@ -143,6 +147,10 @@ FsCounters Core::counters() const {
   c.splice_fallbacks = splice_stats_->fallbacks.load(std::memory_order_relaxed);
   c.splice_gaps_skipped = splice_stats_->gaps_skipped.load(std::memory_order_relaxed);
   c.splice_slow_streams = splice_stats_->slow_streams.load(std::memory_order_relaxed);
+  c.cached_file_opens = cached_file_stats_->opens.load(std::memory_order_relaxed);
+  c.cached_file_reads = cached_file_stats_->reads.load(std::memory_order_relaxed);
+  c.cached_file_bytes = cached_file_stats_->bytes.load(std::memory_order_relaxed);
+  c.cached_file_fallbacks = cached_file_stats_->fallbacks.load(std::memory_order_relaxed);
   c.direct_reads = stats_.direct_reads.load(std::memory_order_relaxed);
   c.offline_reads = stats_.offline_reads.load(std::memory_order_relaxed);
   c.restore_waits = stats_.restore_waits.load(std::memory_order_relaxed);

@@ -96,6 +96,12 @@ struct FsCounters {
   uint64_t splice_fallbacks = 0;
   uint64_t splice_gaps_skipped = 0;
   uint64_t splice_slow_streams = 0;
+  // Cached-file reads (cached_file_reads.h): handles answered from the cache's file, their READs
+  // and bytes, and handles that went back to the checked path because the file changed.
+  uint64_t cached_file_opens = 0;
+  uint64_t cached_file_reads = 0;
+  uint64_t cached_file_bytes = 0;
+  uint64_t cached_file_fallbacks = 0;
 };
 
 // How file bytes travel besides the ObjectStore. Empty: every read is a GET through the store.

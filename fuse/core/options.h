@@ -151,6 +151,11 @@ struct MountOptions {
   // files served by the kernel from a backing file excepted). docs/semantics.md "Direct I/O
   // reads".
   bool direct_io_reads = false;
+  // With --cache, where the kernel reads no backing file itself: READs of an object the cache
+  // holds whole are answered with the cache's file, which libfuse splices into /dev/fuse
+  // (cached_file_reads.h, docs/cache.md "Served by the daemon"). Set by the mount where pipes
+  // hold a whole READ and spliced reads are not turned off.
+  bool splice_cached_files = false;
 };
 
 }  // namespace reelfs::fuse

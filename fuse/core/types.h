@@ -75,9 +75,12 @@ struct OpenedFile {
 // reply has been written to /dev/fuse). Pieces may point into prefetch buffers.
 struct ReadData {
   std::vector<std::span<const std::byte>> pieces;
-  // Or, instead of pieces, the bytes wait in a pipe (a spliced read, splicing_prefetcher.h): `fd`
-  // holds exactly fd_bytes of them, to be moved on with splice(2) or read(2) once. -1: none.
+  // Or, instead of pieces, the bytes are in a file descriptor: with fd_offset -1 a pipe (a spliced
+  // read, splicing_prefetcher.h) holding exactly fd_bytes of them, to be moved on with splice(2)
+  // or read(2) once; with fd_offset >= 0 a regular file (the local cache's, cached_file_reads.h)
+  // holding them at that offset, to be spliced or pread. fd -1: none.
   int fd = -1;
+  int64_t fd_offset = -1;
   size_t fd_bytes = 0;
   std::shared_ptr<const void> keepalive;
   size_t size() const {

@@ -245,11 +245,19 @@ void Reply::Data(const ReadData& data) {
     // socket's partly filled pipe slots (the mount caps READs so that this fits,
     // cli/mount_stack.cc SpliceSource).
     // (Not FUSE_BUFVEC_INIT: a C99 compound literal, which C++ compilers may refuse.)
+    // A cache's file (fd_offset >= 0) is spliced from its page cache at that offset, never moved:
+    // its pages must stay the file's.
     fuse_bufvec buf{};
     buf.count = 1;
     buf.buf[0].size = data.fd_bytes;
-    buf.buf[0].flags = FUSE_BUF_IS_FD;
     buf.buf[0].fd = data.fd;
+    if (data.fd_offset >= 0) {
+      buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+      buf.buf[0].pos = static_cast<off_t>(data.fd_offset);
+      Send(fuse_reply_data, Take(), &buf, static_cast<fuse_buf_copy_flags>(0));
+      return;
+    }
+    buf.buf[0].flags = FUSE_BUF_IS_FD;
     Send(fuse_reply_data, Take(), &buf, FUSE_BUF_SPLICE_MOVE);
     return;
   }
