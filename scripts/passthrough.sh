@@ -28,7 +28,8 @@ PKG_CONFIG_PATH="$pc_dir" cmake -S . -B build-passthrough -G Ninja \
 grep -q 'REELFS_FUSE_PASSTHROUGH' build-passthrough/build.ninja ||
   { echo "passthrough: build-passthrough did not get libfuse >= 3.16 from $pc_dir" >&2; exit 1; }
 cmake --build build-passthrough -j "$(nproc)" --target reelfs reelfs-gateway \
-  cache_object_cache_test cache_caching_store_test fuse_filesystem_test fuse_tape_test
+  cache_object_cache_test cache_caching_store_test fuse_filesystem_test fuse_tape_test \
+  fuse_cached_file_reads_test
 (cd build-passthrough && AWS_EC2_METADATA_DISABLED=true REELFS_REQUIRE_PASSTHROUGH=1 \
-   ctest --output-on-failure -R '^(e2e_cache|e2e_direct_io|cache_|fuse_filesystem_test|fuse_tape_test)' \
+   ctest --output-on-failure -R '^(e2e_cache|e2e_direct_io|cache_|fuse_(filesystem|tape|cached_file_reads)_test)' \
    --timeout 900)

@@ -12,8 +12,11 @@
 #    with the cache's file and no READ reaches the daemon (bytes_read 0);
 #  - `reelfs status` calls such an object "cached"; `reelfs stage` leaves the cached objects out
 #    (their plan is empty), `stage --force` plans them all;
-#  - epoch 3 with --no-passthrough: the daemon serves every byte from the cache (hit_bytes),
-#    O_DIRECT reads too, still zero recalls;
+#  - epoch 3 with --no-passthrough --no-splice-reads: the daemon copies every byte from the
+#    cache's checked blocks (hit_bytes), O_DIRECT reads too, still zero recalls;
+#  - epoch 3 again with --no-passthrough and 2 MiB pipes (pipe-max-size raised where root may):
+#    every READ answered with the cache's file for libfuse to splice (fs.cached_file_*, no block
+#    copied: hit_bytes 0), byte-exact, zero recalls;
 #  - the side channel fills the cache too: a new cache filled by READ_PATH reads of the released
 #    objects, released again, read again by the side channel with zero recalls;
 #  - a second mount on the same cache directory is refused, naming the holder;
@@ -23,6 +26,9 @@
 #    --metadata-ttl 1s on the same cache (the cache is keyed by ETag);
 #  - the daemon SIGKILLed while it fills the cache from a 128 MiB read: the next mount on the
 #    same cache reads every file byte-exact;
+#  - that file's cache file written behind the daemon while an O_DIRECT reader is half way
+#    through it on a spliced-from-the-cache mount: the rest of the read goes the checked way
+#    (cached_file_fallbacks 1, the entry dropped), every byte exact;
 #  - --cache-size 2MiB with hot/ 3x that: every read byte-exact, the cache directory's data never
 #    over the limit;
 #  - a cache directory that is not writable refuses the mount with a clear message.
@@ -120,9 +126,9 @@ grep -q "^plan: $N of $N objects" <<<"$out" || fail "stage --force: $out"
 echo "   ok: stage --force: $(grep '^plan' <<<"$out")"
 unmount_and_wait "$MNT2" "$P2"
 
-step "epoch 3 served by the daemon (--no-passthrough): byte-exact from the cache, zero recalls"
+step "epoch 3 copied by the daemon (--no-passthrough --no-splice-reads): byte-exact, zero recalls"
 MNT2B=$WORK/m2b
-mount_tape data "$MNT2B" wait --cache "$CACHE" --no-passthrough
+mount_tape data "$MNT2B" wait --cache "$CACHE" --no-passthrough --no-splice-reads
 P2B=$MOUNT_PID
 check_sums "$MNT2B" "$WORK/data.sums"
 expect "O_DIRECT read of the 20 MiB file" "$(probe_read "$MNT2B/big/model.bin" direct)" \
@@ -133,6 +139,39 @@ echo "   ok: $hit_bytes bytes served from the cache by the daemon"
 expect "backing files with --no-passthrough" "$(metrics_of 'm["fs"]["backing_opens"]' "$MNT2B")" 0
 expect "recalls in epoch 3" "$(($(metric archive.recalls_submitted) - s1))" 0
 unmount_and_wait "$MNT2B" "$P2B"
+
+# Cached files spliced from the cache's file need pipes that hold a 1 MiB READ (2 MiB): raised
+# for the rest of the test where root may write the sysctl (put back at exit).
+pipe_max=$(cat /proc/sys/fs/pipe-max-size)
+PIPES=0
+if ((pipe_max >= 2097152)); then
+  PIPES=1
+elif echo 2097152 >/proc/sys/fs/pipe-max-size 2>/dev/null; then
+  EXIT_HOOKS+=("echo $pipe_max >/proc/sys/fs/pipe-max-size")
+  PIPES=1
+fi
+if ((PIPES)); then
+  step "epoch 3 spliced from the cache's file (--no-passthrough, 2 MiB pipes): byte-exact, zero recalls"
+  MNT2C=$WORK/m2c
+  mount_tape data "$MNT2C" wait --cache "$CACHE" --no-passthrough
+  P2C=$MOUNT_PID
+  grep -q "cached files are spliced from the cache's file" "$WORK/mount-m2c.log" ||
+    fail "the mount does not splice cached files: $(grep -o 'cached files .*' "$WORK/mount-m2c.log")"
+  check_sums "$MNT2C" "$WORK/data.sums"
+  expect "O_DIRECT read of the 20 MiB file" "$(probe_read "$MNT2C/big/model.bin" direct)" \
+    "OK $(grep ' big/model.bin$' "$WORK/data.sums" | cut -d' ' -f1)"
+  opens=$(metrics_of 'm["fs"]["cached_file_opens"]' "$MNT2C")
+  ((opens >= N + 2)) || fail "cached_file_opens $opens: not every open read from the cache's file"
+  bytes=$(metrics_of 'm["fs"]["cached_file_bytes"]' "$MNT2C")
+  ((bytes >= N * SIZE + (40 << 20))) || fail "cached_file_bytes $bytes too low"
+  expect "bytes the daemon copied from the cache's blocks" "$(metrics_of 'm["cache"]["hit_bytes"]' "$MNT2C")" 0
+  expect "handles whose cache file changed" "$(metrics_of 'm["fs"]["cached_file_fallbacks"]' "$MNT2C")" 0
+  expect "recalls in the spliced epoch 3" "$(($(metric archive.recalls_submitted) - s1))" 0
+  echo "   ok: $opens opens, $bytes bytes spliced from the cache's files"
+  unmount_and_wait "$MNT2C" "$P2C"
+else
+  echo "   (skipped: pipe-max-size $pipe_max and not writable: cached files are copied here)"
+fi
 
 # Reads the files of data.sums through the side channel (reelfs.gpu.read_many into bytearrays:
 # READ_PATH, the 20 MiB file as one direct GET into a sink), each checked against its sha256.
@@ -228,6 +267,47 @@ P6=$MOUNT_PID
 check_sums "$MNT6" "$WORK/hot.sums"
 echo "   ok: every file byte-exact after the kill"
 unmount_and_wait "$MNT6" "$P6"
+
+if ((PIPES)); then
+  step "a cache file written behind the daemon under an open spliced handle: the rest is checked"
+  MNT7=$WORK/m7
+  mount_tape hot "$MNT7" wait --cache "$HOT" --no-passthrough
+  P7=$MOUNT_PID
+  id=$(sqlite3 "$HOT/index.sqlite" "SELECT id FROM objects WHERE key = 'h/big.bin'")
+  [[ -n $id && -f $HOT/data/$id ]] || fail "no cache file for h/big.bin (id '$id')"
+  # O_DIRECT: every read() is a READ of its own, so the change lands between two of them.
+  PYTHONPATH="$TAPE_MORE_DIR${PYTHONPATH:+:$PYTHONPATH}" "$PY" - "$MNT7/h/big.bin" \
+    "$HOT/data/$id" "$(grep ' h/big.bin$' "$WORK/hot.sums" | cut -d' ' -f1)" <<'PY' ||
+import hashlib, mmap, os, sys
+path, cache_file, want = sys.argv[1:4]
+buf = mmap.mmap(-1, 1 << 20)
+h = hashlib.sha256()
+fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+done = 0
+while True:
+    n = os.readv(fd, [buf])
+    if n == 0:
+        break
+    h.update(buf[:n])
+    done += n
+    if done == 32 << 20:  # a quarter in: two bytes of the cache's copy at 96 MiB change
+        with open(cache_file, "r+b") as f:
+            f.seek(96 << 20)
+            old = f.read(2)
+            f.seek(96 << 20)
+            f.write(bytes(b ^ 0xFF for b in old))
+os.close(fd)
+if h.hexdigest() != want:
+    sys.exit(f"sha256 after the change differs ({done} bytes read)")
+print(f"   ok: {done} bytes byte-exact with the cache's file changed a quarter in")
+PY
+    fail "reading through a changed cache file"
+  expect "handles whose cache file changed" "$(metrics_of 'm["fs"]["cached_file_fallbacks"]' "$MNT7")" 1
+  expect "dropped cache entries" "$(metrics_of 'm["cache"]["dropped_objects"]' "$MNT7")" 1
+  unmount_and_wait "$MNT7" "$P7"
+  grep -q "no longer the one verified at open" "$WORK/mount-m7.log" ||
+    fail "the mount log does not say the cache's file changed"
+fi
 
 step "--cache-size 2MiB under a dataset 3x its size: byte-exact, the limit holds"
 aws --endpoint-url "$ENDPOINT" s3 rm --only-show-errors s3://hot/h/big.bin || fail "aws s3 rm"
