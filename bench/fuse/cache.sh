@@ -14,11 +14,14 @@
 # Environment (all optional):
 #   LARGE_MIB=4096 SMALL_FILES=5000 SMALL_KIB=64   the dataset
 #   ROUNDS=1            epoch 2 (and the local and ceiling reads) repeated; cells are medians
-#   TOOLS="local reelfs-pt reelfs s3fs rclone hp"
+#   TOOLS="local reelfs-pt reelfs-splice reelfs s3fs rclone hp"
 #                       reelfs-pt: reelfs --cache with FUSE passthrough (PT_BUILD_DIR's binary,
-#                       built by scripts/passthrough.sh against libfuse 3.17); reelfs: the same
-#                       with --no-passthrough (the daemon serves the cache); s3fs -o use_cache;
-#                       rclone mount --vfs-cache-mode full; hp: passthrough_hp rows
+#                       built by scripts/passthrough.sh against libfuse 3.17); reelfs-splice:
+#                       --no-passthrough, the daemon answers READs with the cache's file for
+#                       libfuse to splice (pipe-max-size raised to 8 MiB for its mounts, as for
+#                       the hp rows); reelfs: --no-passthrough --no-splice-reads, the daemon
+#                       copies the cache's blocks (what a host with a 1 MiB pipe-max-size gets);
+#                       s3fs -o use_cache; rclone mount --vfs-cache-mode full; hp: passthrough_hp
 #   BUILD_DIR=build PT_BUILD_DIR=build-passthrough   LIBFUSE_PREFIX (scripts/libfuse317.sh's)
 #   BENCH_TMP=/dev/shm  where the gateway root and the caches live (tmpfs: the limit is memory)
 #   RESULT_FILE         the markdown table (default /tmp/reelfs-cache-bench-DATE.md)
@@ -33,7 +36,7 @@ LARGE_MIB=${LARGE_MIB:-4096}
 SMALL_FILES=${SMALL_FILES:-5000}
 SMALL_KIB=${SMALL_KIB:-64}
 ROUNDS=${ROUNDS:-1}
-TOOLS=${TOOLS:-"local reelfs-pt reelfs s3fs rclone hp"}
+TOOLS=${TOOLS:-"local reelfs-pt reelfs-splice reelfs s3fs rclone hp"}
 BUILD_DIR=${BUILD_DIR:-build}
 PT_BUILD_DIR=${PT_BUILD_DIR:-build-passthrough}
 BENCH_TMP=${BENCH_TMP:-/dev/shm}
@@ -122,9 +125,10 @@ mount_tool() {
   mounts+=("$m")
   local mlog=$work/logs/$tool.$seq.log
   case $tool in
-    reelfs|reelfs-pt)
-      local bin=$BUILD_DIR/cli/reelfs extra=(--no-passthrough)
+    reelfs|reelfs-pt|reelfs-splice)
+      local bin=$BUILD_DIR/cli/reelfs extra=(--no-passthrough --no-splice-reads)
       [ "$tool" = reelfs-pt ] && { bin=$PT_BUILD_DIR/cli/reelfs; extra=(); }
+      [ "$tool" = reelfs-splice ] && extra=(--no-passthrough)
       AWS_ENDPOINT_URL=$endpoint timeout 120 "$bin" mount "$bucket" "$m" --read-only \
         --cache "$cache" "${extra[@]}" --log-file "$mlog" >"$mlog.out" 2>&1 ;;
     s3fs)
@@ -164,6 +168,7 @@ for tool in $TOOLS; do
       done
       bench_hp_pipe_restore ;;
     *)
+      [ "$tool" = reelfs-splice ] && bench_hp_pipe_raise
       cache=$work/cache-$tool
       rm -rf "$cache"; mkdir -p "$cache"
       mount_tool "$tool" "$cache" || continue
@@ -171,7 +176,7 @@ for tool in $TOOLS; do
       cell[$tool/e1l]=$(large_read "$mnt/large.bin")
       cell[$tool/e1s]=$(small_read "$mnt")
       unmount "$mnt"
-      l=(); s=(); ok=1
+      l=(); s=(); c=(); ok=1
       for r in $(seq "$ROUNDS"); do
         mount_tool "$tool" "$cache" || { ok=0; break; }
         if [ "$r" = 1 ]; then
@@ -180,19 +185,30 @@ for tool in $TOOLS; do
             { log "$tool: epoch 2 large.bin differs"; ok=0; }
           unmount "$mnt"; mount_tool "$tool" "$cache" || { ok=0; break; }
         fi
-        l+=("$(large_read "$mnt/large.bin")"); s+=("$(small_read "$mnt")")
+        # the daemon's CPU over the large read (reelfs only): what each way of serving costs it
+        dpid=""; [[ $tool == reelfs* ]] && dpid=$(pgrep -n -f "reelfs mount $bucket $mnt ")
+        [ -n "$dpid" ] && c0=$(bench_ticks "$dpid")
+        l+=("$(large_read "$mnt/large.bin")")
+        [ -n "$dpid" ] && c+=("$(awk -v t=$(($(bench_ticks "$dpid") - c0)) -v hz="$(getconf CLK_TCK)" \
+          -v m="$LARGE_MIB" 'BEGIN { printf "%.3f", t / hz / (m / 1024) }')")
+        s+=("$(small_read "$mnt")")
         if [ "$tool" = reelfs-pt ] && ! grep -q 'passthrough: on' "$work/logs/$tool.$seq.log"; then
           log "$tool: WARNING: no passthrough: $(grep -o 'passthrough: .*' "$work/logs/$tool.$seq.log")"
+        fi
+        if [ "$tool" = reelfs-splice ] && ! grep -q 'cached files are spliced' "$work/logs/$tool.$seq.log"; then
+          log "$tool: WARNING: cached files not spliced: $(grep -o 'cached files .*' "$work/logs/$tool.$seq.log")"
         fi
         unmount "$mnt"
       done
       if [ $ok = 1 ]; then
         cell[$tool/e2l]=$(bench_median "${l[@]}"); cell[$tool/e2s]=$(bench_median "${s[@]}")
+        cell[$tool/cpu]=$(bench_median "${c[@]}")
       else
         cell[$tool/e2l]="failed"
       fi
       log "$tool: epoch 1 ${cell[$tool/e1l]} MiB/s ${cell[$tool/e1s]} files/s; epoch 2 ${cell[$tool/e2l]:-} MiB/s ${cell[$tool/e2s]:-} files/s"
-      rm -rf "$cache" ;;
+      rm -rf "$cache"
+      [ "$tool" = reelfs-splice ] && bench_hp_pipe_restore ;;
   esac
 done
 
@@ -201,12 +217,12 @@ ratio() { [[ ${1:-} =~ ^[0-9.]+$ && ${2:-} =~ ^[0-9.]+$ ]] && awk -v a="$1" -v b
   echo "bench/fuse/cache.sh: large.bin $LARGE_MIB MiB, $SMALL_FILES x $SMALL_KIB KiB, rounds $ROUNDS," \
     "gateway root and caches on $(df --output=fstype "$BENCH_TMP" | tail -1) ($BENCH_TMP), $(nproc) CPUs, $(uname -r)"
   echo
-  echo "| tool | epoch 1 large MiB/s | epoch 2 large MiB/s | e2 / local | epoch 1 small files/s | epoch 2 small files/s | e2 / local |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| tool | epoch 1 large MiB/s | epoch 2 large MiB/s | e2 / local | epoch 1 small files/s | epoch 2 small files/s | e2 / local | daemon CPU s/GiB, e2 large |"
+  echo "|---|---|---|---|---|---|---|---|"
   for tool in $TOOLS; do
     [ "$tool" = hp ] && continue
-    [ -n "${skip_reason[$tool]:-}" ] && { echo "| $tool | skipped: ${skip_reason[$tool]} ||||||"; continue; }
-    echo "| $tool | ${cell[$tool/e1l]:--} | ${cell[$tool/e2l]:--} | $(ratio "${cell[$tool/e2l]:-}" "${cell[local/e2l]:-}") | ${cell[$tool/e1s]:--} | ${cell[$tool/e2s]:--} | $(ratio "${cell[$tool/e2s]:-}" "${cell[local/e2s]:-}") |"
+    [ -n "${skip_reason[$tool]:-}" ] && { echo "| $tool | skipped: ${skip_reason[$tool]} |||||||"; continue; }
+    echo "| $tool | ${cell[$tool/e1l]:--} | ${cell[$tool/e2l]:--} | $(ratio "${cell[$tool/e2l]:-}" "${cell[local/e2l]:-}") | ${cell[$tool/e1s]:--} | ${cell[$tool/e2s]:--} | $(ratio "${cell[$tool/e2s]:-}" "${cell[local/e2s]:-}") | ${cell[$tool/cpu]:--} |"
   done
   if [[ " $TOOLS " == *" hp "* ]]; then
     echo
