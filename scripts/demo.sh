@@ -436,15 +436,21 @@ if [ -z "$fuse_reason" ]; then
     "user.hsm.state: $(getfattr --absolute-names --only-values -n user.hsm.state "$val/shard-00/sample-0002.bin" 2>/dev/null)"
   getfattr --absolute-names --only-values -n user.reelfs.metrics "$mnt" | python3 -c '
 import json, sys
-c = json.load(sys.stdin)["cache"]
-print("cache %s: %d objects, %d bytes, %d bytes served from it" % (c["dir"], c["objects"], c["bytes"], c["hit_bytes"]))'
+m = json.load(sys.stdin); c = m["cache"]
+print("cache %s: %d objects, %d bytes; served from it: %d bytes copied by the daemon, %d spliced from its files"
+      % (c["dir"], c["objects"], c["bytes"], c["hit_bytes"], m["fs"]["cached_file_bytes"]))'
+  # Where the kernel does not read the cache's files itself (no passthrough), whole cached files
+  # are spliced from them if pipes hold a READ, else copied (docs/cache.md "Served by the daemon").
+  grep -o -m1 'cached files .*' "$work/mount-cache.log" || echo 'cached files: no log line'
   # Side-channel READs fill the cache too (docs/cache.md "What fills the cache").
   PYTHONPATH=python python3 - "$mnt" models/checkpoint-b.pt "$work/root/dataset" <<'PY'
 import json, os, sys
 from reelfs import gpu
 mnt, name, root = sys.argv[1:4]
 path, src = os.path.join(mnt, name), os.path.join(root, name)
-cache = lambda: json.loads(os.getxattr(mnt, "user.reelfs.metrics"))["cache"]
+def cache():
+    m = json.loads(os.getxattr(mnt, "user.reelfs.metrics"))
+    return dict(m["cache"], hit_bytes=m["cache"]["hit_bytes"] + m["fs"]["cached_file_bytes"])
 out, before = bytearray(os.path.getsize(path)), cache()
 gpu.read_into(path, out)
 filled = cache()
