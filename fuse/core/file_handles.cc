@@ -108,14 +108,13 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
   std::string key = std::move(pinned->key);
   const MountOptions& options = core_.options();
   opened.fh = core_.NextHandle();
+  const ObjectRef ref{options.bucket, key, size, etag};
   {
     MutexLock lock(mutex_);
-    handles_[opened.fh] =
-        FileHandle{ino, nullptr, ObjectRef{options.bucket, key, size, etag}, nonblock};
+    handles_[opened.fh] = FileHandle{ino, nullptr, ref, nonblock};
   }
   // Created outside the lock: the prefetcher is free to touch the store from its constructor.
-  std::shared_ptr<Prefetcher> prefetcher =
-      MakePrefetcher(ObjectRef{options.bucket, key, size, etag});
+  std::shared_ptr<Prefetcher> prefetcher = MakePrefetcher(ref);
   bool closed = false;
   {
     MutexLock lock(mutex_);
@@ -141,14 +140,13 @@ void FileHandles::FinishOpen(InodeId ino, const std::string& etag, uint64_t size
     auto self = core_.shared_from_this();
     core_.data_path().cache->OpenWholeAsync(
         cache::CacheKey{options.bucket, key, std::string(BareEtag(etag))},
-        [self, opened, prefetcher, readable, key, backing,
-         ref = ObjectRef{options.bucket, key, size, etag},
+        [self, opened, prefetcher, readable, key, backing, ref,
          done = std::move(done)](Result<UniqueFd> fd) mutable {
           if (fd.ok() && !backing) {
             self->files().ServeFromFile(
                 opened.fh, CreateCachedFilePrefetcher(
-                               prefetcher, std::make_shared<const UniqueFd>(std::move(*fd)),
-                               std::move(ref), self->cached_file_stats()));
+                               prefetcher, std::make_shared<const UniqueFd>(std::move(*fd)), ref,
+                               self->cached_file_stats()));
             done(opened);
             return;
           }
